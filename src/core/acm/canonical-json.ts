@@ -1,0 +1,64 @@
+// Canonical JSON (RFC 8785 style) and sha256 content addresses: the one module everything that hashes uses.
+import { createHash } from 'node:crypto';
+
+/**
+ * Serialise a JSON value canonically: object keys sorted by UTF-16 code units, no whitespace,
+ * numbers in ECMAScript shortest form, strings escaped as JSON.stringify does (which matches
+ * RFC 8785 for well-formed strings). `undefined` object members are dropped as in JSON.
+ * Non-finite numbers, functions, symbols and bigints are rejected rather than silently changed.
+ */
+export function canonicalJson(value: unknown): string {
+  return write(value, new Set());
+}
+
+function write(value: unknown, seen: Set<object>): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`canonicalJson: non-finite number ${value}`);
+      // -0 serialises as 0 (RFC 8785 §3.2.2.3); JSON.stringify already gives the shortest round-trip form.
+      return Object.is(value, -0) ? '0' : JSON.stringify(value);
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`canonicalJson: cannot serialise a ${typeof value}`);
+  }
+  const obj = value;
+  if (seen.has(obj)) throw new TypeError('canonicalJson: cyclic structure');
+  seen.add(obj);
+  try {
+    if (Array.isArray(obj)) {
+      return `[${obj.map((v: unknown) => (v === undefined ? 'null' : write(v, seen))).join(',')}]`;
+    }
+    if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
+      return write((obj as { toJSON: () => unknown }).toJSON(), seen);
+    }
+    const record = obj as Record<string, unknown>;
+    const keys = Object.keys(record)
+      .filter((k) => record[k] !== undefined)
+      .sort(compareUtf16);
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${write(record[k], seen)}`).join(',')}}`;
+  } finally {
+    seen.delete(obj);
+  }
+}
+
+function compareUtf16(a: string, b: string): number {
+  // JS string comparison is by UTF-16 code units, which is what RFC 8785 prescribes.
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** `sha256:<hex>` of the canonical JSON of a value. */
+export function contentAddress(value: unknown): `sha256:${string}` {
+  return `sha256:${sha256Hex(canonicalJson(value))}`;
+}
+
+export const CONTENT_REF = /^sha256:[0-9a-f]{64}$/;

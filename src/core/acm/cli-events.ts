@@ -1,0 +1,28 @@
+// The `--json` NDJSON stream of run, resume, plan, exec and demo: one CliEvent per stdout line.
+// RunResult mirrors team/team.ts's interface (core cannot import team); the e2e tests check real output against it.
+import { z } from 'zod';
+import { TerminalReason } from '../ledger/events.js';
+import { LedgerEntry, StreamChunk } from './contracts.js';
+import { RunId } from './ids.js';
+
+export const RunResultEvent = z.strictObject({
+  runId: RunId,
+  reason: TerminalReason,
+  message: z.string(),
+  runBranch: z.string(),
+  runDir: z.string(),
+  headCommit: z.string().nullable(),
+  filesChanged: z.array(z.string()),
+  costUsd: z.number().nullable(),
+  tokens: z.number().int().nonnegative(),
+  resumeCommand: z.string().optional(),
+});
+export type RunResultEvent = z.infer<typeof RunResultEvent>;
+
+/** Ledger entries as they are appended, stream chunks as they arrive (tokens only with --debug), the result last. */
+export const CliEvent = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('entry'), entry: LedgerEntry }),
+  z.strictObject({ kind: z.literal('chunk'), chunk: StreamChunk }),
+  z.strictObject({ kind: z.literal('result'), result: RunResultEvent }),
+]);
+export type CliEvent = z.infer<typeof CliEvent>;

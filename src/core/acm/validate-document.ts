@@ -1,0 +1,91 @@
+// What `acia validate` does for one file, without touching the filesystem: detect the kind, validate, summarise.
+import { checkLedgerChain } from '../ledger/check-chain.js';
+import { defaultCapabilityMap } from './capabilities.js';
+import { contentAddress } from './canonical-json.js';
+import type { CapabilityMap } from './contracts.js';
+import { parseJsonText } from './json-text.js';
+import { isSchemaId, SCHEMA_IDS, schemaValidator } from './schema-validator.js';
+import { validatePlan, validatePlanSet } from './validate-plan.js';
+import type { Problem } from './zod-paths.js';
+
+export const DOCUMENT_KINDS = ['plan', 'plan-set', 'context-packet', 'ledger', ...SCHEMA_IDS.filter((id) => !['plan', 'plan-set', 'context-packet'].includes(id))] as const;
+
+export type DocumentResult =
+  | { status: 'checked'; kind: string; ok: boolean; summary: string; errors: Problem[]; warnings: Problem[] }
+  /** The text could not be read as the kind at all: not JSON, or no way to tell what it is. */
+  | { status: 'unreadable'; message: string; line?: number; column?: number }
+  | { status: 'unknown-kind'; message: string };
+
+export interface ValidateDocumentOptions {
+  kind?: string;
+  caps?: CapabilityMap;
+}
+
+const DETECTION_HINT = 'looked for tasks+edges (plan), plans+selection (plan set), facts+provenance (context packet), seq+prevHash+hash lines (ledger); pass --kind';
+
+export function validateDocument(text: string, fileName: string, options: ValidateDocumentOptions = {}): DocumentResult {
+  const caps = options.caps ?? defaultCapabilityMap;
+  const asLedger = options.kind === 'ledger' || (options.kind === undefined && (fileName.endsWith('.jsonl') || looksLikeLedgerLines(text)));
+  if (asLedger) return validateLedgerText(text);
+
+  const parsed = parseJsonText(text);
+  if (!parsed.ok) return { status: 'unreadable', message: parsed.message, line: parsed.line, column: parsed.column };
+  const value = parsed.value;
+  const kind = options.kind ?? detectKind(value);
+  if (kind === undefined) return { status: 'unknown-kind', message: `cannot tell what this is; ${DETECTION_HINT}` };
+
+  switch (kind) {
+    case 'plan': {
+      const r = validatePlan(value, caps);
+      const tasks = r.plan?.tasks.length ?? countOf(value, 'tasks');
+      return { status: 'checked', kind, ok: r.ok, summary: `plan, ${tasks} tasks`, errors: r.errors, warnings: r.warnings };
+    }
+    case 'plan-set': {
+      const r = validatePlanSet(value, caps);
+      const chosen = r.planSet ? `, chose ${r.planSet.selection.chosenPlanId}` : '';
+      return { status: 'checked', kind, ok: r.ok, summary: `plan set, ${countOf(value, 'plans')} plans${chosen}`, errors: r.errors, warnings: r.warnings };
+    }
+    default: {
+      if (!isSchemaId(kind)) return { status: 'unknown-kind', message: `unknown kind '${kind}'; known: ${DOCUMENT_KINDS.join(', ')}` };
+      const r = schemaValidator.validate(value, kind);
+      const summary = kind === 'context-packet' && r.ok ? `context packet, ${contentAddress(schemaValidator.coerce(value, kind))}` : kind;
+      return { status: 'checked', kind, ok: r.ok, summary, errors: r.problems, warnings: [] };
+    }
+  }
+}
+
+function detectKind(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const has = (k: string): boolean => Object.hasOwn(value, k);
+  if (has('tasks') && (has('edges') || has('capabilityMapVersion'))) return 'plan';
+  if (has('plans') && has('selection')) return 'plan-set';
+  if (has('facts') && has('provenance')) return 'context-packet';
+  return undefined;
+}
+
+function countOf(value: unknown, key: string): number {
+  if (typeof value !== 'object' || value === null || !Object.hasOwn(value, key)) return 0;
+  const v = (value as Record<string, unknown>)[key];
+  return Array.isArray(v) ? v.length : 0;
+}
+
+function looksLikeLedgerLines(text: string): boolean {
+  const first = text.split('\n', 1)[0] ?? '';
+  const parsed = parseJsonText(first);
+  if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null) return false;
+  return ['seq', 'prevHash', 'hash'].every((k) => Object.hasOwn(parsed.value as object, k)) && text.trimEnd().includes('\n');
+}
+
+function validateLedgerText(text: string): DocumentResult {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  const entries: unknown[] = [];
+  for (const [i, line] of lines.entries()) {
+    const parsed = parseJsonText(line);
+    if (!parsed.ok) return { status: 'unreadable', message: `ledger line is not JSON: ${parsed.message}`, line: i + 1, column: parsed.column };
+    entries.push(parsed.value);
+  }
+  if (entries.length === 0) return { status: 'checked', kind: 'ledger', ok: false, summary: 'ledger, 0 entries', errors: [{ path: '$', code: 'LEDGER_EMPTY', message: 'the ledger has no entries' }], warnings: [] };
+  const errors = checkLedgerChain(entries);
+  return { status: 'checked', kind: 'ledger', ok: errors.length === 0, summary: `ledger, ${entries.length} entries`, errors, warnings: [] };
+}
