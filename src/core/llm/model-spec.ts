@@ -1,0 +1,60 @@
+// Turns a `--model` spec (anthropic:<id>, openai:<id>, scripted:<file>) into an LlmClient and model id.
+import { isAbsolute, resolve } from 'node:path';
+import { AciaError } from '../errors.js';
+import { AnthropicClient } from './anthropic-client.js';
+import { OpenAiCompatibleClient } from './openai-client.js';
+import type { Sleep } from './retry.js';
+import { loadScript } from './script.js';
+import { ScriptedClient } from './scripted-client.js';
+import type { LlmClient } from './types.js';
+
+export interface CreateLlmClientOptions {
+  /** Config `anthropicBaseUrl` / `openaiBaseUrl`; env ANTHROPIC_BASE_URL / OPENAI_BASE_URL otherwise. */
+  anthropicBaseUrl?: string | undefined;
+  openaiBaseUrl?: string | undefined;
+  /** Relative script paths resolve against it (default: process.cwd()). */
+  cwd?: string;
+  maxRetries?: number;
+  sleep?: Sleep;
+  fetch?: typeof fetch;
+}
+
+export interface CreatedLlmClient {
+  client: LlmClient;
+  /** Provider-local model id, as LlmRequest.model wants it. */
+  model: string;
+  provider: 'anthropic' | 'openai' | 'scripted';
+}
+
+export async function createLlmClient(
+  spec: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  options: CreateLlmClientOptions = {},
+): Promise<CreatedLlmClient> {
+  const colon = spec.indexOf(':');
+  const prefix = colon < 0 ? '' : spec.slice(0, colon);
+  const rest = colon < 0 ? '' : spec.slice(colon + 1);
+  if (rest === '' && ['anthropic', 'openai', 'scripted'].includes(prefix)) {
+    throw new AciaError('CONFIG_INVALID', `model "${spec}": nothing after "${prefix}:"`);
+  }
+  const common = {
+    env,
+    ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+    ...(options.sleep !== undefined ? { sleep: options.sleep } : {}),
+    ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
+  };
+  switch (prefix) {
+    case 'anthropic':
+      return { client: new AnthropicClient({ ...common, baseURL: options.anthropicBaseUrl }), model: rest, provider: 'anthropic' };
+    case 'openai':
+      return { client: new OpenAiCompatibleClient({ ...common, baseURL: options.openaiBaseUrl }), model: rest, provider: 'openai' };
+    case 'scripted': {
+      const file = isAbsolute(rest) ? rest : resolve(options.cwd ?? process.cwd(), rest);
+      const script = await loadScript(file);
+      const client = new ScriptedClient(script, options.sleep !== undefined ? { sleep: options.sleep } : {});
+      return { client, model: script.model ?? 'scripted', provider: 'scripted' };
+    }
+    default:
+      throw new AciaError('CONFIG_INVALID', `model "${spec}": expected anthropic:<id>, openai:<id> or scripted:<file>`);
+  }
+}

@@ -1,0 +1,65 @@
+// Maps our LlmRequest to an OpenAI-compatible chat-completions body and finish reasons back to ours.
+import type { LlmRequest, StopReason } from './types.js';
+
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export function toChatBody(req: LlmRequest, stream: boolean): Record<string, unknown> {
+  const messages: ChatMessage[] = req.system === '' ? [] : [{ role: 'system', content: req.system }];
+  for (const m of req.messages) {
+    if (typeof m.content === 'string') {
+      messages.push({ role: m.role, content: m.content });
+    } else if (m.role === 'user') {
+      // Tool results must directly follow the assistant message that called them.
+      for (const b of m.content) {
+        if (b.type === 'tool_result') {
+          messages.push({ role: 'tool', tool_call_id: b.toolUseId, content: b.isError === true ? `ERROR: ${b.content}` : b.content });
+        }
+      }
+      const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+      if (text !== '') messages.push({ role: 'user', content: text });
+    } else {
+      const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      const calls: ChatToolCall[] = m.content.flatMap((b) =>
+        b.type === 'tool_use' ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }] : [],
+      );
+      messages.push({ role: 'assistant', content: text === '' ? null : text, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
+    }
+  }
+  return {
+    model: req.model,
+    messages,
+    max_tokens: req.maxTokens,
+    ...(req.tools.length > 0
+      ? { tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
+      : {}),
+    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+  };
+}
+
+export function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): StopReason {
+  switch (reason) {
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    // Some local servers report "stop" even when the reply is a tool call.
+    case 'stop':
+      return hasToolCalls ? 'tool_use' : 'end_turn';
+    case 'length':
+      return 'max_tokens';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return hasToolCalls ? 'tool_use' : 'other';
+  }
+}
