@@ -1,0 +1,29 @@
+// The unsandboxed runner behind `--sandbox off`: same timeout, cap and env scrub, no isolation. Prints nothing.
+import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
+import { buildSandboxEnv } from './env.js';
+import { DEFAULT_OUTPUT_CAP, spawnCollect } from './spawn-collect.js';
+
+export interface HostRunnerOptions {
+  /** HOME for commands; defaults to the parent's HOME (there is no private one without a sandbox). */
+  home?: string;
+  parentEnv?: NodeJS.ProcessEnv;
+}
+
+export class HostRunner implements CommandRunner {
+  readonly kind = 'off' as const;
+  constructor(private readonly options: HostRunnerOptions = {}) {}
+
+  run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
+    const parent = this.options.parentEnv ?? process.env;
+    const env = buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent);
+    const cap = opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP;
+    return spawnCollect(['/bin/sh', '-c', command], {
+      cwd: opts.cwd,
+      env,
+      timeoutMs: opts.timeoutMs,
+      outputCapBytes: cap,
+      killAfterBytes: Math.max(cap * 32, 64 * 1024 * 1024),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+  }
+}

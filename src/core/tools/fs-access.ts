@@ -1,0 +1,64 @@
+// Guarded file access shared by the file tools: every path goes through the path guard at call time.
+import * as nodeFs from 'node:fs';
+import * as nodePath from 'node:path';
+import { AciaError } from '../errors.js';
+import { resolveInRoot, type ResolvedPath } from '../sandbox/path-guard.js';
+import type { ToolContext } from './types.js';
+
+export const MAX_READ_BYTES = 4 * 1024 * 1024;
+export const MAX_WRITE_BYTES = 2 * 1024 * 1024;
+
+export function resolvePath(ctx: ToolContext, path: string): ResolvedPath {
+  return resolveInRoot(ctx.fs, ctx.root, path);
+}
+
+/**
+ * lstat of a path built from a name readdir returned. A name that is not valid UTF-8 comes back with
+ * U+FFFD and cannot be reached by that string: null, so a walk marks or skips it instead of failing.
+ */
+export function lstatListed(ctx: ToolContext, abs: string): nodeFs.Stats | null {
+  try {
+    return ctx.fs.lstatSync(abs);
+  } catch (e) {
+    if (abs.includes('\uFFFD') && (e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+export function readTextFile(ctx: ToolContext, path: string): { resolved: ResolvedPath; text: string } {
+  const resolved = resolvePath(ctx, path);
+  if (!resolved.exists) throw new AciaError('FILE_NOT_FOUND', `${path} does not exist`);
+  const st = ctx.fs.statSync(resolved.abs);
+  if (st.isDirectory()) throw new AciaError('INPUT_INVALID', `${path} is a directory; use list_dir`);
+  if (st.size > MAX_READ_BYTES) {
+    throw new AciaError('INPUT_INVALID', `${path} is ${st.size} bytes, over the ${MAX_READ_BYTES}-byte read limit`);
+  }
+  const buf = ctx.fs.readFileSync(resolved.abs);
+  if (buf.subarray(0, 8192).includes(0)) throw new AciaError('INPUT_INVALID', `${path} looks binary (contains NUL bytes)`);
+  return { resolved, text: buf.toString('utf8') };
+}
+
+/**
+ * Writes through the guard. The final open uses O_NOFOLLOW so a symlink swapped in after the check is not
+ * followed (real fs); directories are created only below the resolved, in-root parent.
+ */
+export function writeTextFile(ctx: ToolContext, path: string, content: string): ResolvedPath {
+  const bytes = Buffer.byteLength(content, 'utf8');
+  if (bytes > MAX_WRITE_BYTES) throw new AciaError('INPUT_INVALID', `content is ${bytes} bytes, over the ${MAX_WRITE_BYTES}-byte write limit`);
+  const resolved = resolvePath(ctx, path);
+  if (resolved.rel === '') throw new AciaError('INPUT_INVALID', 'cannot write to the worktree root itself');
+  if (resolved.exists && ctx.fs.lstatSync(resolved.abs).isDirectory()) throw new AciaError('INPUT_INVALID', `${path} is a directory`);
+  ctx.fs.mkdirSync(nodePath.dirname(resolved.abs), { recursive: true });
+  // Re-check after mkdir: a directory swapped for a symlink in between would show up here.
+  const again = resolvePath(ctx, path);
+  if (again.abs !== resolved.abs) throw new AciaError('PATH_OUTSIDE_ROOT', `${path} changed while being written`);
+  const c = ctx.fs.constants ?? nodeFs.constants;
+  const flags = c.O_WRONLY | c.O_CREAT | c.O_TRUNC | (ctx.fs === nodeFs ? c.O_NOFOLLOW : 0);
+  const fd = ctx.fs.openSync(resolved.abs, flags, 0o644);
+  try {
+    ctx.fs.writeSync(fd, content);
+  } finally {
+    ctx.fs.closeSync(fd);
+  }
+  return resolved;
+}

@@ -1,0 +1,78 @@
+// run_tests: the configured or detected test command in the sandbox; the verdict is the exit code plus parsed counts.
+import * as nodePath from 'node:path';
+import { z } from 'zod';
+import { AciaError } from '../errors.js';
+import { defineTool } from './define-tool.js';
+import { resolvePath } from './fs-access.js';
+import { describeOutcome } from './run-command.js';
+import { parseTestSummary } from './test-summary.js';
+import { truncateMiddle } from './truncate.js';
+import type { ToolContext } from './types.js';
+
+export const runTests = defineTool({
+  name: 'run_tests',
+  description:
+    "Run the project's test command in the sandbox (configured, or detected: npm test, pytest, go test, cargo test). Optional path narrows it to a file or directory. Reports exit code and passed/failed counts.",
+  input: z.strictObject({
+    path: z.string().min(1).optional().describe('test file or directory relative to the repository root'),
+  }),
+  readOnly: false,
+  run: async (input, ctx) => {
+    const base = ctx.testCommand ?? detectTestCommand(ctx);
+    if (base === null) throw new AciaError('INPUT_INVALID', 'no test command configured or detected (no package.json test script, pytest, go.mod or Cargo.toml)');
+    let command = base;
+    if (input.path !== undefined) {
+      const target = resolvePath(ctx, input.path);
+      command = `${base} ${shellQuote(target.rel === '' ? '.' : target.rel)}`;
+    }
+    const outcome = await ctx.runner.run(command, {
+      cwd: ctx.root,
+      timeoutMs: ctx.commandTimeoutS * 1000,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    const summary = parseTestSummary(outcome.output);
+    const exitCode = outcome.exitCode;
+    const passed = summary?.passed ?? null;
+    const failed = summary?.failed ?? null;
+    const ok = exitCode === 0 && !outcome.timedOut;
+    const counts = summary ? `${summary.passed} passed, ${summary.failed} failed${summary.skipped ? `, ${summary.skipped} skipped` : ''} (${summary.framework})` : 'no test summary recognised';
+    const status = describeOutcome(outcome, ctx.commandTimeoutS);
+    const verdict = `${ok ? 'TESTS PASSED' : 'TESTS FAILED'} ${status} ${counts}\n$ ${command}`;
+    return {
+      ok,
+      forModel: truncateMiddle(`${verdict}\n${outcome.output}`).text,
+      forDisplay: verdict,
+      data: {
+        exitCode,
+        passed,
+        failed,
+        ...(summary?.skipped !== undefined ? { skipped: summary.skipped } : {}),
+        framework: summary?.framework ?? null,
+        command,
+        timedOut: outcome.timedOut,
+      },
+    };
+  },
+});
+
+/** package.json scripts.test -> npm test; pytest markers; go.mod; Cargo.toml. */
+export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string | null {
+  const has = (f: string): boolean => ctx.fs.existsSync(nodePath.join(ctx.root, f));
+  if (has('package.json')) {
+    try {
+      const pkg = JSON.parse(String(ctx.fs.readFileSync(nodePath.join(ctx.root, 'package.json'), 'utf8'))) as { scripts?: Record<string, unknown> };
+      const test = pkg.scripts?.test;
+      if (typeof test === 'string' && !test.includes('no test specified')) return 'npm test --';
+    } catch {
+      /* unreadable package.json: try the others */
+    }
+  }
+  if (['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'conftest.py'].some(has) || has('tests/conftest.py')) return 'python3 -m pytest';
+  if (has('go.mod')) return 'go test ./...';
+  if (has('Cargo.toml')) return 'cargo test';
+  return null;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}

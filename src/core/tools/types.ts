@@ -1,0 +1,54 @@
+// The tool contract: what an agent can do to a worktree, as small definitions with zod inputs.
+import type * as NodeFs from 'node:fs';
+import type { ZodType } from 'zod';
+import type { ToolDescriptor } from '../acm/contracts.js';
+
+/** What a tool returns: `forModel` is truncated (head and tail kept), `forDisplay` is for humans. */
+export interface ToolResult {
+  ok: boolean;
+  forModel: string;
+  forDisplay: string;
+  /** Structured facts a caller may record (e.g. run_tests: {exitCode, passed, failed}). */
+  data?: Record<string, unknown>;
+}
+
+/** How tools run commands: the sandbox implements it; tests may pass a fake. */
+export interface CommandRunner {
+  run(command: string, options: RunCommandOptions): Promise<CommandOutcome>;
+}
+export interface RunCommandOptions {
+  cwd: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Max bytes of combined output kept; the rest is dropped and `truncated` set. */
+  outputCapBytes?: number;
+}
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  output: string;
+  truncated: boolean;
+  durationMs: number;
+}
+
+/** Injected into every tool call. `root` is the worktree; nothing outside it is reachable. */
+export interface ToolContext {
+  root: string;
+  /** A node:fs-compatible module (node:fs by default; memfs in unit tests). */
+  fs: typeof NodeFs;
+  runner: CommandRunner;
+  testCommand?: string;
+  commandTimeoutS: number;
+  signal?: AbortSignal;
+}
+
+export interface Tool<I = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: ZodType<I>;
+  /** Read-only tools may run concurrently within one model turn. */
+  readonly readOnly: boolean;
+  readonly descriptor: ToolDescriptor;
+  run(input: I, ctx: ToolContext): Promise<ToolResult>;
+}
