@@ -1,0 +1,121 @@
+// Loads the effective config: defaults, then the user file (XDG), the repo's .acia/config.json,
+// ACIA_* environment variables and flags, each layer validated; every value remembers its source.
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { AciaError } from '../errors.js';
+import { Config } from './schema.js';
+
+/** `default`, `flag`, `env:NAME`, or the path of the file a value came from. */
+export type ConfigSource = string;
+
+export interface LoadedConfig {
+  config: Config;
+  /** Top-level key -> where its value came from (a file path, `env:NAME`, `flag`, `default`). */
+  sources: Record<string, ConfigSource>;
+  files: string[];
+}
+
+export interface LoadConfigOptions {
+  repo: string | null;
+  env: NodeJS.ProcessEnv;
+  flags: Partial<Record<keyof Config, unknown>>;
+  /** Override for tests; defaults to $XDG_CONFIG_HOME/acia/config.json or ~/.config/acia/config.json. */
+  userFile?: string | null;
+}
+
+const ENV_KEYS: Record<string, { key: keyof Config; parse: (v: string) => unknown }> = {
+  ACIA_MODEL: { key: 'model', parse: (v) => v },
+  ACIA_PARALLEL: { key: 'parallel', parse: Number },
+  ACIA_MAX_ITERATIONS: { key: 'maxIterations', parse: Number },
+  ACIA_SANDBOX: { key: 'sandbox', parse: (v) => v },
+  ACIA_TEST_COMMAND: { key: 'testCommand', parse: (v) => v },
+  OPENAI_BASE_URL: { key: 'openaiBaseUrl', parse: (v) => v },
+  ANTHROPIC_BASE_URL: { key: 'anthropicBaseUrl', parse: (v) => v },
+};
+
+const Partial = Config.partial();
+
+export function userConfigPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(env.HOME ?? homedir(), '.config');
+  return join(base, 'acia', 'config.json');
+}
+
+export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
+  const merged: Record<string, unknown> = {};
+  const sources: Record<string, ConfigSource> = {};
+  const files: string[] = [];
+  const layer = (values: Record<string, unknown>, source: (key: string) => ConfigSource, where: string) => {
+    const parsed = Partial.safeParse(values);
+    if (!parsed.success) throw configError(parsed.error, where);
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) continue;
+      merged[k] = k === 'budget' && typeof v === 'object' && v !== null ? { ...(merged.budget as object | undefined), ...v } : v;
+      sources[k] = source(k);
+    }
+  };
+
+  const userFile = opts.userFile === undefined ? userConfigPath(opts.env) : opts.userFile;
+  if (userFile !== null) {
+    const v = readJsonFile(userFile);
+    if (v !== undefined) {
+      files.push(userFile);
+      layer(v, () => userFile, userFile);
+    }
+  }
+  if (opts.repo !== null) {
+    const repoFile = join(opts.repo, '.acia', 'config.json');
+    const v = readJsonFile(repoFile);
+    if (v !== undefined) {
+      files.push(repoFile);
+      layer(v, () => repoFile, repoFile);
+    }
+  }
+  // One layer per variable and per flag, so an error names the variable or flag to fix.
+  for (const [name, { key, parse }] of Object.entries(ENV_KEYS)) {
+    const raw = opts.env[name];
+    if (raw === undefined || raw === '') continue;
+    layer({ [key]: parse(raw) }, () => `env:${name}`, `$${name}`);
+  }
+  for (const [k, v] of Object.entries(opts.flags)) {
+    if (v === undefined) continue;
+    layer({ [k]: v }, () => 'flag', k === 'budget' ? 'the command line' : `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  }
+
+  const full = Config.safeParse(merged);
+  if (!full.success) throw configError(full.error, 'the merged configuration');
+  for (const k of Object.keys(full.data)) sources[k] ??= 'default';
+  return { config: full.data, sources, files };
+}
+
+function readJsonFile(path: string): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new AciaError('CONFIG_INVALID', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new AciaError('CONFIG_INVALID', `${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new AciaError('CONFIG_INVALID', `${path} must hold a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function configError(error: z.ZodError, where: string): AciaError {
+  const first = error.issues[0];
+  if (!first) return new AciaError('CONFIG_INVALID', `invalid configuration in ${where}`);
+  const key = first.path.join('.');
+  const msg =
+    first.code === 'unrecognized_keys'
+      ? `unknown key${first.keys.length > 1 ? 's' : ''} ${first.keys.map((k) => `"${[...first.path, k].join('.')}"`).join(', ')} in ${where}`
+      : `invalid value for "${key}" in ${where}: ${first.message}`;
+  return new AciaError('CONFIG_INVALID', msg, { hint: 'see `acia config` for the keys and their current values' });
+}

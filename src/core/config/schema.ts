@@ -1,0 +1,44 @@
+// The configuration contract: one strict zod schema shared by .acia/config.json, the user file, env and flags.
+import { z } from 'zod';
+
+export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
+
+export const ModelSpec = z
+  .string()
+  .regex(/^(anthropic|openai|scripted):.+$/, 'expected anthropic:<id>, openai:<id> or scripted:<file>');
+
+export const PriceOverride = z.strictObject({
+  inputPerMTok: z.number().nonnegative(),
+  outputPerMTok: z.number().nonnegative(),
+  cacheWritePerMTok: z.number().nonnegative(),
+  cacheReadPerMTok: z.number().nonnegative(),
+});
+
+export const Config = z.strictObject({
+  model: ModelSpec.default(DEFAULT_MODEL),
+  openaiBaseUrl: z.url().optional(),
+  anthropicBaseUrl: z.url().optional(),
+  maxTokensPerCall: z.number().int().min(256).max(128_000).default(8192),
+  budget: z
+    .strictObject({
+      maxCostUsd: z.number().positive().optional(),
+      maxTokens: z.number().int().positive().optional(),
+      maxMinutes: z.number().positive().optional(),
+    })
+    .default({}),
+  maxIterations: z.number().int().min(0).max(50).default(3),
+  parallel: z.number().int().min(1).max(32).default(2),
+  sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+  allowedHosts: z.array(z.string().min(1)).default([]),
+  testCommand: z.string().min(1).optional(),
+  protectedPaths: z.array(z.string().min(1)).default([]),
+  commandTimeoutS: z.number().int().min(1).max(3600).default(300),
+  prices: z.record(z.string(), PriceOverride).default({}),
+});
+export type Config = z.infer<typeof Config>;
+
+/** The provider-local model id of `anthropic:<id>` or `openai:<id>`; `scripted` for a script file. */
+export function modelIdOf(spec: string): string {
+  const i = spec.indexOf(':');
+  return spec.slice(0, i) === 'scripted' ? 'scripted' : spec.slice(i + 1);
+}

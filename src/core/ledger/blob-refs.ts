@@ -1,0 +1,32 @@
+// Which strings in an entry's data are blob references: the rule verify and the bundle share.
+import { CONTENT_REF } from '../acm/canonical-json.js';
+
+/**
+ * A blob reference is a `sha256:<hex>` string under a key named `ref`/`refs` or ending in `Ref`/`Refs`
+ * (`responseRef`, `outputRef`, `packetRef`, `beforeRef`, ...), at any depth. Two keys are content
+ * addresses of values, not stored blobs, and are excluded: `contextRef` (the packet's identity; the
+ * packet itself is `packetRef`) and anything not ending in Ref such as `requestHash`.
+ */
+const REF_KEY = /(?:^refs?|Refs?)$/;
+const NOT_BLOB_KEYS: ReadonlySet<string> = new Set(['contextRef']);
+
+export function collectBlobRefs(data: unknown, out: Set<string> = new Set()): Set<string> {
+  walk(data, false, out);
+  return out;
+}
+
+function walk(value: unknown, underRefKey: boolean, out: Set<string>): void {
+  if (typeof value === 'string') {
+    if (underRefKey && CONTENT_REF.test(value)) out.add(value);
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, underRefKey, out);
+    return;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      walk(child, REF_KEY.test(key) && !NOT_BLOB_KEYS.has(key), out);
+    }
+  }
+}

@@ -1,0 +1,199 @@
+// The replay bundle (ACM §14.3, guideline §17): a run's ACM artifacts, engine trace and ledger in one
+// directory with a manifest of sha256 checksums, so a third party can check and replay it.
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
+import { PlanSet, type LedgerEntry, type Plan, type TaskSpec } from '../acm/contracts.js';
+import { AciaError, errorMessage } from '../errors.js';
+import { hexOf } from './blob-store.js';
+import { collectBlobRefs } from './blob-refs.js';
+import { LEDGER_FILE } from './file-ledger.js';
+import { errnoCode } from './ledger-fs.js';
+import { readLedgerEntries } from './line-reader.js';
+import { MANIFEST_FILE, runDirOf } from './manifest.js';
+import type { VerifyProblem } from './verify.js';
+import { verifyRun } from './verify.js';
+
+export const BUNDLE_KIND = 'acia-replay-bundle';
+
+export interface BundleManifest {
+  kind: typeof BUNDLE_KIND;
+  version: 1;
+  runId: string;
+  head: { seq: number; hash: string } | null;
+  /** Relative path (forward slashes) -> sha256 hex of the file's bytes; every file but this manifest. */
+  files: Record<string, string>;
+}
+
+/** The default bundle location: `.acia/bundles/<runId>`. */
+export function bundleDirOf(repoRoot: string, runId: string): string {
+  return join(repoRoot, '.acia', 'bundles', runId);
+}
+
+export async function buildBundle(repoRoot: string, runId: string, outDir?: string): Promise<{ dir: string; files: number }> {
+  const runDir = runDirOf(repoRoot, runId);
+  const ledgerPath = join(runDir, LEDGER_FILE);
+  if (!(await exists(ledgerPath))) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found (no ${ledgerPath})`);
+  const dir = outDir ?? bundleDirOf(repoRoot, runId);
+  await prepareOutDir(dir);
+  const entries: LedgerEntry[] = [];
+  for await (const e of readLedgerEntries(ledgerPath)) entries.push(e);
+
+  const files = new Map<string, Buffer>();
+  const json = (path: string, value: unknown): void => void files.set(path, Buffer.from(`${JSON.stringify(value, null, 2)}\n`));
+  const jsonl = (path: string, list: readonly LedgerEntry[]): void => {
+    if (list.length > 0) files.set(path, Buffer.from(list.map((e) => `${canonicalJson(e)}\n`).join('')));
+  };
+  const blobsInto = async (prefix: string, list: readonly LedgerEntry[]): Promise<void> => {
+    const refs = new Set<string>();
+    for (const e of list) collectBlobRefs(e.data, refs);
+    for (const ref of [...refs].sort()) {
+      const content = await readFile(join(runDir, 'blobs', hexOf(ref))).catch(() => null);
+      if (content) files.set(`${prefix}/blobs/${hexOf(ref)}`, content);
+    }
+  };
+  const ofType = (...types: string[]): LedgerEntry[] => entries.filter((e) => types.includes(e.type));
+
+  const started = ofType('RUN_STARTED')[0];
+  json('goal/goal.json', started ? (started.data as { goal: unknown }).goal : null);
+  jsonl('goal/amendments.jsonl', ofType('GOAL_AMENDED'));
+
+  const contextEntries = ofType('CONTEXT_BUILT');
+  jsonl('context/context-built.jsonl', contextEntries);
+  for (const e of contextEntries) {
+    const ref = (e.data as { packetRef?: string }).packetRef;
+    const packet = ref ? await readFile(join(runDir, 'blobs', hexOf(ref))).catch(() => null) : null;
+    if (packet && ref) files.set(`context/${hexOf(ref)}.json`, packet);
+  }
+
+  const planSets = ofType('PLAN_PROPOSED');
+  jsonl('plans/proposed.jsonl', planSets);
+  const selected = ofType('PLAN_SELECTED').at(-1);
+  const chosenId = selected ? (selected.data as { planId: string }).planId : null;
+  const plans = planSets.flatMap((e) => PlanSet.safeParse((e.data as { planSet?: unknown }).planSet).data?.plans ?? []);
+  const chosen: Plan | undefined = plans.filter((p) => p.id === chosenId).at(-1);
+  json('plans/chosen.json', { planId: chosenId, selection: selected?.data ?? null, plan: chosen ?? null });
+  json('capability-map/capability-map.json', {
+    capabilityMapVersion: chosen?.capabilityMapVersion ?? null,
+    source: 'not recorded in the ledger; the capability map of this version ships with acia (src/core/acm/capabilities.ts)',
+  });
+
+  const specs = new Map<string, TaskSpec>();
+  for (const t of chosen?.tasks ?? []) specs.set(t.id, t);
+  for (const e of ofType('TASK_ADDED')) {
+    const t = (e.data as { task: TaskSpec }).task;
+    specs.set(t.id, t);
+  }
+  for (const [id, spec] of specs) json(`task-specs/${safeName(id)}.json`, spec);
+
+  for (const e of ofType('POLICY_DECISION')) {
+    const d = e.data as { hook: string; request: unknown; response: unknown };
+    json(`policy/requests/${pad(e.seq)}-${d.hook}.json`, d.request ?? null);
+    json(`policy/responses/${pad(e.seq)}-${d.hook}.json`, d.response);
+  }
+
+  const verifications = ofType('VERIFICATION');
+  jsonl('verification/verifications.jsonl', verifications);
+  await blobsInto('verification', verifications);
+
+  const trace = ofType('LLM_CALL', 'TOOL_CALL', 'TOOL_RESULT');
+  jsonl('engine-trace/trace.jsonl', trace);
+  await blobsInto('engine-trace', trace);
+
+  const taskIds = new Set(entries.map((e) => (e.data as { taskId?: unknown } | null)?.taskId).filter((t): t is string => typeof t === 'string'));
+  for (const id of [...taskIds].sort()) {
+    jsonl(`task-io/${safeName(id)}.jsonl`, entries.filter((e) => (e.data as { taskId?: unknown } | null)?.taskId === id && e.type !== 'LLM_CALL' && e.type !== 'TOOL_CALL' && e.type !== 'TOOL_RESULT'));
+  }
+
+  const planner = entries.filter((e) => e.type === 'LLM_CALL' && (e.actor === 'pm' || e.actor.startsWith('pm:')));
+  jsonl('planner/llm-calls.jsonl', planner);
+  await blobsInto('planner', planner);
+
+  // memory-ledger/ is laid out as a run directory so verifyRun checks it as it checks a live run.
+  files.set(`memory-ledger/${LEDGER_FILE}`, await readFile(ledgerPath));
+  const runManifest = await readFile(join(runDir, MANIFEST_FILE)).catch(() => null);
+  if (runManifest) files.set(`memory-ledger/${MANIFEST_FILE}`, runManifest);
+  await blobsInto('memory-ledger', entries);
+
+  const last = entries.at(-1);
+  const manifest: BundleManifest = { kind: BUNDLE_KIND, version: 1, runId, head: last ? { seq: last.seq, hash: last.hash } : null, files: {} };
+  for (const path of [...files.keys()].sort()) {
+    const content = files.get(path)!;
+    manifest.files[path] = sha256Hex(content);
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  return { dir, files: files.size + 1 };
+}
+
+/** Reads a directory's manifest.json if it is a bundle manifest; null for anything else. */
+export async function readBundleManifest(dir: string): Promise<BundleManifest | null> {
+  try {
+    const value = JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')) as Partial<BundleManifest>;
+    return value.kind === BUNDLE_KIND && typeof value.files === 'object' && value.files !== null ? (value as BundleManifest) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Every listed file present with its checksum, no unlisted file, and the ledger inside verified. */
+export async function verifyBundle(dir: string): Promise<{ runId: string; ok: boolean; entries: number; head: { seq: number; hash: string } | null; problems: VerifyProblem[] }> {
+  const manifest = await readBundleManifest(dir);
+  if (!manifest) throw new AciaError('USAGE', `${dir} is not a replay bundle (no bundle manifest.json)`);
+  const problems: VerifyProblem[] = [];
+  for (const [path, sum] of Object.entries(manifest.files)) {
+    const content = await readFile(join(dir, path)).catch(() => null);
+    if (!content) problems.push({ seq: null, code: 'BUNDLE_CHECKSUM', message: `${path} is listed in the bundle manifest but missing` });
+    else if (sha256Hex(content) !== sum) problems.push({ seq: null, code: 'BUNDLE_CHECKSUM', message: `${path} does not match its sha256 in the bundle manifest` });
+  }
+  for (const path of await listFiles(dir)) {
+    if (path !== MANIFEST_FILE && !(path in manifest.files)) problems.push({ seq: null, code: 'BUNDLE_CHECKSUM', message: `${path} is not listed in the bundle manifest` });
+  }
+  const ledger = await verifyRun(join(dir, 'memory-ledger'), { runId: manifest.runId });
+  if (manifest.head && (ledger.head?.seq !== manifest.head.seq || ledger.head.hash !== manifest.head.hash)) {
+    problems.push({ seq: manifest.head.seq, code: 'ANCHOR_MISMATCH', message: 'the ledger head differs from the head in the bundle manifest' });
+  }
+  const all = [...ledger.problems, ...problems].sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
+  return { runId: manifest.runId, ok: all.length === 0, entries: ledger.entries, head: ledger.head, problems: all };
+}
+
+async function listFiles(root: string, dir = root): Promise<string[]> {
+  const out: string[] = [];
+  for (const d of await readdir(dir, { withFileTypes: true })) {
+    const full = join(dir, d.name);
+    if (d.isDirectory()) out.push(...(await listFiles(root, full)));
+    else out.push(relative(root, full).split(sep).join('/'));
+  }
+  return out;
+}
+
+async function prepareOutDir(dir: string): Promise<void> {
+  try {
+    const names = await readdir(dir);
+    if (names.length > 0) {
+      if (!(await readBundleManifest(dir))) throw new AciaError('USAGE', `${dir} exists and is not an acia bundle; choose another --out`);
+      await rm(dir, { recursive: true });
+    }
+  } catch (e) {
+    if (e instanceof AciaError) throw e;
+    if (errnoCode(e) !== 'ENOENT') throw new AciaError('LEDGER_IO', `cannot use ${dir}: ${errorMessage(e)}`, { cause: e });
+  }
+  await mkdir(dir, { recursive: true });
+}
+
+/** Task ids are identifiers by contract; anything else is neutralised so it cannot escape the bundle. */
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+function pad(seq: number): string {
+  return String(seq).padStart(6, '0');
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,177 @@
+// The data payload of each ledger entry type. The team writes these; fold, the wiki, replay and the
+// bundle read them. Objects are open (extra keys allowed) so older readers accept newer writers.
+import { z } from 'zod';
+import { Edge, ErrorKind, Goal, PlanSet, TaskSpec, type LedgerEntryType } from '../acm/contracts.js';
+
+const BlobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+const UsageData = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheReadTokens: z.number(),
+  cacheWriteTokens: z.number(),
+});
+
+export const TERMINAL_REASONS = [
+  'succeeded',
+  'verification_failed',
+  'awaiting_human',
+  'budget_exhausted',
+  'aborted',
+  'error',
+] as const;
+export const TerminalReason = z.enum(TERMINAL_REASONS);
+export type TerminalReason = z.infer<typeof TerminalReason>;
+
+export const ESCALATION_REASONS = [
+  'fixes_exhausted',
+  'policy_denied',
+  'budget_exceeded',
+  'loop_detected',
+  'human_approve',
+  'merge_conflict',
+  'task_failed',
+] as const;
+export const EscalationReason = z.enum(ESCALATION_REASONS);
+export type EscalationReason = z.infer<typeof EscalationReason>;
+
+export const HumanAction = z.enum(['guidance', 'retry', 'skip', 'approve', 'abort']);
+export type HumanAction = z.infer<typeof HumanAction>;
+
+export const EventData = {
+  RUN_STARTED: z.object({
+    goal: Goal,
+    repo: z.string(),
+    baseCommit: z.string(),
+    baseBranch: z.string().nullable(),
+    runBranch: z.string(),
+    model: z.string(),
+    settings: z.object({
+      parallel: z.number(),
+      maxIterations: z.number(),
+      sandbox: z.string(),
+      budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional(), maxMinutes: z.number().optional() }),
+    }),
+    aciaVersion: z.string(),
+  }),
+  RUN_RESUMED: z.object({ pid: z.number(), answer: z.string().optional() }),
+  CONTEXT_BUILT: z.object({ contextRef: BlobRef, packetRef: BlobRef, summary: z.string() }),
+  PLAN_PROPOSED: z.object({
+    attempt: z.number(),
+    planSet: PlanSet.optional(),
+    valid: z.boolean(),
+    problems: z.array(z.object({ path: z.string(), message: z.string() })),
+  }),
+  PLAN_SELECTED: z.object({
+    planId: z.string(),
+    method: z.enum(['human', 'policy', 'llm']),
+    rationale: z.string(),
+    alternatives: z.array(z.string()),
+  }),
+  BRANCH_TAKEN: z.object({ from: z.string(), to: z.string(), guard: z.string(), value: z.boolean() }),
+  POLICY_DECISION: z.object({
+    hook: z.enum(['plan.admit', 'task.pre', 'task.post']),
+    taskId: z.string().optional(),
+    request: z.unknown(),
+    response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
+  }),
+  REPLAN_TRIGGERED: z.object({ cause: z.string(), fromPlanId: z.string(), toPlanId: z.string(), scope: z.string() }),
+  COMPENSATION_APPLIED: z.object({ taskId: z.string(), reason: z.string(), resetTo: z.string() }),
+  GOAL_AMENDED: z.object({ by: z.string(), delta: z.string() }),
+  TASK_ADDED: z.object({
+    task: TaskSpec,
+    /** Edges that wire the new task into the plan. */
+    edges: z.array(Edge).default([]),
+    reason: z.enum(['fix', 'reverify', 'replan', 'human']),
+    parent: z.string().optional(),
+    /** A task this one supersedes: edges out of the replaced task now leave from this one. */
+    replaces: z.string().optional(),
+    iteration: z.number(),
+  }),
+  TASK_STARTED: z.object({
+    taskId: z.string(),
+    attempt: z.number(),
+    capability: z.string(),
+    branch: z.string().optional(),
+    worktree: z.string().optional(),
+    baseCommit: z.string().optional(),
+  }),
+  LLM_CALL: z.object({
+    taskId: z.string().optional(),
+    caller: z.string(),
+    model: z.string(),
+    /** Content address of the model-visible request; the request itself is stored as that blob. */
+    requestHash: BlobRef,
+    responseRef: BlobRef,
+    usage: UsageData,
+    costUsd: z.number().nullable(),
+    stopReason: z.string(),
+    durationMs: z.number(),
+  }),
+  TOOL_CALL: z.object({ taskId: z.string().optional(), toolUseId: z.string(), name: z.string(), input: z.unknown() }),
+  TOOL_RESULT: z.object({
+    taskId: z.string().optional(),
+    toolUseId: z.string(),
+    name: z.string(),
+    ok: z.boolean(),
+    outputRef: BlobRef,
+    data: z.record(z.string(), z.unknown()).optional(),
+    durationMs: z.number(),
+  }),
+  CHECKPOINT: z.object({ taskId: z.string(), attempt: z.number(), commit: z.string(), branch: z.string(), files: z.array(z.string()) }),
+  MERGE: z.object({ taskId: z.string(), into: z.string(), commit: z.string().nullable(), conflict: z.boolean(), files: z.array(z.string()) }),
+  VERIFICATION: z.object({
+    taskId: z.string(),
+    passed: z.boolean(),
+    exitCode: z.number().nullable(),
+    command: z.string(),
+    passedCount: z.number().nullable(),
+    failedCount: z.number().nullable(),
+    outputRef: BlobRef,
+    source: z.enum(['qa_run', 'team_run', 'check']),
+  }),
+  RETRY_SCHEDULED: z.object({ taskId: z.string(), attempt: z.number(), delayMs: z.number(), reason: z.string() }),
+  ESCALATION_REQUESTED: z.object({
+    reason: EscalationReason,
+    taskId: z.string().optional(),
+    message: z.string(),
+    lastFailure: z.string().optional(),
+    options: z.array(HumanAction),
+  }),
+  HUMAN_RESPONSE: z.object({ escalationSeq: z.number(), action: HumanAction, text: z.string().optional() }),
+  MEMORY_UPDATED: z.object({ page: z.string(), beforeRef: BlobRef.nullable(), afterRef: BlobRef, reason: z.string() }),
+  BUDGET_EXCEEDED: z.object({ limit: z.enum(['cost', 'tokens', 'minutes', 'iterations']), spent: z.number(), max: z.number() }),
+  TASK_COMPLETED: z.object({
+    taskId: z.string(),
+    attempt: z.number(),
+    output: z.record(z.string(), z.unknown()),
+    summary: z.string(),
+  }),
+  TASK_FAILED: z.object({ taskId: z.string(), attempt: z.number(), errorKind: ErrorKind, message: z.string() }),
+  TASK_SKIPPED: z.object({ taskId: z.string(), reason: z.string() }),
+  LEDGER_RECOVERED: z.object({ truncatedBytes: z.number(), reason: z.string() }),
+  RUN_COMPLETED: z.object({
+    reason: TerminalReason,
+    message: z.string(),
+    runBranch: z.string(),
+    headCommit: z.string().nullable(),
+    filesChanged: z.array(z.string()),
+    costUsd: z.number().nullable(),
+    tokens: z.number(),
+    durationMs: z.number(),
+  }),
+} satisfies Record<LedgerEntryType, z.ZodType>;
+
+export type EventDataOf<T extends LedgerEntryType> = z.infer<(typeof EventData)[T]>;
+
+/** The run's manifest: written when a run stops, it anchors the ledger head outside the ledger file. */
+export const RunManifest = z.object({
+  runId: z.string(),
+  status: z.union([TerminalReason, z.literal('running')]),
+  goal: z.string(),
+  head: z.object({ seq: z.number(), hash: z.string() }).nullable(),
+  startedAt: z.string(),
+  updatedAt: z.string(),
+  costUsd: z.number().nullable(),
+  runBranch: z.string(),
+});
+export type RunManifest = z.infer<typeof RunManifest>;

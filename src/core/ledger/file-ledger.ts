@@ -1,0 +1,239 @@
+// The file-backed RunLedger: JSONL of canonical entries, durable appends with group commit, crash
+// recovery of a torn tail on open, and a per-run writer lock.
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GENESIS_HASH, type LedgerEntry } from '../acm/contracts.js';
+import { asRunId, type Clock, type RunId } from '../acm/ids.js';
+import { AciaError, errorMessage } from '../errors.js';
+import { BlobStore } from './blob-store.js';
+import { entryHash } from './hash.js';
+import { errnoCode, nodeLedgerFs, syncDir, type LedgerFs } from './ledger-fs.js';
+import { parseLedgerLine, readLedgerLines } from './line-reader.js';
+import { acquireRunLock, type RunLock } from './run-lock.js';
+import { sealEntry } from './seal.js';
+import type { AppendInput, LedgerHead, RunLedger } from './types.js';
+
+export interface OpenRunLedgerOptions {
+  clock: Clock;
+  /** Create the run directory and an empty ledger if missing; otherwise a missing run is RUN_NOT_FOUND. */
+  create: boolean;
+  fs?: LedgerFs;
+}
+
+export const LEDGER_FILE = 'ledger.jsonl';
+
+/**
+ * Opens (or creates) a run's ledger for appending. Write-ahead is the caller's rule: `await
+ * ledger.append(...)` before performing the side effect it describes, and the entry is on disk first.
+ */
+export async function openRunLedger(runDir: string, runId: string, options: OpenRunLedgerOptions): Promise<RunLedger> {
+  const fs = options.fs ?? nodeLedgerFs;
+  const id = asRunId(runId);
+  const path = join(runDir, LEDGER_FILE);
+  const existed = await fileExists(fs, path);
+  if (!existed && !options.create) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found (no ${path})`);
+  try {
+    await fs.mkdir(join(runDir, 'blobs'), { recursive: true });
+  } catch (e) {
+    throw new AciaError('LEDGER_IO', `cannot create ${runDir}: ${errorMessage(e)}`, {
+      cause: e,
+      hint: 'runs are kept under .acia/runs in the repository: it must be a writable directory with free space',
+    });
+  }
+  const lock = await acquireRunLock(fs, runDir, runId, options.clock.now().toISOString());
+  try {
+    const loaded = existed ? await loadExisting(path, id) : { entries: [], goodBytes: 0, torn: null };
+    if (loaded.torn) await truncateTo(fs, path, loaded.goodBytes);
+    const handle = await openForAppend(fs, path);
+    if (!existed) await syncDir(fs, runDir);
+    const ledger = new FileRunLedger(id, runDir, path, handle, lock, options.clock, new BlobStore(join(runDir, 'blobs'), fs), loaded.entries);
+    if (loaded.torn) await ledger.append({ actor: 'team', type: 'LEDGER_RECOVERED', data: loaded.torn });
+    return ledger;
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
+}
+
+interface Pending {
+  bytes: Buffer;
+  entry: LedgerEntry;
+  resolve: (entry: LedgerEntry) => void;
+  reject: (e: unknown) => void;
+}
+
+class FileRunLedger implements RunLedger {
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private failure: AciaError | null = null;
+  private closed = false;
+
+  constructor(
+    readonly runId: RunId,
+    readonly dir: string,
+    private readonly path: string,
+    private readonly handle: FileHandle,
+    private readonly lock: RunLock,
+    private readonly clock: Clock,
+    private readonly blobs: BlobStore,
+    private readonly list: LedgerEntry[],
+  ) {}
+
+  entries(): readonly LedgerEntry[] {
+    return this.list;
+  }
+
+  head(): LedgerHead | null {
+    const last = this.list.at(-1);
+    return last ? { seq: last.seq, hash: last.hash } : null;
+  }
+
+  /** Seq, ts and the chain are fixed synchronously here, so entry order is call order. */
+  append(input: AppendInput): Promise<LedgerEntry> {
+    if (this.closed) return Promise.reject(new AciaError('LEDGER_IO', `ledger ${this.path} is closed`));
+    if (this.failure) return Promise.reject(this.failure);
+    let entry: LedgerEntry;
+    let line: string;
+    try {
+      ({ entry, line } = this.seal(input));
+    } catch (e) {
+      return Promise.reject(e instanceof AciaError ? e : new AciaError('INPUT_INVALID', `ledger entry ${input.type}: ${errorMessage(e)}`));
+    }
+    this.list.push(entry);
+    return new Promise<LedgerEntry>((resolve, reject) => {
+      this.queue.push({ bytes: Buffer.from(line, 'utf8'), entry, resolve, reject });
+      // Cleared synchronously by the loop when the queue is empty, so no append is ever stranded.
+      this.flushing ??= this.flushLoop();
+    });
+  }
+
+  private seal(input: AppendInput): { entry: LedgerEntry; line: string } {
+    return sealEntry(this.list.at(-1), this.runId, this.clock, input);
+  }
+
+  /** Group commit: everything queued while a write+fsync is in flight goes out in the next one. */
+  private async flushLoop(): Promise<void> {
+    // One async body (no nested await of a helper): `flushing` must be cleared in the same microtask
+    // that sees the queue empty, or an append arriving in between would be stranded.
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        try {
+          await writeAll(this.handle, batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes)));
+          await this.handle.datasync();
+        } catch (e) {
+          // The chain in memory is now ahead of the disk: refuse further appends; reopening recovers.
+          this.failure = new AciaError('LEDGER_IO', `cannot append to ${this.path}: ${errorMessage(e)}`, { cause: e });
+          for (const p of [...batch, ...this.queue]) p.reject(this.failure);
+          this.queue = [];
+          return;
+        }
+        for (const p of batch) p.resolve(p.entry);
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  putBlob(content: string | Uint8Array): Promise<string> {
+    return this.blobs.put(content);
+  }
+
+  getBlob(ref: string): Promise<Buffer> {
+    return this.blobs.get(ref);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    await this.handle.close();
+    await this.lock.release();
+  }
+}
+
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done);
+    done += bytesWritten;
+  }
+}
+
+interface Loaded {
+  entries: LedgerEntry[];
+  goodBytes: number;
+  torn: { truncatedBytes: number; reason: string } | null;
+}
+
+/**
+ * Reads the ledger, checking the chain. Only the last line may be damaged (a write cut by a crash):
+ * it is reported for truncation. Damage anywhere before it is LEDGER_CORRUPT, never skipped.
+ */
+async function loadExisting(path: string, runId: RunId): Promise<Loaded> {
+  const entries: LedgerEntry[] = [];
+  let goodBytes = 0;
+  let bad: { lineNo: number; offset: number; message: string } | null = null;
+  let size = 0;
+  for await (const line of readLedgerLines(path)) {
+    if (bad) throw new AciaError('LEDGER_CORRUPT', `${path}:${bad.lineNo}: ${bad.message}`, { hint: 'run `acia verify` for details' });
+    size = line.offset + Buffer.byteLength(line.text) + (line.terminated ? 1 : 0);
+    if (!line.terminated) {
+      bad = { lineNo: line.lineNo, offset: line.offset, message: 'torn last line (no trailing newline)' };
+      continue;
+    }
+    let entry: LedgerEntry;
+    try {
+      entry = parseLedgerLine(line.text, `${path}:${line.lineNo}`);
+    } catch (e) {
+      bad = { lineNo: line.lineNo, offset: line.offset, message: `unparsable last line: ${errorMessage(e)}` };
+      continue;
+    }
+    const prev = entries.at(-1);
+    const problem =
+      entry.seq !== entries.length ? `seq ${entry.seq}, expected ${entries.length}`
+      : entry.prevHash !== (prev ? prev.hash : GENESIS_HASH) ? `seq ${entry.seq}: prevHash does not match the previous entry`
+      : entry.hash !== entryHash(entry) ? `seq ${entry.seq}: hash does not match its content`
+      : entry.runId !== runId ? `seq ${entry.seq}: runId ${entry.runId}, expected ${runId}`
+      : null;
+    if (problem) throw new AciaError('LEDGER_CORRUPT', `${path}:${line.lineNo}: ${problem}`, { hint: 'run `acia verify` for details' });
+    entries.push(entry);
+    goodBytes = line.offset + Buffer.byteLength(line.text) + 1;
+  }
+  const torn = bad ? { truncatedBytes: size - goodBytes, reason: `line ${bad.lineNo}: ${bad.message}` } : null;
+  return { entries, goodBytes, torn };
+}
+
+async function truncateTo(fs: LedgerFs, path: string, length: number): Promise<void> {
+  try {
+    const handle = await fs.open(path, 'r+');
+    try {
+      await handle.truncate(length);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (e) {
+    throw new AciaError('LEDGER_IO', `cannot truncate torn tail of ${path}: ${errorMessage(e)}`, { cause: e });
+  }
+}
+
+async function openForAppend(fs: LedgerFs, path: string): Promise<FileHandle> {
+  try {
+    return await fs.open(path, 'a');
+  } catch (e) {
+    throw new AciaError('LEDGER_IO', `cannot open ${path} for appending: ${errorMessage(e)}`, { cause: e });
+  }
+}
+
+async function fileExists(fs: LedgerFs, path: string): Promise<boolean> {
+  try {
+    await fs.stat(path);
+    return true;
+  } catch (e) {
+    // ENOTDIR: a parent is a file (say `.acia/runs`); report it where the directory is created.
+    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return false;
+    throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
+  }
+}

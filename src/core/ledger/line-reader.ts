@@ -1,0 +1,93 @@
+// Streaming access to a ledger file: raw lines with byte offsets (for open-time recovery and verify),
+// parsed entries (for resume), and `fold` to rebuild state from entries.
+import { createReadStream } from 'node:fs';
+import { LedgerEntry } from '../acm/contracts.js';
+import { AciaError } from '../errors.js';
+
+export interface LedgerLine {
+  /** 1-based line number in the file. */
+  lineNo: number;
+  /** Byte offset where the line starts. */
+  offset: number;
+  text: string;
+  /** False for a final segment with no trailing newline: a torn write. */
+  terminated: boolean;
+}
+
+const NEWLINE = 0x0a;
+
+/** Reads a file in chunks and yields its lines; memory stays bounded by the longest line. */
+export async function* readLedgerLines(path: string): AsyncGenerator<LedgerLine> {
+  let carry: Buffer[] = [];
+  let carryLen = 0;
+  let offset = 0;
+  let lineNo = 0;
+  for await (const raw of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    const chunk = raw as Buffer;
+    let start = 0;
+    for (let nl = chunk.indexOf(NEWLINE, start); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+      const piece = chunk.subarray(start, nl);
+      const text = carryLen === 0 ? piece.toString('utf8') : Buffer.concat([...carry, piece]).toString('utf8');
+      const len = carryLen + piece.length;
+      carry = [];
+      carryLen = 0;
+      lineNo += 1;
+      yield { lineNo, offset, text, terminated: true };
+      offset += len + 1;
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      carry.push(rest);
+      carryLen += rest.length;
+    }
+  }
+  if (carryLen > 0) {
+    lineNo += 1;
+    yield { lineNo, offset, text: Buffer.concat(carry).toString('utf8'), terminated: false };
+  }
+}
+
+/**
+ * Parses every line as a LedgerEntry, in order. A malformed line is LEDGER_CORRUPT naming it: readers
+ * never skip what they cannot read. (Chain checks are verify's job; see verifyRun.)
+ */
+export async function* readLedgerEntries(path: string): AsyncGenerator<LedgerEntry> {
+  for await (const line of readLedgerLines(path)) {
+    if (!line.terminated) throw new AciaError('LEDGER_CORRUPT', `${path}:${line.lineNo}: torn last line (no newline)`);
+    yield parseLedgerLine(line.text, `${path}:${line.lineNo}`);
+  }
+}
+
+export function parseLedgerLine(text: string, where: string): LedgerEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new AciaError('LEDGER_CORRUPT', `${where}: not JSON (${(e as Error).message})`);
+  }
+  const parsed = LedgerEntry.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AciaError('LEDGER_CORRUPT', `${where}: not a ledger entry (${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''})`);
+  }
+  return parsed.data;
+}
+
+/** Rebuilds state from entries: the executor, the wiki and resume are all folds over the ledger. */
+export function fold<S>(entries: Iterable<LedgerEntry>, reducer: (state: S, entry: LedgerEntry) => S, init: S): S {
+  let state = init;
+  for (const entry of entries) state = reducer(state, entry);
+  return state;
+}
+
+/** The async variant of fold, for a streamed ledger. */
+export async function foldAsync<S>(
+  entries: AsyncIterable<LedgerEntry>,
+  reducer: (state: S, entry: LedgerEntry) => S,
+  init: S,
+): Promise<S> {
+  let state = init;
+  for await (const entry of entries) state = reducer(state, entry);
+  return state;
+}

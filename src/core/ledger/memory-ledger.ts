@@ -1,0 +1,61 @@
+// A RunLedger held in memory: same hash chain and blob addressing as the file ledger, no disk.
+// Replay writes into one, and tests use it where durability is not the point.
+import { sha256Hex } from '../acm/canonical-json.js';
+import type { LedgerEntry } from '../acm/contracts.js';
+import { asRunId, type Clock, type RunId } from '../acm/ids.js';
+import { AciaError } from '../errors.js';
+import { sealEntry } from './seal.js';
+import type { AppendInput, LedgerHead, RunLedger } from './types.js';
+
+export class MemoryLedger implements RunLedger {
+  readonly runId: RunId;
+  private readonly list: LedgerEntry[] = [];
+  private readonly blobs = new Map<string, Buffer>();
+
+  constructor(
+    runId: string,
+    private readonly clock: Clock,
+    readonly dir = `memory:${runId}`,
+    /** Blobs readable but not written by this ledger (replay reads the recording's). */
+    private readonly fallbackBlob?: (ref: string) => Promise<Buffer>,
+  ) {
+    this.runId = asRunId(runId);
+  }
+
+  entries(): readonly LedgerEntry[] {
+    return this.list;
+  }
+
+  head(): LedgerHead | null {
+    const last = this.list.at(-1);
+    return last ? { seq: last.seq, hash: last.hash } : null;
+  }
+
+  append(input: AppendInput): Promise<LedgerEntry> {
+    try {
+      const { entry } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+      this.list.push(entry);
+      return Promise.resolve(entry);
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  putBlob(content: string | Uint8Array): Promise<string> {
+    const buf = Buffer.from(content);
+    const ref = `sha256:${sha256Hex(buf)}`;
+    this.blobs.set(ref, buf);
+    return Promise.resolve(ref);
+  }
+
+  async getBlob(ref: string): Promise<Buffer> {
+    const b = this.blobs.get(ref);
+    if (b) return b;
+    if (this.fallbackBlob) return this.fallbackBlob(ref);
+    throw new AciaError('BLOB_MISSING', `no blob ${ref}`);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

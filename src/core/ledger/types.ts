@@ -1,0 +1,28 @@
+// The ledger contract: an append-only, hash-chained record of a run, with a blob store beside it.
+import type { LedgerEntry, LedgerEntryType } from '../acm/contracts.js';
+import type { RunId } from '../acm/ids.js';
+
+export interface AppendInput {
+  actor: string;
+  type: LedgerEntryType;
+  data: unknown;
+}
+
+export interface LedgerHead {
+  seq: number;
+  hash: string;
+}
+
+export interface RunLedger {
+  readonly runId: RunId;
+  readonly dir: string;
+  /** Entries in order, including those read on open. */
+  entries(): readonly LedgerEntry[];
+  head(): LedgerHead | null;
+  /** Resolves once the entry is durable (fsync'd, possibly with others in one group commit). */
+  append(input: AppendInput): Promise<LedgerEntry>;
+  /** Stores content write-once under its sha256; returns `sha256:<hex>`. */
+  putBlob(content: string | Uint8Array): Promise<string>;
+  getBlob(ref: string): Promise<Buffer>;
+  close(): Promise<void>;
+}

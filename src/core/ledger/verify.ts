@@ -1,0 +1,185 @@
+// `acia verify` for runs: the chain, each hash, seq continuity, monotonic time, referenced blobs, the anchor.
+import { createHash } from 'node:crypto';
+import { basename, join } from 'node:path';
+import { sha256Hex } from '../acm/canonical-json.js';
+import { GENESIS_HASH, type LedgerEntry } from '../acm/contracts.js';
+import { AciaError, errorMessage } from '../errors.js';
+import { hexOf } from './blob-store.js';
+import { collectBlobRefs } from './blob-refs.js';
+import type { RunManifest } from './events.js';
+import { LEDGER_FILE } from './file-ledger.js';
+import { checkEntryShape } from './entry-shape.js';
+import { entryHash } from './hash.js';
+import { errnoCode, nodeLedgerFs } from './ledger-fs.js';
+import { readLedgerLines } from './line-reader.js';
+import { listRunIds, readManifest, runDirOf, runsDir } from './manifest.js';
+import type { LedgerHead } from './types.js';
+
+export type VerifyCode =
+  | 'NO_LEDGER' | 'TORN_TAIL' | 'PARSE' | 'SCHEMA' | 'SEQ_GAP' | 'CHAIN_BROKEN' | 'HASH_MISMATCH'
+  | 'TS_NOT_MONOTONIC' | 'RUN_ID' | 'BLOB_MISSING' | 'BLOB_ALTERED' | 'MANIFEST' | 'TRUNCATED'
+  | 'ANCHOR_MISMATCH' | 'MISSING_ANCHOR' | 'BUNDLE_CHECKSUM';
+
+export interface VerifyProblem {
+  /** The ledger seq the problem is at, or null when it concerns the run as a whole. */
+  seq: number | null;
+  code: VerifyCode;
+  message: string;
+}
+
+export interface RunVerification {
+  runId: string;
+  ok: boolean;
+  entries: number;
+  head: LedgerHead | null;
+  problems: VerifyProblem[];
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  runs: RunVerification[];
+}
+
+const MAX_PROBLEMS = 200;
+
+/** Verifies every run under `<repoRoot>/.acia/runs`. No runs directory is RUN_NOT_FOUND (a usage error). */
+export async function verifyAll(repoRoot: string): Promise<VerifyReport> {
+  try {
+    await nodeLedgerFs.stat(runsDir(repoRoot));
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') throw new AciaError('RUN_NOT_FOUND', `no runs in ${repoRoot} (no .acia/runs)`);
+    throw e;
+  }
+  const runs: RunVerification[] = [];
+  for (const id of await listRunIds(repoRoot)) runs.push(await verifyRun(runDirOf(repoRoot, id)));
+  return { ok: runs.every((r) => r.ok), runs };
+}
+
+/** Verifies one run directory. Streams the ledger; never throws for a damaged run, it reports it. */
+export async function verifyRun(runDir: string, options: { runId?: string } = {}): Promise<RunVerification> {
+  const runId = options.runId ?? basename(runDir);
+  const problems: VerifyProblem[] = [];
+  const add = (seq: number | null, code: VerifyCode, message: string): void => {
+    if (problems.length < MAX_PROBLEMS) problems.push({ seq, code, message });
+  };
+  let manifest: RunManifest | null = null;
+  try {
+    manifest = await readManifest(runDir);
+  } catch (e) {
+    add(null, 'MANIFEST', errorMessage(e));
+  }
+  const anchorSeq = manifest?.head?.seq ?? -1;
+  let anchorHash: string | null = null;
+
+  const blobFirstSeq = new Map<string, number>();
+  let count = 0;
+  let expected = 0;
+  let prevHash: string | null = GENESIS_HASH;
+  let prevTs = '';
+  let last: LedgerHead | null = null;
+  let completed = false;
+  try {
+    for await (const line of readLedgerLines(join(runDir, LEDGER_FILE))) {
+      const seq = expected;
+      if (!line.terminated) {
+        add(seq, 'TORN_TAIL', `line ${line.lineNo} has no trailing newline (a torn write; opening the run recovers it)`);
+        break;
+      }
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line.text);
+      } catch {
+        add(seq, 'PARSE', `line ${line.lineNo} is not JSON`);
+        expected += 1;
+        prevHash = null;
+        continue;
+      }
+      const parsed = checkEntryShape(raw);
+      if (!parsed.ok) {
+        add(seq, 'SCHEMA', `line ${line.lineNo} is not a ledger entry (${parsed.message})`);
+        expected += 1;
+        prevHash = null;
+        continue;
+      }
+      const entry = parsed.entry;
+      count += 1;
+      if (entry.seq !== expected) add(entry.seq, 'SEQ_GAP', `line ${line.lineNo} has seq ${entry.seq}, expected ${expected}`);
+      if (prevHash !== null && entry.prevHash !== prevHash) add(entry.seq, 'CHAIN_BROKEN', `seq ${entry.seq}: prevHash does not match the hash of the entry before it`);
+      if (!hashMatches(line.text, entry)) add(entry.seq, 'HASH_MISMATCH', `seq ${entry.seq}: hash does not match the entry's content`);
+      if (entry.ts < prevTs && Date.parse(entry.ts) < Date.parse(prevTs)) add(entry.seq, 'TS_NOT_MONOTONIC', `seq ${entry.seq}: ts ${entry.ts} is before ${prevTs}`);
+      if (entry.runId !== runId) add(entry.seq, 'RUN_ID', `seq ${entry.seq}: runId ${entry.runId}, expected ${runId}`);
+      for (const ref of collectBlobRefs(entry.data)) if (!blobFirstSeq.has(ref)) blobFirstSeq.set(ref, entry.seq);
+      if (entry.type === 'RUN_COMPLETED') completed = true;
+      if (entry.seq === anchorSeq) anchorHash = entry.hash;
+      expected = entry.seq + 1;
+      prevHash = entry.hash;
+      prevTs = entry.ts;
+      last = { seq: entry.seq, hash: entry.hash };
+    }
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') add(null, 'NO_LEDGER', `no ${LEDGER_FILE} in ${runDir}`);
+    else add(null, 'NO_LEDGER', `cannot read ${join(runDir, LEDGER_FILE)}: ${errorMessage(e)}`);
+  }
+
+  await checkBlobs(runDir, blobFirstSeq, add);
+  checkAnchor(manifest, runId, last, anchorHash, completed, add);
+  problems.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
+  return { runId, ok: problems.length === 0, entries: count, head: last, problems };
+}
+
+/**
+ * Fast path: a line written by the ledger is canonical JSON, so the hashed text is the line with its
+ * top-level `"hash"` member cut out; hashing those bytes avoids re-serialising. Only if that fails is the
+ * entry re-serialised canonically (a writer that formatted differently but hashed the same content).
+ */
+function hashMatches(text: string, entry: LedgerEntry): boolean {
+  const member = `,"hash":"${entry.hash}"`;
+  const at = text.lastIndexOf(`${member},"prevHash":"`);
+  if (at !== -1) {
+    const h = createHash('sha256').update(text.slice(0, at)).update(text.slice(at + member.length)).digest('hex');
+    if (h === entry.hash) return true;
+  }
+  return entryHash(entry) === entry.hash;
+}
+
+async function checkBlobs(
+  runDir: string,
+  refs: Map<string, number>,
+  add: (seq: number | null, code: VerifyCode, message: string) => void,
+): Promise<void> {
+  for (const [ref, seq] of refs) {
+    const hex = hexOf(ref);
+    let content: Buffer;
+    try {
+      content = await nodeLedgerFs.readFile(join(runDir, 'blobs', hex));
+    } catch {
+      add(seq, 'BLOB_MISSING', `seq ${seq}: blob ${ref} is missing`);
+      continue;
+    }
+    if (sha256Hex(content) !== hex) add(seq, 'BLOB_ALTERED', `seq ${seq}: blob ${ref} content does not hash to its name`);
+  }
+}
+
+function checkAnchor(
+  manifest: RunManifest | null,
+  runId: string,
+  last: LedgerHead | null,
+  anchorHash: string | null,
+  completed: boolean,
+  add: (seq: number | null, code: VerifyCode, message: string) => void,
+): void {
+  if (manifest && manifest.runId !== runId) add(null, 'MANIFEST', `manifest.json names run ${manifest.runId}, expected ${runId}`);
+  const head = manifest?.head ?? null;
+  if (!head) {
+    if (completed) add(null, 'MISSING_ANCHOR', 'the run finished (RUN_COMPLETED) but manifest.json has no head to anchor it');
+    return;
+  }
+  const lastSeq = last?.seq ?? -1;
+  if (lastSeq < head.seq) {
+    add(lastSeq + 1, 'TRUNCATED', `ledger ends at seq ${lastSeq} but the manifest anchors seq ${head.seq}: entries were cut off`);
+  } else if (anchorHash !== head.hash) {
+    add(head.seq, 'ANCHOR_MISMATCH', `seq ${head.seq}: hash differs from the head anchored in manifest.json`);
+  } else if (manifest?.status !== 'running' && lastSeq > head.seq) {
+    add(head.seq + 1, 'ANCHOR_MISMATCH', `the manifest says the run stopped at seq ${head.seq} but the ledger goes on to seq ${lastSeq}`);
+  }
+}

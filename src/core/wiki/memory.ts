@@ -1,0 +1,94 @@
+// The team's memory pages (`.acia/wiki/memory/*.md`): human-editable, read into the next run's context;
+// agent edits go through updateMemory, which records a MEMORY_UPDATED entry before touching the file.
+import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AciaError, errorMessage } from '../errors.js';
+import type { RunLedger } from '../ledger/types.js';
+
+export const MEMORY_PAGES = ['project', 'conventions', 'lessons'] as const;
+const PAGE_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+export interface MemoryPage {
+  page: string;
+  path: string;
+  content: string;
+}
+
+export function wikiDir(repoRoot: string): string {
+  return join(repoRoot, '.acia', 'wiki');
+}
+
+export function memoryDir(repoRoot: string): string {
+  return join(wikiDir(repoRoot), 'memory');
+}
+
+/** Templates ship in the package's top-level `wiki/templates/` (next to dist/ and src/ alike). */
+const TEMPLATE_DIR = new URL('../../../wiki/templates/', import.meta.url);
+
+export async function memoryTemplate(page: string): Promise<string> {
+  try {
+    return await readFile(new URL(`${page}.md`, TEMPLATE_DIR), 'utf8');
+  } catch {
+    return `---\nkind: "memory"\npage: "${page}"\n---\n# ${page}\n`;
+  }
+}
+
+/** Creates missing memory pages from the templates; never overwrites a page a person may have edited. */
+export async function ensureMemoryPages(repoRoot: string): Promise<string[]> {
+  const dir = memoryDir(repoRoot);
+  await mkdir(dir, { recursive: true });
+  const created: string[] = [];
+  for (const page of MEMORY_PAGES) {
+    try {
+      await writeFile(join(dir, `${page}.md`), await memoryTemplate(page), { flag: 'wx' });
+      created.push(page);
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EEXIST') throw new AciaError('LEDGER_IO', `cannot write ${join(dir, page)}.md: ${errorMessage(e)}`);
+    }
+  }
+  return created;
+}
+
+/** The memory pages for the PM's context packet: the standard three first, then others by name. */
+export async function readMemory(repoRoot: string): Promise<MemoryPage[]> {
+  const dir = memoryDir(repoRoot);
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.md')).map((n) => n.slice(0, -3)).filter((n) => PAGE_NAME.test(n));
+  } catch {
+    return [];
+  }
+  const order = (n: string): number => {
+    const i = (MEMORY_PAGES as readonly string[]).indexOf(n);
+    return i === -1 ? MEMORY_PAGES.length : i;
+  };
+  names.sort((a, b) => order(a) - order(b) || (a < b ? -1 : a > b ? 1 : 0));
+  const pages: MemoryPage[] = [];
+  for (const page of names) {
+    const path = join(dir, `${page}.md`);
+    pages.push({ page, path, content: await readFile(path, 'utf8') });
+  }
+  return pages;
+}
+
+/**
+ * An agent's change to a memory page. Write-ahead: both versions go to the blob store and the
+ * MEMORY_UPDATED entry is durable before the page is replaced (atomically, by rename).
+ */
+export async function updateMemory(repoRoot: string, ledger: RunLedger, page: string, content: string, reason: string): Promise<void> {
+  if (!PAGE_NAME.test(page)) throw new AciaError('INPUT_INVALID', `memory page name ${JSON.stringify(page)}: lowercase letters, digits and -`);
+  const dir = memoryDir(repoRoot);
+  const path = join(dir, `${page}.md`);
+  const before = await readFile(path).catch(() => null);
+  const beforeRef = before ? await ledger.putBlob(before) : null;
+  const afterRef = await ledger.putBlob(content);
+  await ledger.append({ actor: 'pm', type: 'MEMORY_UPDATED', data: { page, beforeRef, afterRef, reason } });
+  try {
+    await mkdir(dir, { recursive: true });
+    const tmp = `${path}.${process.pid}.tmp`;
+    await writeFile(tmp, content);
+    await rename(tmp, path);
+  } catch (e) {
+    throw new AciaError('LEDGER_IO', `cannot write ${path}: ${errorMessage(e)}`, { cause: e });
+  }
+}

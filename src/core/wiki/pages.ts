@@ -1,0 +1,123 @@
+// The generated wiki pages: index, one page per run, one per decision, and escalations awaiting a human.
+import type { LedgerEntry, Plan } from '../acm/contracts.js';
+import { planMermaid } from './mermaid.js';
+import { fenced, frontMatter, inline, money } from './markdown.js';
+import type { RunSummary } from './run-summary.js';
+
+export const DECISION_TYPES = [
+  'PLAN_SELECTED', 'BRANCH_TAKEN', 'POLICY_DECISION', 'REPLAN_TRIGGERED', 'COMPENSATION_APPLIED',
+  'GOAL_AMENDED', 'ESCALATION_REQUESTED', 'HUMAN_RESPONSE',
+] as const;
+
+export function indexPage(runs: readonly RunSummary[], memoryPages: readonly string[]): string {
+  const rows = runs.map(
+    (r) => `| [${r.runId}](runs/${r.runId}.md) | ${inline(r.status)} | ${inline(r.goal, 80)} | ${money(r.costUsd)} | ${r.terminal ? inline(r.terminal.reason) : '—'} |`,
+  );
+  return [
+    frontMatter([['kind', 'index'], ['runs', runs.length]]),
+    '# ACIA wiki',
+    '',
+    '## Runs',
+    '',
+    '| run | status | goal | cost | terminal reason |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    '## Memory',
+    '',
+    ...memoryPages.map((p) => `- [${p}](memory/${p}.md)`),
+    '',
+  ].join('\n');
+}
+
+export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): string {
+  const out: string[] = [
+    frontMatter([
+      ['kind', 'run'], ['runId', s.runId], ['status', s.status], ['terminalReason', s.terminal?.reason ?? null],
+      ['contextRef', s.contextRef], ['chosenPlan', s.chosen?.id ?? null], ['costUsd', s.costUsd],
+      ['headSeq', s.head?.seq ?? null], ['headHash', s.head?.hash ?? null],
+    ]),
+    `# Run ${s.runId}`,
+    '',
+    `**Goal:** ${inline(s.goal, 500)}`,
+    '',
+    `- Status: ${inline(s.status)}`,
+    `- Context: ${s.contextRef ? `\`${s.contextRef}\`` : 'not built'}${s.packetRef ? ` (packet blob \`${s.packetRef}\`)` : ''}`,
+    `- Cost: ${money(s.costUsd)}`,
+    `- Ledger head: ${s.head ? `seq ${s.head.seq}, \`${s.head.hash}\`` : 'empty'}`,
+    '',
+    '## Plans',
+    '',
+  ];
+  for (const p of s.planSet?.plans ?? []) out.push(planSummary(p, p.id === s.chosen?.id));
+  if (!s.planSet) out.push('No valid plan was proposed.', '');
+  if (s.selection) out.push(`Chosen by ${inline(s.selection.method)} (seq ${s.selection.seq}): ${inline(s.selection.rationale, 500)}`, '');
+  if (s.chosen) out.push('### Chosen plan', '', planMermaid(s.chosen));
+  out.push('## Tasks', '', '| task | capability | title | attempts | verdict | verification |', '| --- | --- | --- | --- | --- | --- |');
+  for (const t of [...s.tasks.values()]) {
+    const v = t.verification
+      ? `${t.verification.passed ? 'passed' : 'failed'} (${inline(t.verification.command, 60)}: ${t.verification.passedCount ?? '?'} passed, ${t.verification.failedCount ?? '?'} failed)`
+      : '—';
+    out.push(`| ${t.id} | ${inline(t.capability)} | ${inline(t.title, 80)} | ${t.attempts} | ${t.verdict} | ${v} |`);
+  }
+  out.push('', '## Escalations', '');
+  if (s.escalations.length === 0) out.push('None.');
+  for (const e of s.escalations) {
+    const answer = e.answer ? `answered at seq ${e.answer.seq}: **${inline(e.answer.action)}**${e.answer.text ? ` — ${inline(e.answer.text, 300)}` : ''}` : 'awaiting an answer';
+    out.push(`- seq ${e.seq}, ${e.data.reason}${e.data.taskId ? ` (task ${e.data.taskId})` : ''}: ${inline(e.data.message, 300)} — ${answer}`);
+  }
+  out.push('', '## Decisions', '');
+  for (const d of decisions) out.push(`- [seq ${d.seq} ${d.type}](../decisions/${decisionFile(s.runId, d)})`);
+  if (decisions.length === 0) out.push('None.');
+  out.push('', '## Outcome', '', s.terminal ? `**${inline(s.terminal.reason)}**: ${inline(s.terminal.message, 500)}` : 'The run has not finished.', '');
+  return out.join('\n');
+}
+
+function planSummary(p: Plan, chosen: boolean): string {
+  const tasks = p.tasks.map((t) => `${t.id} (${inline(t.capability)})`).join(', ');
+  return `- **${inline(p.id)}**${chosen ? ' (chosen)' : ''}: ${p.tasks.length} tasks — ${tasks}. ${inline(p.rationale, 300)}\n`;
+}
+
+export function decisionFile(runId: string, e: LedgerEntry): string {
+  return `${runId}-${e.seq}-${e.type}.md`;
+}
+
+export function decisionPage(runId: string, e: LedgerEntry): string {
+  const data = e.data as Record<string, unknown>;
+  const rationale = ['rationale', 'reason', 'cause', 'delta', 'message', 'text'].map((k) => data[k]).find((v) => typeof v === 'string');
+  const policyReason = e.type === 'POLICY_DECISION' ? (data.response as { reason?: unknown } | undefined)?.reason : undefined;
+  return [
+    frontMatter([['kind', 'decision'], ['runId', runId], ['type', e.type], ['seq', e.seq], ['hash', e.hash], ['actor', e.actor], ['ts', e.ts]]),
+    `# ${e.type} (run ${runId}, seq ${e.seq})`,
+    '',
+    `- Actor: ${inline(e.actor)}`,
+    `- Time: ${e.ts}`,
+    `- Ledger hash: \`${e.hash}\``,
+    '',
+    '## Rationale',
+    '',
+    typeof rationale === 'string' ? inline(rationale, 2000) : typeof policyReason === 'string' ? inline(policyReason, 2000) : 'None recorded.',
+    '',
+    '## Data',
+    '',
+    fenced(JSON.stringify(e.data, null, 2), 'json'),
+  ].join('\n');
+}
+
+export function escalationPage(s: RunSummary, open: RunSummary['escalations'][number]): string {
+  return [
+    frontMatter([['kind', 'escalation'], ['runId', s.runId], ['seq', open.seq], ['reason', open.data.reason], ['taskId', open.data.taskId ?? null]]),
+    `# Run ${s.runId} is waiting for you`,
+    '',
+    `**Problem** (${open.data.reason}${open.data.taskId ? `, task ${open.data.taskId}` : ''}): ${inline(open.data.message, 1000)}`,
+    '',
+    '## Last failure',
+    '',
+    open.data.lastFailure ? fenced(open.data.lastFailure) : 'None recorded.\n',
+    `Options: ${open.data.options.join(', ')}`,
+    '',
+    '## Resume',
+    '',
+    fenced(`acia resume ${s.runId} --answer "..."`, 'sh'),
+  ].join('\n');
+}

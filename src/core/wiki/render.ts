@@ -1,0 +1,78 @@
+// Renders `.acia/wiki/` from the ledgers: a pure function of entries (+ memory page names) to
+// {path: content}, and renderWiki, which writes only the files whose content changed.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { LedgerEntry } from '../acm/contracts.js';
+import { errorMessage } from '../errors.js';
+import type { RunManifest } from '../ledger/events.js';
+import { readLedgerEntries } from '../ledger/line-reader.js';
+import { listRunIds, readManifest, runDirOf } from '../ledger/manifest.js';
+import { ensureMemoryPages, readMemory, wikiDir } from './memory.js';
+import { DECISION_TYPES, decisionFile, decisionPage, escalationPage, indexPage, runPage } from './pages.js';
+import { summarizeRun } from './run-summary.js';
+
+export interface RunInput {
+  runId: string;
+  entries: readonly LedgerEntry[];
+  manifest: RunManifest | null;
+}
+
+const DECISIONS: ReadonlySet<string> = new Set(DECISION_TYPES);
+
+/** Pure: the same runs and memory page names give byte-identical pages. Paths are relative to the wiki. */
+export function renderWikiPages(runs: readonly RunInput[], memoryPages: readonly string[]): Map<string, string> {
+  const pages = new Map<string, string>();
+  const summaries = [...runs].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0)).map((run) => {
+    const summary = summarizeRun(run.runId, run.entries, run.manifest);
+    const decisions = run.entries.filter((e) => DECISIONS.has(e.type));
+    pages.set(`runs/${run.runId}.md`, runPage(summary, decisions));
+    for (const d of decisions) pages.set(`decisions/${decisionFile(run.runId, d)}`, decisionPage(run.runId, d));
+    const open = summary.escalations.filter((e) => !e.answer).at(-1);
+    if (open && (summary.status === 'awaiting_human' || summary.status === 'running')) pages.set(`escalations/${run.runId}.md`, escalationPage(summary, open));
+    return summary;
+  });
+  pages.set('index.md', indexPage(summaries, memoryPages));
+  return pages;
+}
+
+export interface RenderResult {
+  dir: string;
+  written: string[];
+  unchanged: number;
+  /** Runs whose ledger could not be read; they are left out of the wiki (run `acia verify`). */
+  skipped: Array<{ runId: string; reason: string }>;
+}
+
+export async function renderWiki(repoRoot: string): Promise<RenderResult> {
+  const dir = wikiDir(repoRoot);
+  await ensureMemoryPages(repoRoot);
+  const runs: RunInput[] = [];
+  const skipped: RenderResult['skipped'] = [];
+  for (const runId of await listRunIds(repoRoot)) {
+    const runDir = runDirOf(repoRoot, runId);
+    try {
+      const entries: LedgerEntry[] = [];
+      for await (const e of readLedgerEntries(join(runDir, 'ledger.jsonl'))) entries.push(e);
+      runs.push({ runId, entries, manifest: await readManifest(runDir) });
+    } catch (e) {
+      skipped.push({ runId, reason: errorMessage(e) });
+    }
+  }
+  const memory = (await readMemory(repoRoot)).map((p) => p.page);
+  const written: string[] = [];
+  let unchanged = 0;
+  for (const [path, content] of renderWikiPages(runs, memory)) {
+    const full = join(dir, path);
+    if ((await readFile(full, 'utf8').catch(() => null)) === content) {
+      unchanged += 1;
+      continue;
+    }
+    await mkdir(dirname(full), { recursive: true });
+    // Temp file + rename: two runs finishing at once must not interleave their bytes in one page.
+    const tmp = `${full}.${process.pid}.tmp`;
+    await writeFile(tmp, content);
+    await rename(tmp, full);
+    written.push(path);
+  }
+  return { dir, written, unchanged, skipped };
+}

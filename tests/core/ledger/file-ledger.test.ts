@@ -1,0 +1,158 @@
+import { readFileSync, writeFileSync, appendFileSync, statSync } from 'node:fs';
+import * as nodeFs from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, sha256Hex } from '../../../src/core/acm/canonical-json.js';
+import { GENESIS_HASH } from '../../../src/core/acm/contracts.js';
+import { openRunLedger } from '../../../src/core/ledger/file-ledger.js';
+import { entryHash } from '../../../src/core/ledger/hash.js';
+import type { LedgerFs } from '../../../src/core/ledger/ledger-fs.js';
+import { fold, readLedgerEntries } from '../../../src/core/ledger/line-reader.js';
+import { fixedClock, tempDir } from '../../helpers/sample-run.js';
+
+const goalAmended = (delta: string) => ({ actor: 'human', type: 'GOAL_AMENDED' as const, data: { by: 'human', delta } });
+
+describe('openRunLedger', () => {
+  it('writes canonical, hash-chained JSONL lines that entryHash agrees with', async () => {
+    const dir = join(tempDir(), 'r1');
+    const ledger = await openRunLedger(dir, 'r1', { clock: fixedClock(), create: true });
+    const a = await ledger.append(goalAmended('one'));
+    const b = await ledger.append(goalAmended('two'));
+    await ledger.close();
+    expect(a.prevHash).toBe(GENESIS_HASH);
+    expect(b.prevHash).toBe(a.hash);
+    expect(entryHash(b)).toBe(b.hash);
+    const lines = readFileSync(join(dir, 'ledger.jsonl'), 'utf8').split('\n');
+    expect(lines[2]).toBe('');
+    expect(lines[0]).toBe(canonicalJson(a));
+    expect(lines[1]).toBe(canonicalJson(b));
+  });
+
+  it('assigns seq in call order across un-awaited appends batched into group commits', async () => {
+    const dir = join(tempDir(), 'r2');
+    const ledger = await openRunLedger(dir, 'r2', { clock: fixedClock(), create: true });
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => ledger.append(goalAmended(`d${i}`))));
+    await ledger.close();
+    expect(results.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    const reread = [];
+    for await (const e of readLedgerEntries(join(dir, 'ledger.jsonl'))) reread.push(e);
+    expect(reread.map((e) => (e.data as { delta: string }).delta)).toEqual(results.map((_, i) => `d${i}`));
+  });
+
+  it('resumes an existing ledger, continuing the chain', async () => {
+    const dir = join(tempDir(), 'r3');
+    const first = await openRunLedger(dir, 'r3', { clock: fixedClock(), create: true });
+    const e0 = await first.append(goalAmended('x'));
+    await first.close();
+    const second = await openRunLedger(dir, 'r3', { clock: fixedClock(), create: false });
+    const e1 = await second.append(goalAmended('y'));
+    expect(second.entries()).toHaveLength(2);
+    expect(e1.prevHash).toBe(e0.hash);
+    expect(fold(second.entries(), (n, e) => n + e.seq, 0)).toBe(1);
+    await second.close();
+  });
+
+  it('refuses a run that does not exist when create is false', async () => {
+    await expect(openRunLedger(join(tempDir(), 'nope'), 'nope', { clock: fixedClock(), create: false })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+  });
+
+  it('rejects an entry whose payload does not match its type, writing nothing', async () => {
+    const dir = join(tempDir(), 'r4');
+    const ledger = await openRunLedger(dir, 'r4', { clock: fixedClock(), create: true });
+    await expect(ledger.append({ actor: 'team', type: 'GOAL_AMENDED', data: { by: 1 } })).rejects.toMatchObject({ code: 'INPUT_INVALID' });
+    await expect(ledger.append({ actor: 'nobody', type: 'GOAL_AMENDED', data: { by: 'x', delta: 'y' } })).rejects.toMatchObject({ code: 'INPUT_INVALID' });
+    await ledger.close();
+    expect(statSync(join(dir, 'ledger.jsonl')).size).toBe(0);
+  });
+
+  it('truncates a torn last line on open and records LEDGER_RECOVERED', async () => {
+    const dir = join(tempDir(), 'r5');
+    const ledger = await openRunLedger(dir, 'r5', { clock: fixedClock(), create: true });
+    await ledger.append(goalAmended('kept'));
+    await ledger.close();
+    const torn = '{"actor":"team","data":{"by":"x","del';
+    appendFileSync(join(dir, 'ledger.jsonl'), torn);
+    const reopened = await openRunLedger(dir, 'r5', { clock: fixedClock(), create: false });
+    const entries = reopened.entries();
+    await reopened.close();
+    expect(entries.map((e) => e.type)).toEqual(['GOAL_AMENDED', 'LEDGER_RECOVERED']);
+    expect(entries[1]!.data).toMatchObject({ truncatedBytes: torn.length });
+    expect(readFileSync(join(dir, 'ledger.jsonl'), 'utf8')).not.toContain('"del\n');
+  });
+
+  it('refuses a ledger damaged before its last line, naming the line', async () => {
+    const dir = join(tempDir(), 'r6');
+    const ledger = await openRunLedger(dir, 'r6', { clock: fixedClock(), create: true });
+    await ledger.append(goalAmended('a'));
+    await ledger.append(goalAmended('b'));
+    await ledger.close();
+    const path = join(dir, 'ledger.jsonl');
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"a"', '"A"'));
+    await expect(openRunLedger(dir, 'r6', { clock: fixedClock(), create: false })).rejects.toThrow(/ledger\.jsonl:1: .*hash/);
+  });
+
+  it('refuses a second writer in the same process and frees the lock on close', async () => {
+    const dir = join(tempDir(), 'r7');
+    const ledger = await openRunLedger(dir, 'r7', { clock: fixedClock(), create: true });
+    await expect(openRunLedger(dir, 'r7', { clock: fixedClock(), create: true })).rejects.toMatchObject({ code: 'LEDGER_LOCKED', message: expect.stringContaining(`pid ${process.pid}`) as unknown });
+    await ledger.close();
+    const again = await openRunLedger(dir, 'r7', { clock: fixedClock(), create: false });
+    await again.close();
+  });
+
+  it('takes over a stale lock left by a dead process', async () => {
+    const dir = join(tempDir(), 'r8');
+    const ledger = await openRunLedger(dir, 'r8', { clock: fixedClock(), create: true });
+    await ledger.close();
+    const { hostname } = await import('node:os');
+    writeFileSync(join(dir, 'lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), startedAt: 'then' }));
+    const taken = await openRunLedger(dir, 'r8', { clock: fixedClock(), create: false });
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid });
+    await taken.close();
+  });
+
+  it('fails a write with LEDGER_IO naming the file, keeping what was already durable', async () => {
+    const dir = join(tempDir(), 'r9');
+    let failWrites = false;
+    const failingFs: LedgerFs = {
+      ...nodeFs,
+      open: (async (...args: Parameters<typeof nodeFs.open>) => {
+        const handle = await nodeFs.open(...args);
+        const write = handle.write.bind(handle) as (...a: unknown[]) => Promise<unknown>;
+        (handle as unknown as { write: (...a: unknown[]) => Promise<unknown> }).write = (...a: unknown[]) =>
+          failWrites ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })) : write(...a);
+        return handle;
+      }),
+    };
+    const ledger = await openRunLedger(dir, 'r9', { clock: fixedClock(), create: true, fs: failingFs });
+    await ledger.append(goalAmended('safe'));
+    failWrites = true;
+    await expect(ledger.append(goalAmended('lost'))).rejects.toMatchObject({ code: 'LEDGER_IO', message: expect.stringContaining('ledger.jsonl') as unknown });
+    await expect(ledger.append(goalAmended('after'))).rejects.toMatchObject({ code: 'LEDGER_IO' });
+    await ledger.close();
+    const reopened = await openRunLedger(dir, 'r9', { clock: fixedClock(), create: false });
+    expect(reopened.entries().map((e) => (e.data as { delta?: string }).delta)).toEqual(['safe']);
+    await reopened.close();
+  });
+
+  it('reports an unwritable run directory as LEDGER_IO with its path', async () => {
+    const root = tempDir();
+    writeFileSync(join(root, '.acia'), 'a file, not a directory');
+    await expect(openRunLedger(join(root, '.acia', 'runs', 'r10'), 'r10', { clock: fixedClock(), create: true })).rejects.toMatchObject({
+      code: 'LEDGER_IO',
+      message: expect.stringContaining('.acia') as unknown,
+    });
+  });
+
+  it('stores blobs once under the sha256 of their content', async () => {
+    const dir = join(tempDir(), 'r11');
+    const ledger = await openRunLedger(dir, 'r11', { clock: fixedClock(), create: true });
+    const ref = await ledger.putBlob('hello');
+    expect(await ledger.putBlob(Buffer.from('hello'))).toBe(ref);
+    expect(ref).toBe(`sha256:${sha256Hex('hello')}`);
+    expect((await ledger.getBlob(ref)).toString()).toBe('hello');
+    expect((await nodeFs.readdir(join(dir, 'blobs')))).toEqual([sha256Hex('hello')]);
+    await expect(ledger.getBlob(`sha256:${'0'.repeat(64)}`)).rejects.toMatchObject({ code: 'BLOB_MISSING' });
+    await ledger.close();
+  });
+});
