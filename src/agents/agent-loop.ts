@@ -1,0 +1,198 @@
+// The one turn loop every agent runs: call the model, run its tool calls, feed the results back, and
+// end when it delivers a valid result through `return_result`. How it ends is a closed union.
+import { z, type ZodType } from 'zod';
+import { AciaError, isAciaError } from '../core/errors.js';
+import type { StreamChunk } from '../core/acm/contracts.js';
+import type { LlmClient, LlmRequest, LlmResponse, LlmToolSpec, Message, ToolResultBlock, ToolUseBlock } from '../core/llm/types.js';
+import type { ToolResult } from '../core/tools/types.js';
+import { elideOldToolOutput } from './context-window.js';
+import { LOOP_STOP_AT, LoopGuard } from './loop-guard.js';
+
+export const RETURN_RESULT = 'return_result';
+
+export type AgentOutcome<O> =
+  | { kind: 'returned'; result: O; turns: number }
+  | { kind: 'loop_detected'; turns: number; message: string }
+  | { kind: 'max_turns'; turns: number; message: string }
+  | { kind: 'protocol_error'; turns: number; message: string }
+  | { kind: 'refused'; turns: number; message: string };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** The tools an agent can reach; the team implements `invoke` (recording, sandbox, replay). */
+export interface AgentToolbox {
+  specs: readonly LlmToolSpec[];
+  readOnly(name: string): boolean;
+  invoke(call: ToolCall): Promise<ToolResult>;
+}
+
+export interface AgentRunOptions<O> {
+  llm: LlmClient;
+  model: string;
+  caller: string;
+  system: string;
+  task: string;
+  output: ZodType<O>;
+  toolbox: AgentToolbox;
+  maxTurns: number;
+  maxTokens: number;
+  /** Conversation budget before old tool output is elided (estimated tokens). */
+  contextTokens?: number;
+  signal?: AbortSignal;
+  onChunk?: (chunk: StreamChunk) => void;
+  /** Budget check and recording around each model call; may throw BUDGET_EXCEEDED. */
+  beforeModelCall?: (request: LlmRequest) => Promise<void>;
+  afterModelCall?: (request: LlmRequest, response: LlmResponse) => Promise<void>;
+  /** Validates a delivered result beyond its schema (e.g. plan validation); returns problems or []. */
+  check?: (result: O) => string[] | Promise<string[]>;
+  runId?: string;
+}
+
+const MAX_REPAIRS = 3;
+const MAX_BARE_REPLIES = 3;
+
+export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcome<O>> {
+  const returnSpec = returnResultSpec(opts.output);
+  const tools = [...opts.toolbox.specs, returnSpec];
+  const messages: Message[] = [{ role: 'user', content: opts.task }];
+  const guard = new LoopGuard();
+  const fixedChars = opts.system.length + JSON.stringify(tools).length;
+  let repairs = 0;
+  let bareReplies = 0;
+  let compactedForError = false;
+
+  for (let turn = 1; turn <= opts.maxTurns; turn++) {
+    if (opts.signal?.aborted) throw new AciaError('ABORTED', 'interrupted');
+    elideOldToolOutput(messages, opts.contextTokens ?? 120_000, fixedChars);
+    const request: LlmRequest = {
+      model: opts.model,
+      system: opts.system,
+      tools,
+      messages: structuredClone(messages),
+      maxTokens: opts.maxTokens,
+      caller: opts.caller,
+      stableMessageIndex: 0,
+      ...(opts.runId === undefined ? {} : { runId: opts.runId, stepId: `${opts.caller}#${turn}` }),
+    };
+    await opts.beforeModelCall?.(request);
+    let response: LlmResponse;
+    try {
+      response = await opts.llm.complete(request, {
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
+      });
+    } catch (e) {
+      // Context too long: elide harder once and retry the turn; anything else is the caller's to handle.
+      if (isAciaError(e) && e.code === 'LLM_CONTEXT_LENGTH' && !compactedForError) {
+        compactedForError = true;
+        elideOldToolOutput(messages, 0, fixedChars);
+        turn--;
+        continue;
+      }
+      throw e;
+    }
+    await opts.afterModelCall?.(request, response);
+    messages.push({ role: 'assistant', content: response.content });
+
+    if (response.stopReason === 'refusal') {
+      return { kind: 'refused', turns: turn, message: textOf(response) || 'the model refused' };
+    }
+    const calls = response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+    if (calls.length === 0) {
+      bareReplies++;
+      if (bareReplies > MAX_BARE_REPLIES) {
+        return { kind: 'protocol_error', turns: turn, message: `no tool call in ${bareReplies} replies` };
+      }
+      const why = response.stopReason === 'max_tokens' ? 'Your reply was cut off at the token limit. ' : '';
+      messages.push({ role: 'user', content: `${why}Act through tool calls, and finish by calling ${RETURN_RESULT}.` });
+      continue;
+    }
+
+    const results: ToolResultBlock[] = [];
+    const runnable: ToolCall[] = calls.filter((c) => c.name !== RETURN_RESULT).map((c) => ({ id: c.id, name: c.name, input: c.input }));
+    const verdicts = runnable.map((c) => guard.check(c.name, c.input));
+    const looping = runnable.find((_c, i) => verdicts[i] === 'stop');
+    if (looping) {
+      return {
+        kind: 'loop_detected',
+        turns: turn,
+        message: `${looping.name} called ${LOOP_STOP_AT} times with the same input and nothing changed in between`,
+      };
+    }
+
+    const outcomes = await runCalls(runnable, opts.toolbox);
+    for (const [i, call] of runnable.entries()) {
+      const r = outcomes[i]!;
+      if (r.ok && !opts.toolbox.readOnly(call.name)) guard.recordMutation(call.name, call.input);
+      const nudge = verdicts[i] === 'nudge' ? nudgeText(call.name) : '';
+      results.push({ type: 'tool_result', toolUseId: call.id, content: r.forModel + nudge, ...(r.ok ? {} : { isError: true }) });
+    }
+
+    const returned = calls.find((c) => c.name === RETURN_RESULT);
+    if (returned) {
+      const parsed = opts.output.safeParse(unwrap(returned.input, opts.output));
+      const problems = parsed.success ? ((await opts.check?.(parsed.data)) ?? []) : [z.prettifyError(parsed.error)];
+      if (parsed.success && problems.length === 0) return { kind: 'returned', result: parsed.data, turns: turn };
+      repairs++;
+      if (repairs > MAX_REPAIRS) {
+        return { kind: 'protocol_error', turns: turn, message: `result still invalid after ${MAX_REPAIRS} repairs: ${problems.join('; ')}` };
+      }
+      results.push({
+        type: 'tool_result',
+        toolUseId: returned.id,
+        isError: true,
+        content: `The result is invalid. Fix these problems and call ${RETURN_RESULT} again:\n${problems.join('\n')}`,
+      });
+    }
+    // Every tool_use needs a tool_result in the next user message, even calls skipped above.
+    for (const c of calls) {
+      if (!results.some((r) => r.toolUseId === c.id)) {
+        results.push({ type: 'tool_result', toolUseId: c.id, content: 'not run' });
+      }
+    }
+    messages.push({ role: 'user', content: results });
+  }
+  return { kind: 'max_turns', turns: opts.maxTurns, message: `no result after ${opts.maxTurns} turns` };
+}
+
+/** Read-only calls in a turn run concurrently; if any call writes, all run in order. */
+async function runCalls(calls: ToolCall[], toolbox: AgentToolbox): Promise<ToolResult[]> {
+  if (calls.every((c) => toolbox.readOnly(c.name))) return Promise.all(calls.map((c) => toolbox.invoke(c)));
+  const out: ToolResult[] = [];
+  for (const c of calls) out.push(await toolbox.invoke(c));
+  return out;
+}
+
+function nudgeText(name: string): string {
+  return `\n\nNote: you have called ${name} with this exact input several times and nothing changed. Try a different approach, or call ${RETURN_RESULT}.`;
+}
+
+export function returnResultSpec(output: ZodType): LlmToolSpec {
+  const schema = z.toJSONSchema(output, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const isObject = schema.type === 'object';
+  const inputSchema = isObject ? schema : { type: 'object', properties: { result: schema }, required: ['result'] };
+  delete inputSchema.$schema;
+  return {
+    name: RETURN_RESULT,
+    description: 'Deliver your final result. Call it exactly once, when the work is done.',
+    inputSchema,
+  };
+}
+
+/** Non-object outputs travel wrapped as {result: ...}. */
+function unwrap(input: unknown, output: ZodType): unknown {
+  const isObject = (z.toJSONSchema(output, { io: 'input', unrepresentable: 'any' }) as { type?: unknown }).type === 'object';
+  if (isObject) return input;
+  return typeof input === 'object' && input !== null && 'result' in input ? (input).result : input;
+}
+
+function textOf(r: LlmResponse): string {
+  return r.content
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
+}

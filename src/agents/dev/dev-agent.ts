@@ -1,0 +1,17 @@
+// The Dev agent: edits code in its own worktree with file, search, command and test tools.
+import { z } from 'zod';
+import { defineAgent } from '../define-agent.js';
+
+export const DevOutput = z.object({
+  summary: z.string().min(1),
+  facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+});
+export type DevOutput = z.infer<typeof DevOutput>;
+
+export const devAgent = defineAgent({
+  role: 'dev',
+  instructions: 'dev.md',
+  tools: ['read_file', 'write_file', 'edit_file', 'list_dir', 'search', 'run_command', 'run_tests', 'git_status', 'git_diff'],
+  output: DevOutput,
+  maxTurns: 30,
+});

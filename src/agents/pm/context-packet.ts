@@ -1,0 +1,100 @@
+// Builds the frozen Context Packet (ACM §9) the PM plans from: file tree, manifest, README, instruction
+// files, wiki memory and the test command. Its content address is every plan's contextRef.
+import { contentAddress, sha256Hex } from '../../core/acm/canonical-json.js';
+import type { ContextPacket, Goal } from '../../core/acm/contracts.js';
+
+export interface RepoReader {
+  /** Tracked files, repo-relative. */
+  listFiles(): Promise<string[]>;
+  /** A file's text, or null when missing or unreadable. */
+  readText(path: string, maxBytes: number): Promise<string | null>;
+  head(): Promise<string>;
+}
+
+export interface ContextInputs {
+  goal: Goal;
+  repo: RepoReader;
+  memory: { page: string; content: string }[];
+  testCommand: string | null;
+  constraints: Record<string, unknown>;
+  createdAt: string;
+}
+
+export const MAX_TREE_FILES = 400;
+const EXCERPT_BYTES = 4000;
+const MEMORY_CAP = 16_000;
+export const MEMORY_URI = 'wiki:memory/';
+const INSTRUCTION_FILES = ['AGENTS.md', 'CLAUDE.md'];
+const MANIFESTS = ['package.json', 'pyproject.toml', 'go.mod', 'Cargo.toml'];
+
+export interface InstructionFile {
+  path: string;
+  content: string;
+}
+
+export async function buildContextPacket(inp: ContextInputs): Promise<{ packet: ContextPacket; contextRef: string; instructions: InstructionFile[] }> {
+  const files = (await inp.repo.listFiles()).sort();
+  const head = await inp.repo.head();
+  const sources: ContextPacket['sources'] = [{ uri: `git:${head}` }];
+  const instructions: InstructionFile[] = [];
+  for (const f of files) {
+    const base = f.split('/').pop() ?? f;
+    if (!INSTRUCTION_FILES.includes(base)) continue;
+    const text = await inp.repo.readText(f, EXCERPT_BYTES * 4);
+    if (text === null) continue;
+    instructions.push({ path: f, content: text });
+    sources.push({ uri: `file:${f}`, digest: `sha256:${sha256Hex(text)}` });
+  }
+  instructions.sort(byPrecedence);
+  const readme = files.find((f) => /^readme(\.md|\.txt)?$/i.test(f));
+  const readmeText = readme ? await inp.repo.readText(readme, EXCERPT_BYTES) : null;
+  if (readme && readmeText !== null) sources.push({ uri: `file:${readme}`, digest: `sha256:${sha256Hex(readmeText)}`, excerpt: readmeText });
+  const manifest = MANIFESTS.find((m) => files.includes(m));
+  const manifestText = manifest ? await inp.repo.readText(manifest, EXCERPT_BYTES) : null;
+  if (manifest && manifestText !== null) sources.push({ uri: `file:${manifest}`, digest: `sha256:${sha256Hex(manifestText)}`, excerpt: manifestText });
+  // Memory pages travel whole (up to a cap) so a replay can rebuild exactly the packet the run saw.
+  for (const m of inp.memory) {
+    const text = m.content.slice(0, MEMORY_CAP);
+    sources.push({ uri: `${MEMORY_URI}${m.page}`, digest: `sha256:${sha256Hex(text)}`, excerpt: text });
+  }
+
+  const packet: ContextPacket = {
+    id: `ctx-${inp.goal.id}`,
+    version: '1',
+    goalId: inp.goal.id,
+    sources,
+    facts: {
+      repoHead: head,
+      fileCount: files.length,
+      files: files.slice(0, MAX_TREE_FILES),
+      filesTruncated: files.length > MAX_TREE_FILES,
+      testCommand: inp.testCommand,
+      manifest: manifest ?? null,
+      instructionFiles: instructions.map((i) => i.path),
+    },
+    assumptions: inp.testCommand === null ? ['the project has no detectable test command'] : [],
+    constraints: inp.constraints,
+    provenance: { builder: 'acia-context@1', createdAt: inp.createdAt, repoHead: head },
+  };
+  return { packet, contextRef: contentAddress(packet), instructions };
+}
+
+/** Root files first, then deeper ones; AGENTS.md before CLAUDE.md in one directory. Nearer files come later and win. */
+function byPrecedence(a: InstructionFile, b: InstructionFile): number {
+  const da = a.path.split('/').length;
+  const db = b.path.split('/').length;
+  if (da !== db) return da - db;
+  return a.path.localeCompare(b.path);
+}
+
+/** Renders instruction files for an agent's task message, nearest last. */
+export function renderInstructions(files: InstructionFile[]): string {
+  if (files.length === 0) return '';
+  const parts = files.map((f) => `--- ${f.path} ---\n${f.content.trim()}`);
+  return `\nProject instructions (deeper files apply to their directory and win over shallower ones):\n${parts.join('\n\n')}\n`;
+}
+
+/** The memory pages a recorded packet was built from (replay feeds them back). */
+export function memoryFromPacket(packet: ContextPacket): { page: string; content: string }[] {
+  return packet.sources.filter((s) => s.uri.startsWith(MEMORY_URI)).map((s) => ({ page: s.uri.slice(MEMORY_URI.length), content: s.excerpt ?? '' }));
+}

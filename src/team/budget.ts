@@ -1,0 +1,53 @@
+// Hard budgets across all agents of a run, checked before every model call with that call's estimate.
+import { AciaError } from '../core/errors.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import type { RunState } from './run-state.js';
+
+export interface BudgetLimits {
+  maxCostUsd?: number | undefined;
+  maxTokens?: number | undefined;
+  maxMinutes?: number | undefined;
+}
+
+export type BudgetBreach = EventDataOf<'BUDGET_EXCEEDED'>;
+
+export class BudgetExceededError extends AciaError {
+  constructor(readonly breach: BudgetBreach) {
+    super('BUDGET_EXCEEDED', `budget exhausted: ${describeBreach(breach)}`);
+  }
+}
+
+export function describeBreach(b: BudgetBreach): string {
+  switch (b.limit) {
+    case 'cost':
+      return `cost $${b.spent.toFixed(4)} would pass the limit of $${b.max}`;
+    case 'tokens':
+      return `${b.spent} tokens would pass the limit of ${b.max}`;
+    case 'minutes':
+      return `${b.spent.toFixed(1)} minutes passed the limit of ${b.max}`;
+    case 'iterations':
+      return `${b.spent} fix iterations reached the limit of ${b.max}`;
+  }
+}
+
+/**
+ * Returns the first limit the next call would break. Cost of an unknown-priced model cannot be
+ * checked, which is why the pricing table warns rather than guessing zero.
+ */
+export function checkBudget(
+  limits: BudgetLimits,
+  state: RunState,
+  next: { usd: number | null; tokens: number },
+  elapsedMinutes: number,
+): BudgetBreach | null {
+  if (limits.maxMinutes !== undefined && elapsedMinutes > limits.maxMinutes) {
+    return { limit: 'minutes', spent: elapsedMinutes, max: limits.maxMinutes };
+  }
+  if (limits.maxTokens !== undefined && state.tokens + next.tokens > limits.maxTokens) {
+    return { limit: 'tokens', spent: state.tokens + next.tokens, max: limits.maxTokens };
+  }
+  if (limits.maxCostUsd !== undefined && next.usd !== null && state.costUsd + next.usd > limits.maxCostUsd) {
+    return { limit: 'cost', spent: state.costUsd + next.usd, max: limits.maxCostUsd };
+  }
+  return null;
+}

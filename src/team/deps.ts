@@ -1,0 +1,74 @@
+// Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
+// clock, fixed ids or a fake runner, and replay can pass recorded ones.
+import type * as NodeFs from 'node:fs';
+import type { CapabilityMap, LedgerEntry, PlanSet, StreamChunk } from '../core/acm/contracts.js';
+import type { Clock, IdSource } from '../core/acm/ids.js';
+import type { Config } from '../core/config/schema.js';
+import type { RunLedger } from '../core/ledger/types.js';
+import type { LlmClient, LlmRequest, LlmToolSpec, Usage } from '../core/llm/types.js';
+import type { PolicyEngine } from '../core/policy/policy.js';
+import type { CommandRunner, Tool } from '../core/tools/types.js';
+import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/events.js';
+import type { GuardEvaluator } from './scheduler.js';
+import type { CallTool } from './toolbox.js';
+import type { RunWorkspace } from './workspace.js';
+
+export interface EscalationQuestion {
+  runId: string;
+  reason: EscalationReason;
+  taskId: string | undefined;
+  message: string;
+  lastFailure: string | undefined;
+  options: HumanAction[];
+}
+export interface HumanAnswer {
+  action: HumanAction;
+  text?: string;
+}
+/** Asks a human. Returns null when nobody can answer now (no TTY): the run then stops with exit 3. */
+export interface Escalator {
+  ask(question: EscalationQuestion): Promise<HumanAnswer | null>;
+}
+export const noHuman: Escalator = { ask: () => Promise.resolve(null) };
+
+export type TeamEvent = { kind: 'entry'; entry: LedgerEntry } | { kind: 'chunk'; chunk: StreamChunk };
+
+export interface TeamDeps {
+  llm: LlmClient;
+  /** Provider-local model id. */
+  model: string;
+  /** As the user wrote it, e.g. `anthropic:claude-sonnet-5-5`. */
+  modelSpec: string;
+  config: Config;
+  clock: Clock;
+  ids: IdSource;
+  /** The sandboxed command runner for one worktree (nothing outside `root` is writable). */
+  runnerFor: (root: string) => CommandRunner;
+  fs: typeof NodeFs;
+  tools: readonly Tool[];
+  toSpec: (tool: Tool) => LlmToolSpec;
+  callTool: CallTool;
+  openLedger: (runDir: string, runId: string, opts: { create: boolean }) => Promise<RunLedger>;
+  policy: PolicyEngine;
+  escalator: Escalator;
+  evalGuard: GuardEvaluator;
+  capabilityMap: CapabilityMap;
+  /** Problems with a plan set (schema, references, cycles...), empty when valid. */
+  validatePlanSet: (planSet: unknown) => { path: string; message: string }[];
+  costUsd: (model: string, usage: Usage) => number | null;
+  estimate: (model: string, request: LlmRequest) => { usd: number | null; tokens: number };
+  /** Stores the PlanSet's plans' capability map etc.; reads memory pages for the context packet. */
+  readMemory: (repo: string) => Promise<{ page: string; content: string }[]>;
+  /** Renders the wiki after a run stops; failures are reported, not fatal. */
+  renderWiki: (repo: string) => Promise<void>;
+  writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;
+  /** The git side of a run; replay passes one that serves recorded outcomes. */
+  workspace?: (repo: string, runId: string) => RunWorkspace;
+  onEvent?: (event: TeamEvent) => void;
+  sleep?: (ms: number) => Promise<void>;
+  signal?: AbortSignal;
+  aciaVersion: string;
+}
+
+export type PlanSetProblems = ReturnType<TeamDeps['validatePlanSet']>;
+export type { PlanSet };

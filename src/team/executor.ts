@@ -1,0 +1,247 @@
+// The executor: a loop over the folded run state. It records what the state implies (branch values,
+// skips, fix tasks, re-plans, escalations), starts ready tasks up to --parallel, and stops when
+// nothing is left to run or a human must answer.
+import type { TaskSpec } from '../core/acm/contracts.js';
+import type { EscalationReason, HumanAction } from '../core/ledger/events.js';
+import { AciaError, errorMessage } from '../core/errors.js';
+import { BudgetExceededError } from './budget.js';
+import type { RunContext } from './run-context.js';
+import { openEscalation, type TaskState } from './run-state.js';
+import { guardScope, schedule } from './scheduler.js';
+import type { TaskOutcome } from './task-common.js';
+import { runDevTask } from './task-dev.js';
+import { runQaTask } from './task-qa.js';
+
+export type ExecOutcome =
+  | { kind: 'done' }
+  | { kind: 'awaiting_human'; escalationSeq: number }
+  | { kind: 'aborted'; message: string }
+  | { kind: 'budget_exhausted'; message: string };
+
+const OPTIONS: Record<EscalationReason, HumanAction[]> = {
+  fixes_exhausted: ['guidance', 'retry', 'skip', 'abort'],
+  policy_denied: ['approve', 'retry', 'skip', 'abort'],
+  budget_exceeded: ['approve', 'abort'],
+  loop_detected: ['guidance', 'retry', 'skip', 'abort'],
+  human_approve: ['approve', 'skip', 'abort'],
+  merge_conflict: ['guidance', 'retry', 'skip', 'abort'],
+  task_failed: ['guidance', 'retry', 'skip', 'abort'],
+};
+
+export async function execute(ctx: RunContext): Promise<ExecOutcome> {
+  const running = new Map<string, Promise<void>>();
+  const resumed = new Set<string>();
+  // Interrupted tasks wait here for a free slot; they are no longer 'pending', so schedule() won't list them.
+  const restart: string[] = [];
+  let budgetError: BudgetExceededError | null = null;
+  // Set from task promises; a holder object so the checks below see the writes made in callbacks.
+  const failure: { fatal: Error | null } = { fatal: null };
+
+  for (;;) {
+    if (failure.fatal !== null && running.size === 0) throw failure.fatal;
+    if (ctx.state.abortRequested) {
+      await Promise.allSettled(running.values());
+      return { kind: 'aborted', message: 'aborted by the human' };
+    }
+    if (ctx.deps.signal?.aborted) {
+      await Promise.allSettled(running.values());
+      return { kind: 'aborted', message: 'interrupted' };
+    }
+    if (budgetError !== null && running.size === 0) {
+      const err: BudgetExceededError = budgetError;
+      budgetError = null;
+      await ctx.rec.record('team', 'BUDGET_EXCEEDED', err.breach);
+      await escalate(ctx, 'budget_exceeded', undefined, err.message);
+      continue;
+    }
+    const open = openEscalation(ctx.state);
+    if (open !== null) {
+      if (running.size > 0) {
+        await Promise.race(running.values());
+        continue;
+      }
+      const asked = await askHuman(ctx, open.seq);
+      if (!asked) {
+        if (open.reason === 'budget_exceeded') return { kind: 'budget_exhausted', message: open.message };
+        return { kind: 'awaiting_human', escalationSeq: open.seq };
+      }
+      continue;
+    }
+    if (failure.fatal === null && budgetError === null && (await reconcile(ctx))) continue;
+
+    const plan = ctx.state.plan!;
+    const sched = schedule(ctx.state, plan);
+    // A task left 'running' by a crash or an interrupt restarts from its last checkpoint (not while this
+    // session is itself stopping for the budget or an error: the next session restarts it).
+    const stopping = failure.fatal !== null || budgetError !== null;
+    for (const [id, t] of ctx.state.tasks) {
+      if (!stopping && t.status === 'running' && !running.has(id) && !resumed.has(id) && t.spec.capability !== 'human.approve') {
+        resumed.add(id);
+        await ctx.rec.record('team', 'COMPENSATION_APPLIED', {
+          taskId: id,
+          reason: 'interrupted attempt restarted from its last checkpoint',
+          resetTo: t.lastCheckpoint ?? 'run head',
+        });
+        restart.push(id);
+      }
+    }
+    if (failure.fatal === null && budgetError === null) {
+      for (const id of [...restart, ...sched.ready]) {
+        if (running.size >= ctx.deps.config.parallel) break;
+        if (running.has(id)) continue;
+        const at = restart.indexOf(id);
+        if (at >= 0) restart.splice(at, 1);
+        const p = runOne(ctx, id)
+          .then(async (outcome) => handleOutcome(ctx, id, outcome))
+          .catch((e: unknown) => {
+            if (e instanceof BudgetExceededError) budgetError ??= e;
+            else failure.fatal ??= e instanceof Error ? e : new Error(String(e));
+          })
+          .finally(() => running.delete(id));
+        running.set(id, p);
+      }
+    }
+    if (running.size === 0) {
+      if (failure.fatal !== null) throw failure.fatal;
+      if (budgetError !== null) continue;
+      return { kind: 'done' };
+    }
+    await Promise.race(running.values());
+  }
+}
+
+async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
+  const t = ctx.state.tasks.get(id)!;
+  const cap = t.spec.capability;
+  if (cap.startsWith('dev.')) return runDevTask(ctx, id);
+  if (cap.startsWith('qa.')) return runQaTask(ctx, id);
+  if (cap === 'human.approve') {
+    await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });
+    const q = (t.spec.input as { question?: unknown }).question;
+    return { kind: 'escalate', reason: 'human_approve', message: typeof q === 'string' ? q : `approve task ${id}?` };
+  }
+  if (cap === 'pm.replan') {
+    await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });
+    const switched = await replan(ctx, `task ${id} asked for a re-plan`);
+    if (!switched) await ctx.rec.record('team', 'TASK_COMPLETED', { taskId: id, attempt: 1, output: { replanned: false }, summary: 'no alternative plan left' });
+    return { kind: 'completed' };
+  }
+  throw new AciaError('PLAN_INVALID', `no runner for capability ${cap}`);
+}
+
+async function handleOutcome(ctx: RunContext, id: string, outcome: TaskOutcome): Promise<void> {
+  if (outcome.kind === 'escalate') await escalate(ctx, outcome.reason, id, outcome.message, outcome.lastFailure);
+}
+
+export async function escalate(ctx: RunContext, reason: EscalationReason, taskId: string | undefined, message: string, lastFailure?: string): Promise<void> {
+  await ctx.rec.record('team', 'ESCALATION_REQUESTED', {
+    reason,
+    ...(taskId === undefined ? {} : { taskId }),
+    message,
+    ...(lastFailure === undefined ? {} : { lastFailure }),
+    options: OPTIONS[reason],
+  });
+}
+
+async function askHuman(ctx: RunContext, seq: number): Promise<boolean> {
+  const esc = ctx.state.escalations.find((e) => e.seq === seq)!;
+  const answer = await ctx.deps.escalator.ask({
+    runId: ctx.runId,
+    reason: esc.reason,
+    taskId: esc.taskId,
+    message: esc.message,
+    lastFailure: await lastFailureText(ctx, esc.taskId),
+    options: OPTIONS[esc.reason],
+  });
+  if (answer === null) return false;
+  await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: seq, action: answer.action, ...(answer.text === undefined ? {} : { text: answer.text }) });
+  return true;
+}
+
+/** The tail of the task's last test output, for the human and for fix tasks. */
+export async function lastFailureText(ctx: RunContext, taskId: string | undefined): Promise<string | undefined> {
+  const v = taskId === undefined ? undefined : ctx.state.tasks.get(taskId)?.lastVerification;
+  if (!v || v.passed) return undefined;
+  try {
+    const body = JSON.parse((await ctx.rec.ledger.getBlob(v.outputRef)).toString('utf8')) as { forModel?: string };
+    return (body.forModel ?? '').slice(-4000);
+  } catch (e) {
+    return `(test output unavailable: ${errorMessage(e)})`;
+  }
+}
+
+/** Records what the state implies. Returns true when it recorded anything (the loop then re-reads). */
+async function reconcile(ctx: RunContext): Promise<boolean> {
+  const plan = ctx.state.plan!;
+  const sched = schedule(ctx.state, plan);
+  let changed = false;
+  for (const edge of sched.guardsToRecord) {
+    let value = false;
+    try {
+      value = ctx.deps.evalGuard(edge.guard!, guardScope(ctx.state, ctx.facts));
+    } catch {
+      value = false;
+    }
+    await ctx.rec.record('team', 'BRANCH_TAKEN', { from: edge.from, to: edge.to, guard: edge.guard!, value });
+    changed = true;
+  }
+  if (changed) return true;
+  for (const id of sched.skip) {
+    await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason: 'no incoming edge was taken' });
+    changed = true;
+  }
+  if (changed) return true;
+  for (const [id, t] of ctx.state.tasks) {
+    if (t.status !== 'failed' || t.supersededBy !== null) continue;
+    if (ctx.state.escalations.some((e) => e.taskId === id && e.seq > t.failedSeq)) continue;
+    if (plan.edges.some((e) => e.from === id && e.onError === t.lastError?.kind)) continue;
+    if (t.lastVerification && !t.lastVerification.passed && t.spec.capability.startsWith('qa.')) {
+      await onVerificationFailed(ctx, id, t);
+      return true;
+    }
+    if (await replan(ctx, `task ${id} failed: ${t.lastError?.message ?? ''}`)) return true;
+    await escalate(ctx, 'task_failed', id, `task ${id} failed: ${t.lastError?.message ?? 'unknown error'}`);
+    return true;
+  }
+  return false;
+}
+
+/** The iterate loop: a failed verdict adds a dev.fix task and a re-verification, up to maxIterations. */
+async function onVerificationFailed(ctx: RunContext, qaId: string, qa: TaskState): Promise<void> {
+  const allowance = ctx.deps.config.maxIterations + ctx.state.extraIterations;
+  const k = ctx.state.iterations + 1;
+  if (ctx.state.iterations >= allowance) {
+    if (await replan(ctx, `verification still failing after ${ctx.state.iterations} fix iterations`)) return;
+    await escalate(ctx, 'fixes_exhausted', qaId, `tests still fail after ${ctx.state.iterations} fix iteration(s): ${qa.lastError?.message ?? ''}`, await lastFailureText(ctx, qaId));
+    return;
+  }
+  const root = qaId.replace(/-r\d+$/, '');
+  const fixId = `${root}-fix${k}`;
+  const reId = `${root}-r${k}`;
+  const failure = (await lastFailureText(ctx, qaId)) ?? qa.lastError?.message ?? 'tests failed';
+  const guidance = qa.guidance ? ` Guidance from the human: ${qa.guidance}` : '';
+  const fix: TaskSpec = {
+    id: fixId,
+    capability: 'dev.fix',
+    title: `fix failing tests (iteration ${k})`,
+    input: { instructions: `The project's tests fail after the team's changes. Find the cause and fix the code so they pass; do not weaken or delete tests.${guidance}`, failure },
+    verification: [],
+  };
+  const reverify: TaskSpec = { id: reId, capability: qa.spec.capability, title: `re-verify after ${fixId}`, input: qa.spec.input, verification: [] };
+  await ctx.rec.record('team', 'TASK_ADDED', { task: fix, edges: [], reason: 'fix', parent: qaId, iteration: k });
+  await ctx.rec.record('team', 'TASK_ADDED', { task: reverify, edges: [{ from: fixId, to: reId }], reason: 'reverify', parent: qaId, replaces: qaId, iteration: k });
+}
+
+/** Switches to an unused alternative plan once, resetting the run branch to the base commit. */
+async function replan(ctx: RunContext, cause: string): Promise<boolean> {
+  const set = ctx.state.planSet;
+  const current = ctx.state.plan;
+  if (!set || !current || ctx.state.replans > 0) return false;
+  const next = set.plans.find((p) => p.id !== current.id);
+  if (!next) return false;
+  const base = ctx.state.started!.baseCommit;
+  await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId: current.id, reason: `abandoning ${current.id}: run branch reset`, resetTo: base });
+  await ctx.workspace.resetRun(base);
+  await ctx.rec.record('pm', 'REPLAN_TRIGGERED', { cause, fromPlanId: current.id, toPlanId: next.id, scope: 'whole plan' });
+  return true;
+}

@@ -1,0 +1,45 @@
+// The team's single path to the ledger: appends an entry, folds it into the live run state in seq
+// order, and tells progress listeners.
+import type { LedgerEntry, LedgerEntryType } from '../core/acm/contracts.js';
+import type { Clock } from '../core/acm/ids.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import type { RunLedger } from '../core/ledger/types.js';
+import { applyEntry, type RunState } from './run-state.js';
+
+export class Recorder {
+  private applied: number;
+
+  constructor(
+    readonly ledger: RunLedger,
+    readonly state: RunState,
+    private readonly clock: Clock,
+    private readonly listener: ((entry: LedgerEntry) => void) | undefined,
+  ) {
+    this.applied = state.lastSeq;
+  }
+
+  async record<T extends LedgerEntryType>(actor: string, type: T, data: EventDataOf<T>): Promise<LedgerEntry> {
+    const entry = await this.ledger.append({ actor, type, data });
+    this.catchUp();
+    return entry;
+  }
+
+  /** Applies every entry not yet folded, in seq order, whichever append resolved first. */
+  private catchUp(): void {
+    const all = this.ledger.entries();
+    for (let i = this.applied + 1; i < all.length; i++) {
+      const e = all[i]!;
+      applyEntry(this.state, e);
+      this.applied = e.seq;
+      this.listener?.(e);
+    }
+  }
+
+  blob(content: string | Uint8Array): Promise<string> {
+    return this.ledger.putBlob(content);
+  }
+
+  now(): number {
+    return this.clock.now().getTime();
+  }
+}

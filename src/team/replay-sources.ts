@@ -1,0 +1,149 @@
+// Serves a recorded run back to the team: model responses by request hash, tool results and git
+// outcomes in the order each task met them, and the human's answers in order.
+import { basename } from 'node:path';
+import { contentAddress } from '../core/acm/canonical-json.js';
+import type { LedgerEntry } from '../core/acm/contracts.js';
+import { AciaError } from '../core/errors.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import type { LlmClient, LlmRequest, LlmResponse } from '../core/llm/types.js';
+import type { Tool, ToolContext, ToolResult } from '../core/tools/types.js';
+import type { Escalator, HumanAnswer } from './deps.js';
+import { visibleRequest } from './run-context.js';
+import type { RunWorkspace, TaskWorktree } from './workspace.js';
+
+type GetBlob = (ref: string) => Promise<Buffer>;
+
+function ofType<T extends LedgerEntry['type']>(entries: readonly LedgerEntry[], type: T): EventDataOf<T>[] {
+  return entries.filter((e) => e.type === type).map((e) => e.data as EventDataOf<T>);
+}
+
+export class ReplayLlm implements LlmClient {
+  readonly provider = 'replay';
+  private readonly byHash = new Map<string, string>();
+
+  constructor(
+    entries: readonly LedgerEntry[],
+    private readonly getBlob: GetBlob,
+  ) {
+    for (const c of ofType(entries, 'LLM_CALL')) this.byHash.set(c.requestHash, c.responseRef);
+  }
+
+  async complete(request: LlmRequest): Promise<LlmResponse> {
+    const hash = contentAddress(visibleRequest(request));
+    const ref = this.byHash.get(hash);
+    if (ref === undefined) {
+      throw new AciaError('REPLAY_DIVERGED', `replay: ${request.caller} made a model request that was never recorded (${hash.slice(0, 19)}…)`);
+    }
+    return JSON.parse((await this.getBlob(ref)).toString('utf8')) as LlmResponse;
+  }
+}
+
+/** Tool results per task, in recorded order; the team's own test runs (team_run verifications) too. */
+export function replayCallTool(entries: readonly LedgerEntry[], toolNames: ReadonlySet<string>, getBlob: GetBlob) {
+  const queues = new Map<string, LedgerEntry[]>();
+  for (const e of entries) {
+    const d = e.data as { taskId?: string; name?: string; source?: string };
+    const fromTool = e.type === 'TOOL_RESULT' && d.name !== undefined && toolNames.has(d.name);
+    const fromTeam = e.type === 'VERIFICATION' && d.source === 'team_run';
+    if (!fromTool && !fromTeam) continue;
+    const key = d.taskId ?? '';
+    const q = queues.get(key) ?? [];
+    q.push(e);
+    queues.set(key, q);
+  }
+  return async (tool: Tool, _input: unknown, ctx: ToolContext): Promise<ToolResult> => {
+    const dir = basename(ctx.root);
+    const key = dir === '@run' ? 'plan' : dir;
+    const next = queues.get(key)?.shift();
+    if (!next) throw new AciaError('REPLAY_DIVERGED', `replay: task ${key} called ${tool.name} more often than recorded`);
+    if (next.type === 'TOOL_RESULT') {
+      const d = next.data as EventDataOf<'TOOL_RESULT'>;
+      if (d.name !== tool.name) throw new AciaError('REPLAY_DIVERGED', `replay: task ${key} called ${tool.name} where ${d.name} was recorded (seq ${next.seq})`);
+      const body = JSON.parse((await getBlob(d.outputRef)).toString('utf8')) as { forModel: string; forDisplay: string };
+      return { ok: d.ok, forModel: body.forModel, forDisplay: body.forDisplay, ...(d.data === undefined ? {} : { data: d.data }) };
+    }
+    const v = next.data as EventDataOf<'VERIFICATION'>;
+    const body = JSON.parse((await getBlob(v.outputRef)).toString('utf8')) as { forModel: string; forDisplay: string };
+    return { ok: v.passed, forModel: body.forModel, forDisplay: body.forDisplay, data: { exitCode: v.exitCode, passed: v.passedCount, failed: v.failedCount, command: v.command } };
+  };
+}
+
+export function replayEscalator(entries: readonly LedgerEntry[]): Escalator {
+  const answers = ofType(entries, 'HUMAN_RESPONSE');
+  return {
+    ask: (): Promise<HumanAnswer | null> => {
+      const a = answers.shift();
+      return Promise.resolve(a ? { action: a.action, ...(a.text === undefined ? {} : { text: a.text }) } : null);
+    },
+  };
+}
+
+/** The git outcomes a task met, in order; nothing is created, committed or merged. */
+export class ReplayWorkspace implements RunWorkspace {
+  readonly runBranch: string;
+  readonly runWorktree: string;
+  private readonly starts = new Map<string, EventDataOf<'TASK_STARTED'>[]>();
+  private readonly checkpoints = new Map<string, EventDataOf<'CHECKPOINT'>[]>();
+  private readonly merges = new Map<string, EventDataOf<'MERGE'>[]>();
+  private readonly attempt = new Map<string, number>();
+  private head: string;
+  private readonly finalFiles: string[];
+  private readonly finalHead: string | null;
+
+  constructor(
+    entries: readonly LedgerEntry[],
+    private readonly repo: string,
+    private readonly runId: string,
+  ) {
+    const started = ofType(entries, 'RUN_STARTED')[0];
+    this.runBranch = started?.runBranch ?? `acia/${runId}`;
+    this.runWorktree = `${repo}/.acia/worktrees/${runId}/@run`;
+    this.head = started?.baseCommit ?? '';
+    for (const s of ofType(entries, 'TASK_STARTED')) push(this.starts, s.taskId, s);
+    for (const c of ofType(entries, 'CHECKPOINT')) push(this.checkpoints, c.taskId, c);
+    for (const m of ofType(entries, 'MERGE')) push(this.merges, m.taskId, m);
+    this.finalFiles = ofType(entries, 'RUN_COMPLETED').at(-1)?.filesChanged ?? [];
+    this.finalHead = ofType(entries, 'RUN_COMPLETED').at(-1)?.headCommit ?? null;
+  }
+
+  openRun(): Promise<void> {
+    return Promise.resolve();
+  }
+  runHead(): Promise<string> {
+    return Promise.resolve(this.finalHead ?? this.head);
+  }
+  prepareTask(taskId: string): Promise<TaskWorktree> {
+    const n = (this.attempt.get(taskId) ?? 0) + 1;
+    this.attempt.set(taskId, n);
+    const rec = this.starts.get(taskId)?.find((s) => s.attempt === n) ?? this.starts.get(taskId)?.at(-1);
+    return Promise.resolve({ path: `${this.repo}/.acia/worktrees/${this.runId}/${taskId}`, branch: rec?.branch ?? `acia-tasks/${this.runId}/${taskId}`, baseCommit: rec?.baseCommit ?? this.head });
+  }
+  checkpoint(taskId: string): Promise<{ commit: string | null; files: string[] }> {
+    const n = this.attempt.get(taskId) ?? 1;
+    const c = this.checkpoints.get(taskId)?.find((x) => x.attempt === n);
+    return Promise.resolve(c ? { commit: c.commit, files: c.files } : { commit: null, files: [] });
+  }
+  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+    const m = this.merges.get(taskId)?.shift();
+    if (!m) return Promise.reject(new AciaError('REPLAY_DIVERGED', `replay: ${taskId} merged more often than recorded`));
+    if (m.commit) this.head = m.commit;
+    return Promise.resolve({ commit: m.commit, conflict: m.conflict, files: m.files });
+  }
+  resetRun(commit: string): Promise<void> {
+    this.head = commit;
+    return Promise.resolve();
+  }
+  changedSinceBase(): Promise<string[]> {
+    return Promise.resolve(this.finalFiles);
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key) ?? [];
+  list.push(value);
+  map.set(key, list);
+}
+

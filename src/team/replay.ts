@@ -1,0 +1,146 @@
+// `acia replay`: runs the executor again against a run's recorded model responses, tool results,
+// git outcomes and human answers — no model, no side effects — and compares the decisions it
+// records with the recorded ledger, actor by actor.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { canonicalJson } from '../core/acm/canonical-json.js';
+import type { ContextPacket, LedgerEntry } from '../core/acm/contracts.js';
+import { memoryFromPacket } from '../agents/pm/context-packet.js';
+import { asRunId } from '../core/acm/ids.js';
+import { modelIdOf } from '../core/config/schema.js';
+import { AciaError, errorMessage } from '../core/errors.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import { MemoryLedger } from '../core/ledger/memory-ledger.js';
+import type { TeamDeps } from './deps.js';
+import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
+import { rerunRecorded } from './team.js';
+
+export interface EntrySummary {
+  seq: number;
+  actor: string;
+  type: string;
+  data: unknown;
+}
+
+export interface ReplayReport {
+  runId: string;
+  identical: boolean;
+  recordedEntries: number;
+  replayedEntries: number;
+  /** Why the replayed run stopped early, when it did (often the cause of the divergence). */
+  error: string | null;
+  /** The first place where the replay's decisions differ from the recording. */
+  divergence: { actor: string; index: number; recorded: EntrySummary | null; replayed: EntrySummary | null; reason: string } | null;
+}
+
+/** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
+const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED']);
+
+export async function replayRun(
+  base: Omit<TeamDeps, 'llm' | 'callTool' | 'escalator' | 'openLedger' | 'writeManifest' | 'renderWiki' | 'workspace'>,
+  repo: string,
+  runId: string,
+  recorded: readonly LedgerEntry[],
+): Promise<ReplayReport> {
+  const runDir = join(repo, '.acia', 'runs', runId);
+  const getBlob = (ref: string) => readFile(join(runDir, 'blobs', ref.replace(/^sha256:/, '')));
+  const started = recorded.find((e) => e.type === 'RUN_STARTED')?.data as EventDataOf<'RUN_STARTED'> | undefined;
+  if (!started) throw new AciaError('LEDGER_CORRUPT', `run ${runId} has no RUN_STARTED entry`);
+  const ledger = new MemoryLedger(runId, base.clock, `replay:${runId}`, getBlob);
+  const built = recorded.find((e) => e.type === 'CONTEXT_BUILT')?.data as EventDataOf<'CONTEXT_BUILT'> | undefined;
+  const packet = built ? (JSON.parse((await getBlob(built.packetRef)).toString('utf8')) as ContextPacket) : null;
+  // The model id the run sent, as recorded in its first request (a script names its own model).
+  const firstCall = recorded.find((e) => e.type === 'LLM_CALL')?.data as EventDataOf<'LLM_CALL'> | undefined;
+  const sentModel = firstCall ? (JSON.parse((await getBlob(firstCall.requestHash)).toString('utf8')) as { model?: string }).model : undefined;
+  const deps: TeamDeps = {
+    ...base,
+    config: {
+      ...base.config,
+      ...(typeof packet?.facts.testCommand === 'string' ? { testCommand: packet.facts.testCommand } : {}),
+      parallel: started.settings.parallel,
+      maxIterations: started.settings.maxIterations,
+      budget: started.settings.budget,
+    },
+    ids: { runId: () => asRunId(runId) },
+    model: sentModel ?? modelIdOf(started.model),
+    modelSpec: started.model,
+    llm: new ReplayLlm(recorded, getBlob),
+    callTool: replayCallTool(recorded, new Set(base.tools.map((t) => t.name)), getBlob),
+    escalator: replayEscalator(recorded),
+    openLedger: () => Promise.resolve(ledger),
+    writeManifest: () => Promise.resolve(),
+    renderWiki: () => Promise.resolve(),
+    workspace: () => new ReplayWorkspace(recorded, repo, runId),
+    sleep: () => Promise.resolve(),
+    // The memory the run saw, not what the wiki holds now.
+    readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
+  };
+  let failure: string | null = null;
+  try {
+    await rerunRecorded(deps, repo, runId, ledger, started);
+  } catch (e) {
+    failure = errorMessage(e);
+  }
+  const report = { ...compare(recorded, ledger.entries(), runId), error: failure };
+  if (failure !== null && report.divergence === null) {
+    return { ...report, identical: false, divergence: { actor: 'team', index: 0, recorded: null, replayed: null, reason: failure } };
+  }
+  return report;
+}
+
+export function compare(recorded: readonly LedgerEntry[], replayed: readonly LedgerEntry[], runId: string): Omit<ReplayReport, 'error'> {
+  const a = byActor(recorded);
+  const b = byActor(replayed);
+  const actors = [...new Set([...a.keys(), ...b.keys()])].sort();
+  let first: ReplayReport['divergence'] = null;
+  for (const actor of actors) {
+    const ra = a.get(actor) ?? [];
+    const rb = b.get(actor) ?? [];
+    for (let i = 0; i < Math.max(ra.length, rb.length); i++) {
+      const x = ra[i];
+      const y = rb[i];
+      if (x && y && x.type === y.type && canonicalJson(normalise(x)) === canonicalJson(normalise(y))) continue;
+      const reason = !x ? 'the replay made a decision the recording does not have' : !y ? 'the recording has a decision the replay did not make' : x.type !== y.type ? `${x.type} was recorded, ${y.type} replayed` : `${x.type} differs`;
+      // Report the divergence earliest in the recording.
+      if (first === null || (x?.seq ?? Infinity) < (first.recorded?.seq ?? Infinity)) {
+        first = { actor, index: i, recorded: x ? summary(x) : null, replayed: y ? summary(y) : null, reason };
+      }
+      break;
+    }
+  }
+  const lastOf = (l: readonly LedgerEntry[]) => (l.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: string } | undefined)?.reason;
+  if (first === null && lastOf(recorded) !== lastOf(replayed)) {
+    first = { actor: 'team', index: 0, recorded: null, replayed: null, reason: `the run ended ${String(lastOf(recorded))} but the replay ended ${String(lastOf(replayed))}` };
+  }
+  return { runId, identical: first === null, recordedEntries: recorded.length, replayedEntries: replayed.length, divergence: first };
+}
+
+function byActor(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
+  const m = new Map<string, LedgerEntry[]>();
+  for (const e of entries) {
+    if (SESSION_TYPES.has(e.type)) continue;
+    // Parallel tasks interleave; within one actor and one task the order is the decision order.
+    const taskId = (e.data as { taskId?: unknown } | null)?.taskId;
+    const key = typeof taskId === 'string' ? `${e.actor} ${taskId}` : e.actor;
+    const list = m.get(key) ?? [];
+    list.push(e);
+    m.set(key, list);
+  }
+  return m;
+}
+
+/** Wall-clock facts (durations) are not decisions; everything else must match exactly. */
+function normalise(e: LedgerEntry): unknown {
+  const data = e.data as Record<string, unknown>;
+  const { durationMs: _d, ...rest } = data;
+  if (e.type === 'POLICY_DECISION') {
+    const req = { ...(rest.request as Record<string, unknown>) };
+    delete req.metrics;
+    return { type: e.type, data: { ...rest, request: req } };
+  }
+  return { type: e.type, data: rest };
+}
+
+function summary(e: LedgerEntry): EntrySummary {
+  return { seq: e.seq, actor: e.actor, type: e.type, data: e.data };
+}

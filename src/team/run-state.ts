@@ -1,0 +1,307 @@
+// Run state is a fold over the ledger: nothing about a run lives only in memory. The executor applies
+// each entry as it appends it; resume and replay fold the file from the start.
+import type { LedgerEntry, Plan, PlanSet, TaskSpec } from '../core/acm/contracts.js';
+import type { EscalationReason, EventDataOf, TerminalReason } from '../core/ledger/events.js';
+
+export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+
+export interface TaskState {
+  spec: TaskSpec;
+  status: TaskStatus;
+  attempts: number;
+  output: Record<string, unknown> | null;
+  lastCheckpoint: string | null;
+  branch: string | null;
+  merged: boolean;
+  lastError: { kind: string; message: string } | null;
+  lastVerification: EventDataOf<'VERIFICATION'> | null;
+  /** Added by the iterate loop or a re-plan rather than the original plan. */
+  addedBy: string | null;
+  /** Set when a re-verify task replaced this one; edges out of it leave from the replacement. */
+  supersededBy: string | null;
+  /** Text from a human answer, passed to the next attempt. */
+  guidance: string | null;
+  /** A human approved the change policy denied. */
+  policyOverride: boolean;
+  /** Seq of the last TASK_FAILED: escalations after it are about this failure. */
+  failedSeq: number;
+}
+
+export interface PendingEscalation {
+  seq: number;
+  reason: EscalationReason;
+  taskId: string | undefined;
+  message: string;
+  answer: EventDataOf<'HUMAN_RESPONSE'> | null;
+}
+
+export interface RunState {
+  runId: string | null;
+  started: EventDataOf<'RUN_STARTED'> | null;
+  contextRef: string | null;
+  planSet: PlanSet | null;
+  planAttempts: number;
+  plan: Plan | null;
+  tasks: Map<string, TaskState>;
+  /** `from->to` of guarded edges with their recorded value. */
+  branches: Map<string, boolean>;
+  escalations: PendingEscalation[];
+  iterations: number;
+  costUsd: number;
+  costKnown: boolean;
+  tokens: number;
+  modelCalls: number;
+  completed: EventDataOf<'RUN_COMPLETED'> | null;
+  lastSeq: number;
+  replans: number;
+  abortRequested: boolean;
+  /** Fix iterations a human granted beyond maxIterations. */
+  extraIterations: number;
+  budgetWaived: boolean;
+}
+
+export function emptyRunState(): RunState {
+  return {
+    runId: null,
+    started: null,
+    contextRef: null,
+    planSet: null,
+    planAttempts: 0,
+    plan: null,
+    tasks: new Map(),
+    branches: new Map(),
+    escalations: [],
+    iterations: 0,
+    costUsd: 0,
+    costKnown: true,
+    tokens: 0,
+    modelCalls: 0,
+    completed: null,
+    lastSeq: -1,
+    replans: 0,
+    abortRequested: false,
+    extraIterations: 0,
+    budgetWaived: false,
+  };
+}
+
+export function foldRun(entries: Iterable<LedgerEntry>, state = emptyRunState()): RunState {
+  for (const e of entries) applyEntry(state, e);
+  return state;
+}
+
+function newTask(spec: TaskSpec, addedBy: string | null): TaskState {
+  return {
+    spec,
+    status: 'pending',
+    attempts: 0,
+    output: null,
+    lastCheckpoint: null,
+    branch: null,
+    merged: false,
+    lastError: null,
+    lastVerification: null,
+    addedBy,
+    supersededBy: null,
+    guidance: null,
+    policyOverride: false,
+    failedSeq: -1,
+  };
+}
+
+function usePlan(state: RunState, plan: Plan): void {
+  state.plan = structuredClone(plan);
+  state.tasks = new Map(plan.tasks.map((t) => [t.id, newTask(t, null)]));
+  state.branches = new Map();
+}
+
+/** Applies one entry. Data is trusted as written by the team; verify checks the chain separately. */
+export function applyEntry(state: RunState, entry: LedgerEntry): void {
+  state.lastSeq = entry.seq;
+  state.runId ??= entry.runId;
+  const d = entry.data as never;
+  switch (entry.type) {
+    case 'RUN_STARTED':
+      state.started = d;
+      break;
+    case 'RUN_RESUMED':
+      state.completed = null;
+      break;
+    case 'CONTEXT_BUILT':
+      state.contextRef = (d as EventDataOf<'CONTEXT_BUILT'>).contextRef;
+      break;
+    case 'PLAN_PROPOSED': {
+      const p = d as EventDataOf<'PLAN_PROPOSED'>;
+      state.planAttempts = Math.max(state.planAttempts, p.attempt);
+      if (p.valid && p.planSet) state.planSet = p.planSet;
+      break;
+    }
+    case 'PLAN_SELECTED': {
+      const p = d as EventDataOf<'PLAN_SELECTED'>;
+      const plan = state.planSet?.plans.find((x) => x.id === p.planId);
+      if (plan) usePlan(state, plan);
+      break;
+    }
+    case 'REPLAN_TRIGGERED': {
+      const p = d as EventDataOf<'REPLAN_TRIGGERED'>;
+      const plan = state.planSet?.plans.find((x) => x.id === p.toPlanId);
+      state.replans++;
+      if (plan) {
+        const keep = state.tasks;
+        usePlan(state, plan);
+        // Tasks finished under the old plan stay recorded but the new plan starts clean.
+        for (const [id, t] of keep) if (!state.tasks.has(id) && t.status === 'running') t.status = 'failed';
+      }
+      break;
+    }
+    case 'TASK_ADDED': {
+      const p = d as EventDataOf<'TASK_ADDED'>;
+      state.tasks.set(p.task.id, newTask(p.task, p.reason));
+      if (p.reason === 'fix') state.iterations = Math.max(state.iterations, p.iteration);
+      if (p.replaces !== undefined) {
+        const old = state.tasks.get(p.replaces);
+        if (old) old.supersededBy = p.task.id;
+      }
+      if (state.plan) {
+        state.plan.tasks.push(p.task);
+        state.plan.edges.push(...(p.edges ?? []));
+      }
+      break;
+    }
+    case 'BRANCH_TAKEN': {
+      const p = d as EventDataOf<'BRANCH_TAKEN'>;
+      state.branches.set(`${p.from}->${p.to}`, p.value);
+      break;
+    }
+    case 'TASK_STARTED': {
+      const p = d as EventDataOf<'TASK_STARTED'>;
+      const t = state.tasks.get(p.taskId);
+      if (t) {
+        t.status = 'running';
+        t.attempts = p.attempt;
+        t.branch = p.branch ?? t.branch;
+      }
+      break;
+    }
+    case 'CHECKPOINT': {
+      const p = d as EventDataOf<'CHECKPOINT'>;
+      const t = state.tasks.get(p.taskId);
+      if (t) t.lastCheckpoint = p.commit;
+      break;
+    }
+    case 'MERGE': {
+      const p = d as EventDataOf<'MERGE'>;
+      const t = state.tasks.get(p.taskId);
+      if (t && !p.conflict) t.merged = true;
+      break;
+    }
+    case 'VERIFICATION': {
+      const p = d as EventDataOf<'VERIFICATION'>;
+      const t = state.tasks.get(p.taskId);
+      if (t) t.lastVerification = p;
+      break;
+    }
+    case 'TASK_COMPLETED': {
+      const p = d as EventDataOf<'TASK_COMPLETED'>;
+      const t = state.tasks.get(p.taskId);
+      if (t) {
+        t.status = 'completed';
+        t.output = p.output;
+      }
+      break;
+    }
+    case 'TASK_FAILED': {
+      const p = d as EventDataOf<'TASK_FAILED'>;
+      const t = state.tasks.get(p.taskId);
+      if (t) {
+        t.status = 'failed';
+        t.lastError = { kind: p.errorKind, message: p.message };
+        t.failedSeq = entry.seq;
+      }
+      break;
+    }
+    case 'TASK_SKIPPED': {
+      const t = state.tasks.get((d as EventDataOf<'TASK_SKIPPED'>).taskId);
+      if (t) t.status = 'skipped';
+      break;
+    }
+    case 'ESCALATION_REQUESTED': {
+      const p = d as EventDataOf<'ESCALATION_REQUESTED'>;
+      state.escalations.push({ seq: entry.seq, reason: p.reason, taskId: p.taskId, message: p.message, answer: null });
+      break;
+    }
+    case 'HUMAN_RESPONSE': {
+      const p = d as EventDataOf<'HUMAN_RESPONSE'>;
+      const esc = state.escalations.find((x) => x.seq === p.escalationSeq);
+      if (esc) {
+        esc.answer = p;
+        applyHumanAnswer(state, esc, p);
+      }
+      break;
+    }
+    case 'LLM_CALL': {
+      const p = d as EventDataOf<'LLM_CALL'>;
+      state.modelCalls++;
+      state.tokens += p.usage.inputTokens + p.usage.outputTokens + p.usage.cacheReadTokens + p.usage.cacheWriteTokens;
+      if (p.costUsd === null) state.costKnown = false;
+      else state.costUsd += p.costUsd;
+      break;
+    }
+    case 'RUN_COMPLETED':
+      state.completed = d;
+      break;
+    default:
+      break;
+  }
+}
+
+export function openEscalation(state: RunState): PendingEscalation | null {
+  const last = state.escalations.at(-1);
+  return last && last.answer === null ? last : null;
+}
+
+export function terminalOf(state: RunState): TerminalReason | 'running' {
+  return state.completed?.reason ?? 'running';
+}
+
+/**
+ * What a human answer changes. Kept in the fold (not in follow-up entries) so a crash right after the
+ * answer loses nothing: resume folds the same state.
+ */
+function applyHumanAnswer(state: RunState, esc: PendingEscalation, a: EventDataOf<'HUMAN_RESPONSE'>): void {
+  if (a.action === 'abort') {
+    state.abortRequested = true;
+    return;
+  }
+  if (esc.reason === 'budget_exceeded') {
+    if (a.action !== 'skip') state.budgetWaived = true;
+    return;
+  }
+  const t = esc.taskId === undefined ? undefined : state.tasks.get(esc.taskId);
+  if (!t) return;
+  if (a.text !== undefined) t.guidance = a.text;
+  if (a.action === 'skip') {
+    t.status = 'skipped';
+    return;
+  }
+  switch (esc.reason) {
+    case 'human_approve':
+      // approve, retry and guidance all let the checkpoint pass; the text is kept as a note.
+      t.status = 'completed';
+      t.output = { approved: true, ...(a.text === undefined ? {} : { note: a.text }) };
+      return;
+    case 'fixes_exhausted':
+      state.extraIterations++;
+      return;
+    case 'policy_denied':
+      t.policyOverride = a.action === 'approve';
+      t.status = 'pending';
+      return;
+    case 'merge_conflict':
+      t.lastCheckpoint = null;
+      t.status = 'pending';
+      return;
+    default:
+      t.status = 'pending';
+  }
+}

@@ -1,0 +1,157 @@
+// Pieces every task runner shares: how a task ends, the agent's toolbox and task message, retries.
+import { sha256Hex } from '../core/acm/canonical-json.js';
+import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
+import type { EscalationReason } from '../core/ledger/events.js';
+import type { PolicyHook, PolicyRequest } from '../core/policy/policy.js';
+import type { ToolContext, ToolResult } from '../core/tools/types.js';
+import { errorMessage, isAciaError } from '../core/errors.js';
+import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';
+import type { AgentDefinition } from '../agents/define-agent.js';
+import { loadTemplate } from '../agents/prompt-template.js';
+import { BudgetExceededError } from './budget.js';
+import { modelHooks } from './run-context.js';
+import { makeToolbox } from './toolbox.js';
+import { renderInstructions } from '../agents/pm/context-packet.js';
+import type { RunContext } from './run-context.js';
+
+export type TaskOutcome =
+  | { kind: 'completed' }
+  | { kind: 'failed'; errorKind: ErrorKind; message: string }
+  | { kind: 'verification_failed'; message: string }
+  | { kind: 'escalate'; reason: EscalationReason; message: string; lastFailure?: string };
+
+export function toolContext(ctx: RunContext, root: string): ToolContext {
+  return {
+    root,
+    fs: ctx.deps.fs,
+    runner: ctx.deps.runnerFor(root),
+    ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
+    commandTimeoutS: ctx.deps.config.commandTimeoutS,
+    ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
+  };
+}
+
+export function toolsFor(ctx: RunContext, names: readonly string[]) {
+  return ctx.deps.tools.filter((t) => names.includes(t.name));
+}
+
+/** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
+export function taskMessage(ctx: RunContext, spec: TaskSpec, extra: string[]): string {
+  const input = spec.input as { instructions?: unknown; files?: unknown; question?: unknown };
+  const lines = [
+    `Goal of the run: ${ctx.state.started?.goal.intent ?? ''}`,
+    `Your task: ${spec.id} (${spec.capability})${spec.title ? `: ${spec.title}` : ''}`,
+  ];
+  if (typeof input.instructions === 'string') lines.push(`Instructions: ${input.instructions}`);
+  if (Array.isArray(input.files) && input.files.length > 0) lines.push(`Files: ${input.files.join(', ')}`);
+  if (ctx.testCommand !== null) lines.push(`Test command: ${ctx.testCommand}`);
+  lines.push(...extra);
+  return lines.join('\n') + renderInstructions(ctx.instructions);
+}
+
+export async function policyCheck(
+  ctx: RunContext,
+  hook: PolicyHook,
+  spec: TaskSpec | null,
+  filesChanged?: string[],
+): Promise<{ allow: boolean; reason?: string }> {
+  const plan = ctx.state.plan;
+  const request: PolicyRequest = {
+    action: hook,
+    ...(spec ? { task: { id: spec.id, capability: spec.capability, input: spec.input, ...(spec.idemKey ? { idemKey: spec.idemKey } : {}) } } : {}),
+    goal: { id: ctx.state.started?.goal.id ?? ctx.runId },
+    plan: {
+      id: plan?.id ?? '',
+      contextRef: plan?.contextRef ?? ctx.state.contextRef ?? '',
+      capabilityMapVersion: plan?.capabilityMapVersion ?? '',
+      taskCount: plan?.tasks.length ?? 0,
+    },
+    run: { engine: 'acia', runId: ctx.runId },
+    metrics: { costUsd: ctx.state.costUsd, elapsedSec: Math.round((ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 1000) },
+    ...(filesChanged ? { filesChanged } : {}),
+  };
+  const response = await ctx.deps.policy.evaluate(request);
+  await ctx.rec.record('policy', 'POLICY_DECISION', {
+    hook,
+    ...(spec ? { taskId: spec.id } : {}),
+    request,
+    response: { allow: response.allow, ...(response.reason === undefined ? {} : { reason: response.reason }) },
+  });
+  return response;
+}
+
+/** Backoff for a retry; jitter is derived from the run, task and attempt so replays wait the same. */
+export function retryDelayMs(ctx: RunContext, spec: TaskSpec, attempt: number): number {
+  const r = spec.retry;
+  const base = r?.baseMs ?? 500;
+  const raw = r?.backoff === 'fixed' ? base : base * 2 ** Math.max(0, attempt - 1);
+  if (r?.jitter === false) return raw;
+  const h = parseInt(sha256Hex(`${ctx.runId}/${spec.id}/${attempt}`).slice(0, 8), 16);
+  return Math.round(raw * (0.5 + (h % 1000) / 2000));
+}
+
+export function maxAttempts(spec: TaskSpec): number {
+  return spec.retry?.attempts ?? 2;
+}
+
+export function sleep(ctx: RunContext, ms: number): Promise<void> {
+  if (ctx.deps.sleep) return ctx.deps.sleep(ms);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Errors that end the run (budget, interrupt, bad key, a script with no turn left) rather than a task attempt. */
+export function isStopError(e: unknown): boolean {
+  return e instanceof BudgetExceededError || (isAciaError(e) && (e.code === 'ABORTED' || e.code === 'LLM_AUTH' || e.code === 'SCRIPT_EXHAUSTED'));
+}
+
+export interface TaskAgentOptions<O> {
+  def: AgentDefinition<O>;
+  actor: string;
+  /** Recorded on tool entries; `plan` for the PM. */
+  taskId: string;
+  /** The worktree the agent's tools act on. */
+  root: string;
+  task: string;
+  /** Defaults to the definition's template as it is. */
+  system?: string;
+  onResult?: (call: ToolCall, result: ToolResult) => void;
+  check?: (result: O) => string[] | Promise<string[]>;
+}
+
+/**
+ * One agent session for a task: its tools recorded in the ledger, the budget checked before each model
+ * call. A model failure that the client's retries could not fix ends the session as a protocol error
+ * the caller may retry; stop errors propagate.
+ */
+export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): Promise<AgentOutcome<O>> {
+  try {
+    return await runAgent({
+      llm: ctx.deps.llm,
+      model: ctx.deps.model,
+      caller: o.actor,
+      system: o.system ?? loadTemplate(o.def.instructions),
+      task: o.task,
+      output: o.def.output,
+      toolbox: makeToolbox({
+        tools: toolsFor(ctx, o.def.tools),
+        toSpec: ctx.deps.toSpec,
+        ctx: toolContext(ctx, o.root),
+        callTool: ctx.deps.callTool,
+        recorder: ctx.rec,
+        actor: o.actor,
+        taskId: o.taskId,
+        ...(o.onResult ? { onResult: o.onResult } : {}),
+      }),
+      maxTurns: o.def.maxTurns,
+      maxTokens: ctx.deps.config.maxTokensPerCall,
+      runId: ctx.runId,
+      ...(o.check ? { check: o.check } : {}),
+      ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
+      ...(ctx.deps.onEvent ? { onChunk: (chunk) => ctx.deps.onEvent?.({ kind: 'chunk', chunk }) } : {}),
+      ...modelHooks(ctx, o.actor, o.taskId === 'plan' ? undefined : o.taskId),
+    });
+  } catch (e) {
+    if (isStopError(e)) throw e;
+    return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
+  }
+}

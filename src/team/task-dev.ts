@@ -1,0 +1,105 @@
+// Runs a dev task (dev.implement, dev.fix): the Dev agent in its own worktree, then ACIA commits the
+// attempt, asks policy, checks the task's verification expressions and merges into the run branch.
+import { relative } from 'node:path';
+import { devAgent } from '../agents/dev/dev-agent.js';
+import type { RunContext } from './run-context.js';
+import { guardScope } from './scheduler.js';
+import { maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, taskMessage, type TaskOutcome } from './task-common.js';
+
+export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
+  const task = ctx.state.tasks.get(taskId)!;
+  const spec = task.spec;
+  const actor = `dev:${taskId}`;
+  for (let attempt = task.attempts + 1; ; attempt++) {
+    const wt = await ctx.workspace.prepareTask(taskId, task.lastCheckpoint);
+    await ctx.rec.record('team', 'TASK_STARTED', {
+      taskId,
+      attempt,
+      capability: spec.capability,
+      branch: wt.branch,
+      worktree: relative(ctx.repo, wt.path),
+      baseCommit: wt.baseCommit,
+    });
+    const pre = await policyCheck(ctx, 'task.pre', spec);
+    if (!pre.allow && !task.policyOverride) return { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` };
+
+    const extra: string[] = [];
+    const failure = (spec.input as { failure?: unknown }).failure;
+    if (typeof failure === 'string') extra.push(`Failing test output to fix:\n${failure}`);
+    if (task.guidance) extra.push(`Guidance from the human: ${task.guidance}`);
+
+    const outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: taskMessage(ctx, spec, extra) });
+
+    if (outcome.kind === 'returned') {
+      const result = outcome.result;
+      const firstLine = result.summary.split('\n')[0]?.slice(0, 72) ?? '';
+      const { commit, files } = await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): ${firstLine}\n\n${result.summary}\n\nRun: ${ctx.runId}, attempt ${attempt}`);
+      if (commit) await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
+      const output: Record<string, unknown> = { ...(result.facts ?? {}), summary: result.summary, filesChanged: files.length, commit };
+
+      const post = await policyCheck(ctx, 'task.post', spec, files);
+      if (!post.allow && !task.policyOverride) {
+        await ctx.workspace.prepareTask(taskId, wt.baseCommit);
+        await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
+        await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'COMPENSATION_REQUIRED', message: `policy denied the change: ${post.reason ?? ''}` });
+        return { kind: 'escalate', reason: 'policy_denied', message: `policy denied the changes of ${taskId}: ${post.reason ?? 'no reason given'}` };
+      }
+
+      const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
+      if (failedCheck !== null) {
+        if (attempt < maxAttempts(spec)) {
+          await scheduleRetry(ctx, taskId, attempt, `verification ${failedCheck} is false`);
+          continue;
+        }
+        await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `verification ${failedCheck} is false` });
+        return { kind: 'failed', errorKind: 'FATAL_ERROR', message: `verification ${failedCheck} is false` };
+      }
+
+      const merged = await ctx.workspace.merge(taskId);
+      await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
+      if (merged.conflict) {
+        await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `merge conflict in ${merged.files.join(', ')}` });
+        return { kind: 'escalate', reason: 'merge_conflict', message: `${taskId} conflicts with work already merged, in ${merged.files.join(', ') || 'unknown files'}` };
+      }
+      await ctx.rec.record('team', 'TASK_COMPLETED', { taskId, attempt, output, summary: result.summary });
+      return { kind: 'completed' };
+    }
+
+    if (outcome.kind === 'loop_detected') {
+      await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `loop detected: ${outcome.message}` });
+      return { kind: 'escalate', reason: 'loop_detected', message: `${actor} is looping: ${outcome.message}` };
+    }
+    // protocol_error, max_turns, refused: retry the attempt from the last checkpoint while attempts remain.
+    if (attempt < maxAttempts(spec)) {
+      await scheduleRetry(ctx, taskId, attempt, `${outcome.kind}: ${outcome.message}`);
+      continue;
+    }
+    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'RETRYABLE_ERROR', message: `${outcome.kind}: ${outcome.message}` });
+    return { kind: 'failed', errorKind: 'RETRYABLE_ERROR', message: `${outcome.kind}: ${outcome.message}` };
+  }
+}
+
+async function scheduleRetry(ctx: RunContext, taskId: string, attempt: number, reason: string): Promise<void> {
+  const spec = ctx.state.tasks.get(taskId)!.spec;
+  const delayMs = retryDelayMs(ctx, spec, attempt);
+  await ctx.rec.record('team', 'RETRY_SCHEDULED', { taskId, attempt: attempt + 1, delayMs, reason });
+  await sleep(ctx, delayMs);
+}
+
+/** Runs a task's verification expressions over its output; returns the first that is false, or null. */
+export async function runChecks(ctx: RunContext, taskId: string, checks: readonly string[], output: Record<string, unknown>): Promise<string | null> {
+  for (const check of checks) {
+    const scope = guardScope(ctx.state, ctx.facts);
+    scope.tasks[taskId] = output;
+    let passed: boolean;
+    try {
+      passed = ctx.deps.evalGuard(check, scope);
+    } catch {
+      passed = false;
+    }
+    const outputRef = await ctx.rec.blob(check);
+    await ctx.rec.record('team', 'VERIFICATION', { taskId, passed, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef, source: 'check' });
+    if (!passed) return check;
+  }
+  return null;
+}

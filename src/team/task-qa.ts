@@ -1,0 +1,92 @@
+// Runs a QA task (qa.verify, qa.write_tests). The verdict is the exit code of a real test run: the QA
+// agent's last run_tests, or, when it made none, a run the team makes itself. Its words never decide.
+import { relative } from 'node:path';
+import { canonicalJson } from '../core/acm/canonical-json.js';
+import type { ToolResult } from '../core/tools/types.js';
+import { qaAgent } from '../agents/qa/qa-agent.js';
+import type { RunContext } from './run-context.js';
+import { policyCheck, runTaskAgent, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+
+export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
+  const task = ctx.state.tasks.get(taskId)!;
+  const spec = task.spec;
+  const actor = `qa:${taskId}`;
+  const attempt = task.attempts + 1;
+  const wt = await ctx.workspace.prepareTask(taskId, null);
+  await ctx.rec.record('team', 'TASK_STARTED', {
+    taskId,
+    attempt,
+    capability: spec.capability,
+    branch: wt.branch,
+    worktree: relative(ctx.repo, wt.path),
+    baseCommit: wt.baseCommit,
+  });
+  const pre = await policyCheck(ctx, 'task.pre', spec);
+  if (!pre.allow && !task.policyOverride) return { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` };
+
+  let lastTests: ToolResult | null = null;
+  const tctx = toolContext(ctx, wt.path);
+  const extra = task.guidance ? [`Guidance from the human: ${task.guidance}`] : [];
+  const outcome = await runTaskAgent(ctx, {
+    def: qaAgent,
+    actor,
+    taskId,
+    root: wt.path,
+    task: taskMessage(ctx, spec, extra),
+    onResult: (call, result) => {
+      if (call.name === 'run_tests' && typeof result.data?.exitCode === 'number') lastTests = result;
+    },
+  });
+  if (outcome.kind === 'loop_detected') {
+    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `loop detected: ${outcome.message}` });
+    return { kind: 'escalate', reason: 'loop_detected', message: `${actor} is looping: ${outcome.message}` };
+  }
+
+  let source: 'qa_run' | 'team_run' = 'qa_run';
+  let tests: ToolResult | null = lastTests;
+  if (tests === null) {
+    // No test run by the agent (or it claimed a result without one): the team runs the tests itself.
+    source = 'team_run';
+    const runTests = ctx.deps.tools.find((t) => t.name === 'run_tests');
+    tests = runTests ? await ctx.deps.callTool(runTests, {}, tctx) : null;
+  }
+  const data = tests?.data ?? {};
+  const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null;
+  const passed = exitCode === 0;
+  const outputRef = await ctx.rec.blob(canonicalJson({ forModel: tests?.forModel ?? 'no test command could be run', forDisplay: tests?.forDisplay ?? '' }));
+  await ctx.rec.record('team', 'VERIFICATION', {
+    taskId,
+    passed,
+    exitCode,
+    command: typeof data.command === 'string' ? data.command : (ctx.testCommand ?? 'none'),
+    passedCount: typeof data.passed === 'number' ? data.passed : null,
+    failedCount: typeof data.failed === 'number' ? data.failed : null,
+    outputRef,
+    source,
+  });
+
+  const claim = outcome.kind === 'returned' ? outcome.result : null;
+  // Tests QA wrote become part of the run when they pass, or always for qa.write_tests.
+  if (passed || spec.capability === 'qa.write_tests') {
+    const { commit, files } = await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): tests\n\nRun: ${ctx.runId}`);
+    if (commit) {
+      await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
+      const merged = await ctx.workspace.merge(taskId);
+      await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
+      if (merged.conflict) return { kind: 'escalate', reason: 'merge_conflict', message: `tests written by ${taskId} conflict with merged work` };
+    }
+  }
+  const summary = claim?.summary ?? `no QA report (${outcome.kind}); verdict from the team's own test run`;
+  if (passed) {
+    await ctx.rec.record('team', 'TASK_COMPLETED', {
+      taskId,
+      attempt,
+      output: { passed: true, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null },
+      summary,
+    });
+    return { kind: 'completed' };
+  }
+  const message = `verification failed: exit code ${exitCode ?? 'none'}${typeof data.failed === 'number' ? `, ${data.failed} failed` : ''}${claim?.passed ? ' (the QA agent claimed a pass)' : ''}`;
+  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message });
+  return { kind: 'verification_failed', message };
+}

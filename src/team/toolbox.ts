@@ -1,0 +1,53 @@
+// The toolbox an agent gets from the team: resolves tool names, records each call before it runs
+// (write-ahead) and its result after, with the output stored as a blob.
+import { canonicalJson } from '../core/acm/canonical-json.js';
+import type { LlmToolSpec } from '../core/llm/types.js';
+import type { Tool, ToolContext, ToolResult } from '../core/tools/types.js';
+import type { AgentToolbox, ToolCall } from '../agents/agent-loop.js';
+import type { Recorder } from './recorder.js';
+
+export type CallTool = (tool: Tool, input: unknown, ctx: ToolContext) => Promise<ToolResult>;
+
+export interface ToolboxOptions {
+  tools: readonly Tool[];
+  toSpec: (tool: Tool) => LlmToolSpec;
+  ctx: ToolContext;
+  callTool: CallTool;
+  recorder: Recorder;
+  actor: string;
+  taskId: string;
+  /** Sees every finished call (the QA runner keeps the last run_tests result). */
+  onResult?: (call: ToolCall, result: ToolResult) => void;
+}
+
+export function makeToolbox(o: ToolboxOptions): AgentToolbox {
+  const byName = new Map(o.tools.map((t) => [t.name, t]));
+  return {
+    specs: o.tools.map(o.toSpec),
+    readOnly: (name) => byName.get(name)?.readOnly ?? false,
+    async invoke(call) {
+      await o.recorder.record(o.actor, 'TOOL_CALL', { taskId: o.taskId, toolUseId: call.id, name: call.name, input: call.input ?? null });
+      const started = o.recorder.now();
+      const tool = byName.get(call.name);
+      const result: ToolResult = tool
+        ? await o.callTool(tool, call.input, o.ctx)
+        : {
+            ok: false,
+            forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
+            forDisplay: `unknown tool ${call.name}`,
+          };
+      const outputRef = await o.recorder.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
+      await o.recorder.record(o.actor, 'TOOL_RESULT', {
+        taskId: o.taskId,
+        toolUseId: call.id,
+        name: call.name,
+        ok: result.ok,
+        outputRef,
+        ...(result.data === undefined ? {} : { data: result.data }),
+        durationMs: o.recorder.now() - started,
+      });
+      o.onResult?.(call, result);
+      return result;
+    },
+  };
+}

@@ -1,0 +1,128 @@
+// Per-task git worktrees under .acia/worktrees/<run>/, each on branch acia-tasks/<run>/<task>, and the
+// run branch acia/<run> they merge into. The user's checkout is never touched.
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Git } from './git.js';
+
+export interface TaskWorktree {
+  path: string;
+  branch: string;
+  baseCommit: string;
+}
+
+/** What the team does to git. The live one uses worktrees; replay serves recorded outcomes. */
+export interface RunWorkspace {
+  readonly runBranch: string;
+  readonly runWorktree: string;
+  openRun(base: string, create: boolean): Promise<void>;
+  runHead(): Promise<string>;
+  prepareTask(taskId: string, checkpoint: string | null): Promise<TaskWorktree>;
+  /** Commits the attempt; null commit when nothing changed. */
+  checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }>;
+  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }>;
+  resetRun(commit: string): Promise<void>;
+  changedSinceBase(base: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export class Workspace implements RunWorkspace {
+  private mergeChain: Promise<unknown> = Promise.resolve();
+  /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
+  private readonly gitDirs = new Map<string, string>();
+  readonly runBranch: string;
+  readonly runWorktree: string;
+
+  constructor(
+    private readonly git: Git,
+    readonly repo: string,
+    readonly runId: string,
+  ) {
+    this.runBranch = `acia/${runId}`;
+    this.runWorktree = join(this.root(), '@run');
+  }
+
+  root(): string {
+    return join(this.repo, '.acia', 'worktrees', this.runId);
+  }
+
+  /**
+   * Task branches cannot live under acia/<run>/ next to the run branch acia/<run>: git stores refs as
+   * paths, and one cannot be both a file and a directory. They live under acia-tasks/<run>/ instead.
+   */
+  taskBranch(taskId: string): string {
+    return `acia-tasks/${this.runId}/${taskId}`;
+  }
+
+  /** Creates the run branch at `base` (first start) and its worktree (every start). */
+  async openRun(base: string, create: boolean): Promise<void> {
+    await mkdir(this.root(), { recursive: true });
+    const exists = await this.git.branchExists(this.repo, this.runBranch);
+    const at = create || !exists ? base : this.runBranch;
+    if (create || !exists) await this.git.run(this.repo, ['branch', '-f', this.runBranch, at]);
+    await this.git.run(this.repo, ['worktree', 'prune']);
+    await this.git.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch], { allowFail: true });
+    if (!create) await this.recoverRunWorktree();
+  }
+
+  /**
+   * After a crash the run worktree may hold a half-done merge or a stale index.lock from a killed git.
+   * The run branch's commits are the truth: drop anything uncommitted there.
+   */
+  private async recoverRunWorktree(): Promise<void> {
+    const gitDir = await this.git.gitDirOf(this.runWorktree);
+    await rm(join(gitDir, 'index.lock'), { force: true });
+    await this.git.run(this.runWorktree, ['merge', '--abort'], { allowFail: true });
+    await this.git.run(this.runWorktree, ['reset', '-q', '--hard', this.runBranch]);
+  }
+
+  async runHead(): Promise<string> {
+    return this.git.head(this.runWorktree);
+  }
+
+  /**
+   * A task's worktree: fresh from the run head, or (resume, retry) the task branch reset to its last
+   * recorded checkpoint so an interrupted attempt restarts from known state.
+   */
+  async prepareTask(taskId: string, checkpoint: string | null): Promise<TaskWorktree> {
+    const path = join(this.root(), taskId);
+    const branch = this.taskBranch(taskId);
+    const base = checkpoint ?? (await this.runHead());
+    // addWorktree removes any old worktree at `path` and checks `branch` out fresh at `base`, so a
+    // restarted attempt starts from exactly that commit with nothing left over.
+    await this.git.addWorktree(this.repo, path, branch, base);
+    this.gitDirs.set(path, await this.git.gitDirOf(path));
+    return { path, branch, baseCommit: base };
+  }
+
+  async checkpoint(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
+    const gitDir = this.gitDirs.get(wt.path);
+    const commit = await this.git.commitAll(wt.path, message, gitDir);
+    return { commit, files: commit ? await this.git.changedFiles(wt.path, wt.baseCommit, commit, gitDir) : [] };
+  }
+
+  /** Merges are serialised: two tasks finishing together must not race on the run branch. */
+  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+    const next = this.mergeChain.then(async () => {
+      const branch = this.taskBranch(taskId);
+      const head = await this.runHead();
+      const tip = (await this.git.run(this.repo, ['rev-parse', branch])).stdout;
+      // Already merged (a crash after the merge, before it was recorded): report it, do not merge twice.
+      if (await this.git.isAncestor(this.repo, tip, head)) return { commit: head, conflict: false, files: [] as string[] };
+      return this.git.merge(this.runWorktree, branch, `acia: merge ${taskId}`);
+    });
+    this.mergeChain = next.catch(() => undefined);
+    return next;
+  }
+
+  async resetRun(commit: string): Promise<void> {
+    await this.git.resetHard(this.runWorktree, commit);
+  }
+
+  async changedSinceBase(base: string): Promise<string[]> {
+    return this.git.changedFiles(this.runWorktree, base);
+  }
+
+  async close(): Promise<void> {
+    await this.git.run(this.repo, ['worktree', 'prune'], { allowFail: true });
+  }
+}
