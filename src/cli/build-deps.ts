@@ -1,0 +1,154 @@
+// Assembles the real dependencies of a run: the model client, the sandboxed tools, the file ledger,
+// the wiki, policy, guards and plan validation. The team itself only sees the TeamDeps seams.
+import * as nodeFs from 'node:fs';
+import { existsSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { AciaError } from '../core/errors.js';
+import { modelIdOf, type Config } from '../core/config/schema.js';
+import { randomIds, systemClock } from '../core/acm/ids.js';
+import { openRunLedger } from '../core/ledger/file-ledger.js';
+import { writeManifest } from '../core/ledger/manifest.js';
+import { readMemory } from '../core/wiki/memory.js';
+import { renderWiki } from '../core/wiki/render.js';
+import { DefaultPolicy } from '../core/policy/policy.js';
+import { createLlmClient } from '../core/llm/model-spec.js';
+import { costUsd, estimateCallCost, estimateRequestTokens } from '../core/llm/pricing.js';
+import { devTools } from '../core/tools/tool-sets.js';
+import { callTool } from '../core/tools/define-tool.js';
+import { createRunner, detectSandbox } from '../core/sandbox/detect.js';
+import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
+import { validatePlanSet } from '../core/acm/validate-plan.js';
+import { defaultCapabilityMap } from '../core/acm/capabilities.js';
+import type { CommandRunner, Tool } from '../core/tools/types.js';
+import type { LlmClient, LlmRequest } from '../core/llm/types.js';
+import type { Escalator, TeamDeps, TeamEvent } from '../team/deps.js';
+import { readVersion } from './version.js';
+
+export interface BuildDepsOptions {
+  repo: string;
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  escalator: Escalator;
+  signal?: AbortSignal;
+  onEvent?: (event: TeamEvent) => void;
+  warn: (message: string) => void;
+  /** The demo's fake server instead of the user's endpoint and key. */
+  anthropic?: { baseURL: string; apiKey: string };
+  /** The demo may run unsandboxed (with a warning) where bubblewrap is missing. */
+  allowSandboxFallback?: boolean;
+}
+
+export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
+  let model = modelIdOf(o.config.model);
+  const clientEnv = o.anthropic ? { ...o.env, ANTHROPIC_API_KEY: o.anthropic.apiKey } : o.env;
+  // Built on first use: a resume that only records the human's "abort" needs no model or key. A script
+  // is read now, because the model it names is what the run is priced as.
+  let made: Promise<LlmClient> | null = null;
+  if (o.config.model.startsWith('scripted:')) {
+    const created = await createLlmClient(o.config.model, clientEnv, { cwd: o.repo });
+    made = Promise.resolve(created.client);
+    model = created.model;
+  }
+  const client: LlmClient = {
+    provider: o.config.model.split(':')[0] ?? 'unknown',
+    complete: async (request, options) => {
+      made ??= createLlmClient(o.config.model, clientEnv, {
+        cwd: o.repo,
+        ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
+        ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
+      }).then((c) => c.client);
+      return (await made).complete(request, options);
+    },
+  };
+  const runnerFor = chooseRunner(o);
+  return {
+    ...staticDeps(o.config, o.warn),
+    llm: client,
+    model,
+    modelSpec: o.config.model,
+    clock: systemClock,
+    ids: randomIds,
+    runnerFor,
+    fs: nodeFs,
+    openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
+    escalator: o.escalator,
+    readMemory: async (repo) => (await readMemory(repo)).map((p) => ({ page: p.page, content: p.content })),
+    renderWiki: async (repo) => {
+      await renderWiki(repo);
+    },
+    writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
+    ...(o.onEvent ? { onEvent: o.onEvent } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+  };
+}
+
+/** The parts that do not touch the outside world; replay uses them as they are. */
+export function staticDeps(config: Config, warn: (m: string) => void) {
+  // devTools holds every tool; each agent definition picks its own subset by name.
+  const tools: readonly Tool[] = devTools;
+  return {
+    config,
+    tools,
+    toSpec: (t: Tool) => ({ name: t.name, description: t.description, inputSchema: t.descriptor.inputSchema }),
+    callTool,
+    policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: 40 }),
+    evalGuard: (src: string, scope: Parameters<typeof evaluateGuard>[1]) => evaluateGuard(parseGuard(src), scope),
+    capabilityMap: defaultCapabilityMap,
+    validatePlanSet: (planSet: unknown) => {
+      const r = validatePlanSet(planSet, defaultCapabilityMap);
+      return r.errors.map((p) => ({ path: p.path, message: p.message }));
+    },
+    costUsd: (model: string, usage: Parameters<typeof costUsd>[1]) => costUsd(model, usage, { overrides: config.prices, warn }),
+    // A call is budgeted at its estimated input plus a full max_tokens reply, so a hard limit is never passed.
+    estimate: (model: string, request: LlmRequest) => ({
+      usd: estimateCallCost(model, request, config.maxTokensPerCall, { overrides: config.prices, warn: () => undefined }),
+      tokens: estimateRequestTokens(request) + config.maxTokensPerCall,
+    }),
+    aciaVersion: readVersion(),
+  };
+}
+
+/** Decides the sandbox once, then hands out one runner per worktree. */
+function chooseRunner(o: BuildDepsOptions): (root: string) => CommandRunner {
+  let mode: 'bwrap' | 'off' = 'bwrap';
+  if (o.config.sandbox === 'off') {
+    o.warn('the sandbox is off: agent commands run with your permissions, files and network');
+    mode = 'off';
+  } else {
+    const sb = detectSandbox();
+    if (sb.status === 'unavailable') {
+      if (o.allowSandboxFallback && o.config.sandbox === 'auto') {
+        o.warn(`${sb.reason}; the demo runs its scripted commands without a sandbox (install: ${sb.install})`);
+        mode = 'off';
+      } else {
+        throw new AciaError('SANDBOX_UNAVAILABLE', `no sandbox can start: ${sb.reason}`, {
+          hint: `install it (${sb.install}), or pass --sandbox off to run agent commands unsandboxed`,
+        });
+      }
+    }
+  }
+  const runners = new Map<string, CommandRunner>();
+  return (root) => {
+    let r = runners.get(root);
+    if (!r) {
+      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env });
+      runners.set(root, r);
+    }
+    return r;
+  };
+}
+
+/** One clear line before any work starts when the chosen model cannot be reached. */
+export function preflightModel(config: Config, env: NodeJS.ProcessEnv, override: boolean, cwd: string = process.cwd()): void {
+  if (override) return;
+  if (config.model.startsWith('scripted:')) {
+    // Otherwise a typo surfaces only as a failed run with a ledger, after the context is built.
+    const file = resolvePath(cwd, config.model.slice('scripted:'.length));
+    if (!existsSync(file)) throw new AciaError('FILE_NOT_FOUND', `no such script file: ${file} (model ${config.model})`, { hint: 'the script format: docs/scripted-model.md' });
+  }
+  if (config.model.startsWith('anthropic:') && !env.ANTHROPIC_API_KEY) {
+    throw new AciaError('LLM_AUTH', `${config.model} needs ANTHROPIC_API_KEY, which is not set`, {
+      hint: 'export ANTHROPIC_API_KEY=..., or choose another model with --model openai:<id> | scripted:<file>, or try `acia demo` (offline)',
+    });
+  }
+}

@@ -1,0 +1,18 @@
+// `acia bundle <runId>`: assembles the run's replay bundle with a manifest of checksums.
+import type { Command } from 'commander';
+
+export function register(program: Command): void {
+  program
+    .command('bundle')
+    .description('assemble the replay bundle of a run (ACM artifacts, engine trace, ledger, checksums)')
+    .argument('<runId>', 'the run')
+    .option('--out <dir>', 'where to write it (default .acia/bundles/<runId>)')
+    .option('--repo <dir>', 'the repository', '.')
+    .addHelpText('after', '\nExamples:\n  acia bundle 20261123-070102-ab12cd\n  acia bundle 20261123-070102-ab12cd --out /tmp/run-bundle && acia verify /tmp/run-bundle')
+    .action(async (runId: string, options: { out?: string; repo: string }) => {
+      const path = await import('node:path');
+      const { buildBundle } = await import('../../core/ledger/bundle.js');
+      const { dir, files } = await buildBundle(path.resolve(options.repo), runId, options.out === undefined ? undefined : path.resolve(options.out));
+      process.stdout.write(`bundle written: ${dir} (${files} files)\n  check it with: acia verify ${dir}\n`);
+    });
+}

@@ -1,0 +1,23 @@
+// The command table. Each command module registers its options; its work is imported only when it runs.
+import type { Command } from 'commander';
+import { register as run } from './run.js';
+import { register as demo } from './demo.js';
+import { register as plan } from './plan.js';
+import { register as replay } from './replay.js';
+import { register as runs } from './runs.js';
+import { register as validate } from './validate.js';
+import { register as tool } from './tool.js';
+import { register as verify } from './verify.js';
+import { register as bundle } from './bundle.js';
+import { register as wiki } from './wiki.js';
+import { register as memory } from './memory.js';
+import { register as config } from './config.js';
+import { register as init } from './init.js';
+
+type Register = (program: Command) => void;
+
+const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config];
+
+export function registerCommands(program: Command): void {
+  for (const register of registrations) register(program);
+}

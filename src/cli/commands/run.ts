@@ -1,0 +1,69 @@
+// `acia run` and `acia resume`: the team on a repository.
+import type { Command } from 'commander';
+
+export interface RunFlags {
+  repo: string;
+  model?: string;
+  parallel?: string;
+  maxIterations?: string;
+  maxCostUsd?: string;
+  maxTokens?: string;
+  maxMinutes?: string;
+  sandbox?: string;
+  testCommand?: string;
+  includeUncommitted?: boolean;
+  apply?: boolean;
+  json?: boolean;
+  quiet?: boolean;
+  debug?: boolean;
+  answer?: string;
+}
+
+export function addRunOptions(cmd: Command): Command {
+  return cmd
+    .option('--repo <dir>', 'the repository (any directory inside it)', '.')
+    .option('--model <spec>', 'anthropic:<id>, openai:<id> or scripted:<file>')
+    .option('--parallel <n>', 'tasks run at once, each in its own worktree')
+    .option('--max-iterations <n>', 'fix iterations after failed verification before asking a human')
+    .option('--max-cost-usd <usd>', 'stop before a model call would pass this cost')
+    .option('--max-tokens <n>', 'stop before a model call would pass this many tokens')
+    .option('--max-minutes <m>', 'stop after this many minutes')
+    .option('--sandbox <mode>', 'auto | bwrap | off (off runs commands unsandboxed, after a warning)')
+    .option('--test-command <cmd>', 'the command that runs the tests (detected when absent)')
+    .option('--json', 'NDJSON events on stdout (schema: schemas/events.schema.json); human text on stderr')
+    .option('--quiet', 'print only the final summary')
+    .option('--debug', 'stack traces and token-level output');
+}
+
+export function register(program: Command): void {
+  addRunOptions(
+    program
+      .command('run')
+      .description('plan and carry out a change on a repository with a PM, Dev and QA agents')
+      .argument('<task>', 'what to do, in plain words')
+      .option('--include-uncommitted', 'snapshot uncommitted changes into the run’s base commit')
+      .option('--apply', 'after success, merge the run branch into your current branch'),
+  )
+    .addHelpText(
+      'after',
+      '\nThe work happens on branch acia/<runId> in worktrees under .acia/worktrees; your checkout is\nuntouched unless --apply. Exit codes: 0 succeeded, 1 failed, 2 usage, 3 awaiting a human,\n4 budget exhausted, 130 interrupted.\n\nExamples:\n  acia run "add a --json flag to the export command"\n  acia run "fix the flaky date test" --parallel 1 --max-cost-usd 2\n  acia run "rename Foo to Bar" --model scripted:script.json --sandbox off',
+    )
+    .action(async (task: string, flags: RunFlags) => {
+      const { runCommand } = await import('../run-action.js');
+      process.exitCode = await runCommand({ kind: 'run', goal: task }, flags);
+    });
+
+  addRunOptions(
+    program
+      .command('resume')
+      .description('continue a run from its ledger (the latest unfinished one when no id is given)')
+      .argument('[runId]', 'the run to resume')
+      .option('--answer <text>', 'your answer to the open escalation: guidance text, or retry | skip | approve | abort')
+      .option('--apply', 'after success, merge the run branch into your current branch'),
+  )
+    .addHelpText('after', '\nExamples:\n  acia resume\n  acia resume 20261123-070102-ab12cd --answer "use Intl.Segmenter for words"\n  acia resume --answer skip')
+    .action(async (runId: string | undefined, flags: RunFlags) => {
+      const { runCommand } = await import('../run-action.js');
+      process.exitCode = await runCommand({ kind: 'resume', ...(runId === undefined ? {} : { runId }) }, flags);
+    });
+}

@@ -1,0 +1,26 @@
+// `acia runs` and `acia show <runId>`: what ran, how it ended, what it cost, and each step.
+import type { Command } from 'commander';
+
+export function register(program: Command): void {
+  program
+    .command('runs')
+    .description('list the runs in a repository with status, cost and duration')
+    .option('--repo <dir>', 'the repository', '.')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  acia runs --repo ~/src/app')
+    .action(async (opts: { repo: string; json?: boolean }) => {
+      const { listRunsCommand } = await import('../runs-action.js');
+      await listRunsCommand(opts.repo, opts.json ?? false);
+    });
+  program
+    .command('show')
+    .description('show one run: its goal, plan, tasks, verdicts and every ledger step')
+    .argument('<runId>', 'the run (see `acia runs`)')
+    .option('--repo <dir>', 'the repository', '.')
+    .option('--json', 'print the ledger entries as JSON')
+    .addHelpText('after', '\nExample:\n  acia show 20261123-070102-ab12cd')
+    .action(async (runId: string, opts: { repo: string; json?: boolean }) => {
+      const { showRunCommand } = await import('../runs-action.js');
+      await showRunCommand(opts.repo, runId, opts.json ?? false);
+    });
+}

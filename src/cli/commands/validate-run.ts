@@ -1,0 +1,75 @@
+// The work behind `acia validate`, loaded only when the command runs: read files, validate, print, pick the exit code.
+import { readFile } from 'node:fs/promises';
+import { DOCUMENT_KINDS, validateDocument, type DocumentResult } from '../../core/acm/validate-document.js';
+import { AciaError } from '../../core/errors.js';
+import { EXIT } from '../exit-codes.js';
+
+export interface ValidateRunOptions {
+  json?: boolean;
+  kind?: string;
+}
+
+interface Io {
+  readText(file: string): Promise<string>;
+  out(s: string): void;
+  err(s: string): void;
+}
+
+const nodeIo: Io = {
+  readText: (file) => readFile(file, 'utf8'),
+  out: (s) => void process.stdout.write(s),
+  err: (s) => void process.stderr.write(s),
+};
+
+type FileResult = { file: string } & (DocumentResult | { status: 'missing'; message: string });
+
+export async function runValidate(files: string[], options: ValidateRunOptions, io: Io = nodeIo): Promise<number> {
+  if (options.kind !== undefined && !(DOCUMENT_KINDS as readonly string[]).includes(options.kind)) {
+    throw new AciaError('USAGE', `unknown --kind '${options.kind}'`, { hint: `known kinds: ${DOCUMENT_KINDS.join(', ')}` });
+  }
+  const results: FileResult[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await io.readText(file);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read (${code ?? 'error'})`;
+      results.push({ file, status: 'missing', message: why });
+      continue;
+    }
+    const opts = options.kind === undefined ? {} : { kind: options.kind };
+    results.push({ file, ...validateDocument(text, file, opts) });
+  }
+
+  if (options.json) io.out(`${JSON.stringify({ ok: results.every(isValid), files: results }, null, 2)}\n`);
+  else for (const r of results) printResult(r, io);
+
+  if (results.some((r) => r.status === 'missing' || r.status === 'unreadable')) return EXIT.USAGE;
+  return results.every(isValid) ? EXIT.OK : EXIT.FAILED;
+}
+
+function isValid(r: FileResult): boolean {
+  return r.status === 'checked' && r.ok;
+}
+
+function printResult(r: FileResult, io: Io): void {
+  switch (r.status) {
+    case 'missing':
+      io.err(`${r.file}: ${r.message}\n`);
+      return;
+    case 'unreadable': {
+      const where = r.line === undefined ? '' : `:${r.line}:${r.column ?? 1}`;
+      io.err(`${r.file}${where}: not valid JSON: ${r.message}\n`);
+      return;
+    }
+    case 'unknown-kind':
+      io.err(`${r.file}: ${r.message}\n`);
+      return;
+    case 'checked':
+      for (const p of r.errors) io.out(`${r.file}: ${p.path}: ${p.message}\n`);
+      for (const p of r.warnings) io.out(`${r.file}: warning: ${p.path}: ${p.message}\n`);
+      io.out(`${r.file}: ${r.ok ? 'ok' : 'invalid'} (${r.summary}${r.ok ? '' : `, ${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`})\n`);
+      return;
+  }
+}

@@ -1,0 +1,41 @@
+// The work of `acia verify`, loaded only when the command runs.
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { RunId } from '../../core/acm/ids.js';
+import { AciaError } from '../../core/errors.js';
+import { readBundleManifest, verifyBundle } from '../../core/ledger/bundle.js';
+import { runDirOf } from '../../core/ledger/manifest.js';
+import { verifyAll, verifyRun, type RunVerification, type VerifyReport } from '../../core/ledger/verify.js';
+import { EXIT } from '../exit-codes.js';
+
+export async function verifyCommand(target: string | undefined, options: { repo: string; json?: boolean }): Promise<number> {
+  const report = await buildReport(target, resolve(options.repo));
+  if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else for (const run of report.runs) process.stdout.write(`${describe(run)}\n`);
+  return report.ok ? EXIT.OK : EXIT.FAILED;
+}
+
+async function buildReport(target: string | undefined, repo: string): Promise<VerifyReport> {
+  if (target === undefined) return verifyAll(repo);
+  if (await readBundleManifest(resolve(target))) {
+    const run = await verifyBundle(resolve(target));
+    return { ok: run.ok, runs: [run] };
+  }
+  if (!RunId.safeParse(target).success) throw new AciaError('USAGE', `${target} is neither a run id nor a bundle directory`);
+  const runDir = runDirOf(repo, target);
+  const isDir = await stat(runDir).then((s) => s.isDirectory(), () => false);
+  if (!isDir) throw new AciaError('RUN_NOT_FOUND', `no run ${target} in ${repo} (and ${target} is not a bundle directory)`, { hint: 'run `acia verify` without an id to check every run' });
+  const run = await verifyRun(runDir);
+  return { ok: run.ok, runs: [run] };
+}
+
+function describe(run: RunVerification): string {
+  if (run.ok) {
+    const head = run.head ? `head seq ${run.head.seq} ${run.head.hash.slice(0, 12)}` : 'empty';
+    return `ok   ${run.runId}: ${run.entries} entries, ${head}`;
+  }
+  const first = run.problems[0]!;
+  const where = first.seq === null ? '' : ` at seq ${first.seq}`;
+  const more = run.problems.length > 1 ? ` (+${run.problems.length - 1} more)` : '';
+  return `FAIL ${run.runId}${where}: ${first.code} ${first.message}${more}`;
+}

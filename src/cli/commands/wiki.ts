@@ -1,0 +1,16 @@
+// `acia wiki [list | show <page> | rebuild | path]`: the wiki rendered from the ledgers.
+import type { Command } from 'commander';
+
+export function register(program: Command): void {
+  program
+    .command('wiki')
+    .description('the team wiki in .acia/wiki: list pages, show one, rebuild from the ledgers, or print its path')
+    .argument('[action]', 'list | show | rebuild | path', 'list')
+    .argument('[page]', 'for show: a page path such as index.md or runs/<runId>.md')
+    .option('--repo <dir>', 'the repository', '.')
+    .addHelpText('after', '\nExamples:\n  acia wiki\n  acia wiki show index\n  acia wiki show runs/20261123-070102-ab12cd.md\n  acia wiki rebuild')
+    .action(async (action: string, page: string | undefined, options: { repo: string }) => {
+      const { wikiCommand } = await import('./wiki-action.js');
+      await wikiCommand(action, page, options.repo);
+    });
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// The acia entry point: a fast path for --version, then commander with each command's work loaded lazily.
+import { readFileSync } from 'node:fs';
+
+// A reader that goes away (`acia runs | head`) is not an error worth a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  process.stdout.write(`${readVersion()}\n`);
+} else {
+  const { runCli } = await import('./run-cli.js');
+  process.exitCode = await runCli(argv, readVersion());
+}
+
+function readVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

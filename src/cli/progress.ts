@@ -1,0 +1,175 @@
+// Progress while a run works: a compact live view on a TTY, one plain line per event otherwise, or
+// NDJSON events on stdout with --json (human text then goes to stderr).
+import chalk from 'chalk';
+import type { z } from 'zod';
+import type { CliEvent } from '../core/acm/cli-events.js';
+import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { TeamEvent } from '../team/deps.js';
+import { describeEntry } from './describe.js';
+
+/** One `--json` stdout line, typed against schemas/events.schema.json so the two cannot drift apart. */
+export type CliEventLine = z.input<typeof CliEvent>;
+
+export type ProgressMode = 'tty' | 'plain' | 'json' | 'quiet';
+
+export interface Progress {
+  onEvent(event: TeamEvent): void;
+  /** Clears the live view so a prompt can use the terminal; the next event redraws it. */
+  suspend(): void;
+  close(): void;
+}
+
+export interface ProgressOptions {
+  mode: ProgressMode;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  now?: () => number;
+  debug?: boolean;
+}
+
+const NOTABLE = new Set<LedgerEntry['type']>([
+  'PLAN_SELECTED',
+  'REPLAN_TRIGGERED',
+  'TASK_COMPLETED',
+  'TASK_FAILED',
+  'TASK_SKIPPED',
+  'TASK_ADDED',
+  'VERIFICATION',
+  'MERGE',
+  'ESCALATION_REQUESTED',
+  'HUMAN_RESPONSE',
+  'BUDGET_EXCEEDED',
+  'RUN_COMPLETED',
+]);
+
+export function createProgress(o: ProgressOptions): Progress {
+  const now = o.now ?? Date.now;
+  const start = now();
+  const stamp = () => {
+    const ms = now() - start;
+    return `${String(Math.floor(ms / 60000)).padStart(2, '0')}:${String(Math.floor((ms % 60000) / 1000)).padStart(2, '0')}`;
+  };
+  switch (o.mode) {
+    case 'quiet':
+      return { onEvent: () => undefined, suspend: () => undefined, close: () => undefined };
+    case 'json':
+      return {
+        onEvent: (ev) => {
+          const line: CliEventLine | null = ev.kind === 'entry' ? { kind: 'entry', entry: ev.entry } : ev.chunk.kind !== 'token' || o.debug ? { kind: 'chunk', chunk: ev.chunk } : null;
+          if (line) o.stdout.write(`${JSON.stringify(line)}\n`);
+        },
+        suspend: () => undefined,
+        close: () => undefined,
+      };
+    case 'plain':
+      return {
+        onEvent: (ev) => {
+          if (ev.kind !== 'entry') return;
+          o.stderr.write(`${stamp()} ${ev.entry.actor.padEnd(10)} ${describeEntry(ev.entry)}\n`);
+        },
+        suspend: () => undefined,
+        close: () => undefined,
+      };
+    case 'tty':
+      return new LiveView(o.stderr, stamp);
+  }
+}
+
+interface TaskRow {
+  id: string;
+  status: string;
+  action: string;
+}
+
+/** Redraws a small block in place; notable events are printed above it and stay. */
+class LiveView implements Progress {
+  private readonly rows = new Map<string, TaskRow>();
+  private height = 0;
+  private tokens = 0;
+  private cost = 0;
+  private phase = 'starting';
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly stamp: () => string,
+  ) {
+    this.timer = setInterval(() => this.draw(), 1000);
+    this.timer.unref();
+  }
+
+  onEvent(ev: TeamEvent): void {
+    if (ev.kind !== 'entry') return;
+    const e = ev.entry;
+    const d = e.data as Record<string, unknown>;
+    const id = typeof d.taskId === 'string' ? d.taskId : null;
+    switch (e.type) {
+      case 'CONTEXT_BUILT':
+        this.phase = 'planning';
+        break;
+      case 'PLAN_SELECTED':
+      case 'REPLAN_TRIGGERED':
+        this.phase = 'executing';
+        break;
+      case 'TASK_STARTED':
+        if (id) this.rows.set(id, { id, status: 'running', action: String(d.capability) });
+        break;
+      case 'TOOL_CALL':
+        if (id && this.rows.has(id)) this.rows.get(id)!.action = describeEntry(e);
+        break;
+      case 'TASK_COMPLETED':
+      case 'TASK_FAILED':
+      case 'TASK_SKIPPED':
+        if (id) this.rows.set(id, { id, status: e.type.slice(5).toLowerCase(), action: '' });
+        break;
+      case 'LLM_CALL': {
+        const u = d.usage as Record<string, number>;
+        this.tokens += (u.inputTokens ?? 0) + (u.outputTokens ?? 0) + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+        if (typeof d.costUsd === 'number') this.cost += d.costUsd;
+        break;
+      }
+      default:
+        break;
+    }
+    if (NOTABLE.has(e.type)) {
+      this.clear();
+      this.out.write(`${chalk.dim(this.stamp())} ${colourFor(e)} ${describeEntry(e)}\n`);
+    }
+    this.draw();
+  }
+
+  suspend(): void {
+    this.clear();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.clear();
+  }
+
+  private clear(): void {
+    if (this.height > 0) this.out.write(`\x1b[${this.height}F\x1b[0J`);
+    this.height = 0;
+  }
+
+  private draw(): void {
+    if (this.timer === null) return;
+    this.clear();
+    const lines = [chalk.bold(`acia ${this.phase} · ${this.stamp()} · ${this.tokens} tokens · $${this.cost.toFixed(4)}`)];
+    for (const r of this.rows.values()) {
+      const mark = r.status === 'running' ? chalk.yellow('…') : r.status === 'completed' ? chalk.green('✓') : r.status === 'failed' ? chalk.red('✗') : chalk.dim('-');
+      lines.push(`  ${mark} ${r.id.padEnd(12)} ${chalk.dim(r.action.slice(0, 70))}`);
+    }
+    this.out.write(`${lines.join('\n')}\n`);
+    this.height = lines.length;
+  }
+}
+
+function colourFor(e: LedgerEntry): string {
+  const d = e.data as Record<string, unknown>;
+  if (e.type === 'TASK_FAILED' || e.type === 'BUDGET_EXCEEDED' || (e.type === 'VERIFICATION' && d.passed === false)) return chalk.red('✗');
+  if (e.type === 'ESCALATION_REQUESTED') return chalk.magenta('?');
+  if (e.type === 'RUN_COMPLETED') return d.reason === 'succeeded' ? chalk.green('■') : chalk.red('■');
+  return chalk.green('•');
+}

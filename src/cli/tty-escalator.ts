@@ -1,0 +1,41 @@
+// The human checkpoint on a terminal: shows the problem and the last failure, and takes guidance
+// text, retry, skip, approve or abort.
+import { createInterface } from 'node:readline/promises';
+import chalk from 'chalk';
+import type { Escalator, EscalationQuestion, HumanAnswer } from '../team/deps.js';
+import type { HumanAction } from '../core/ledger/events.js';
+
+export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, beforeAsk: () => void): Escalator {
+  return {
+    async ask(q: EscalationQuestion): Promise<HumanAnswer | null> {
+      beforeAsk();
+      output.write(`\n${chalk.magenta.bold('The team needs you')} (${q.reason}${q.taskId ? `, task ${q.taskId}` : ''})\n${q.message}\n`);
+      if (q.lastFailure) output.write(`${chalk.dim('Last failure:')}\n${indent(q.lastFailure.split('\n').slice(-25).join('\n'))}\n`);
+      const words: HumanAction[] = q.options.filter((o) => o !== 'guidance');
+      const help = `${q.options.includes('guidance') ? 'type guidance for the team, or ' : ''}one of: ${words.join(', ')}`;
+      const rl = createInterface({ input, output, terminal: true });
+      try {
+        for (;;) {
+          const line = (await rl.question(`${chalk.bold('>')} ${chalk.dim(`(${help})`)} `)).trim();
+          if (line === '') continue;
+          const word = line.toLowerCase() as HumanAction;
+          if (words.includes(word)) return { action: word };
+          if (q.options.includes('guidance')) return { action: 'guidance', text: line };
+          output.write(`Please answer ${words.join(', ')}.\n`);
+        }
+      } catch {
+        // stdin closed (Ctrl-D): nobody can answer now; the run waits on disk for `acia resume`.
+        return null;
+      } finally {
+        rl.close();
+      }
+    },
+  };
+}
+
+function indent(s: string): string {
+  return s
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}

@@ -1,0 +1,148 @@
+// Every demo scenario through the built CLI: exit code, ledger order, wiki, branch, tests, verify, replay.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acia, git, inOrder, ledgerOf, onlyRunId, tempDir, testsPassOn } from './helpers.js';
+
+function demo(scenario: string, extra: string[] = []) {
+  const repo = join(tempDir(`e2e-${scenario}`), 'repo');
+  const r = acia(['demo', '--scenario', scenario, '--dir', repo, ...extra]);
+  return { ...r, repo };
+}
+
+function typesOf(repo: string, runId: string) {
+  return ledgerOf(repo, runId).map((e) => `${e.actor} ${e.type}`);
+}
+
+describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () => {
+  it('happy: plans, implements, verifies with the real tests, and leaves a verified record', () => {
+    const { code, stdout, stderr, repo } = demo('happy');
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('succeeded');
+    const runId = onlyRunId(repo);
+    const seq = typesOf(repo, runId);
+    expect(
+      inOrder(seq, [
+        'team RUN_STARTED',
+        'pm CONTEXT_BUILT',
+        'pm LLM_CALL',
+        'pm PLAN_PROPOSED',
+        'policy POLICY_DECISION',
+        'pm PLAN_SELECTED',
+        'team TASK_STARTED',
+        'dev:t1 LLM_CALL',
+        'dev:t1 TOOL_CALL',
+        'dev:t1 TOOL_RESULT',
+        'team CHECKPOINT',
+        'team MERGE',
+        'team TASK_COMPLETED',
+        'qa:t2 TOOL_CALL',
+        'team VERIFICATION',
+        'team TASK_COMPLETED',
+        'team RUN_COMPLETED',
+      ]),
+      seq.join('\n'),
+    ).toBe(true);
+    const entries = ledgerOf(repo, runId);
+    const verdict = entries.find((e) => e.type === 'VERIFICATION' && (e.data as { source: string }).source !== 'check')!.data as { passed: boolean; exitCode: number; source: string };
+    expect(verdict).toMatchObject({ passed: true, exitCode: 0, source: 'qa_run' });
+    expect((entries.at(-1)!.data as { reason: string }).reason).toBe('succeeded');
+    // the run branch has ACIA's commits and the sample repo's tests pass on it
+    const log = git(repo, 'log', '--format=%s', `acia/${runId}`);
+    expect(log).toContain('acia(t1): Added titleCase');
+    expect(log).toContain('acia: merge t1');
+    expect(testsPassOn(repo, `acia/${runId}`)).toBe(true);
+    // the user's checkout is untouched
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(existsSync(join(repo, 'src', 'title-case.js'))).toBe(false);
+    // wiki pages
+    const page = readFileSync(join(repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8');
+    expect(page).toContain('mermaid');
+    expect(page).toContain('plan-A');
+    expect(readFileSync(join(repo, '.acia', 'wiki', 'index.md'), 'utf8')).toContain(runId);
+    // verify and replay
+    expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
+    const replay = acia(['replay', runId, '--repo', repo]);
+    expect(replay.stdout + replay.stderr).toContain('identical');
+    expect(replay.code).toBe(0);
+  });
+
+  it('fix-loop: a failing verdict from the real exit code adds a dev.fix task, then passes', () => {
+    const { code, stderr, repo } = demo('fix-loop');
+    expect(code, stderr).toBe(0);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    const verdicts = entries.filter((e) => e.type === 'VERIFICATION' && (e.data as { source: string }).source !== 'check').map((e) => e.data as { taskId: string; passed: boolean });
+    expect(verdicts).toEqual([expect.objectContaining({ taskId: 't2', passed: false }), expect.objectContaining({ taskId: 't2-r1', passed: true })]);
+    // the QA agent claimed a pass on the failing run; the ledger shows the claim did not count
+    expect(entries.some((e) => e.type === 'TASK_FAILED' && (e.data as { message: string }).message.includes('claimed a pass'))).toBe(true);
+    const added = entries.filter((e) => e.type === 'TASK_ADDED').map((e) => (e.data as { task: { id: string; capability: string } }).task);
+    expect(added).toEqual([expect.objectContaining({ id: 't2-fix1', capability: 'dev.fix' }), expect.objectContaining({ id: 't2-r1', capability: 'qa.verify' })]);
+    expect(testsPassOn(repo, `acia/${runId}`)).toBe(true);
+    expect(acia(['replay', runId, '--repo', repo]).code).toBe(0);
+  });
+
+  it('escalate: exits 3 with the resume command and an escalation page, and resume records the answer', () => {
+    const { code, stdout, repo } = demo('escalate');
+    expect(code).toBe(3);
+    const runId = onlyRunId(repo);
+    expect(stdout).toContain(`acia resume ${runId}`);
+    const entries = ledgerOf(repo, runId);
+    const esc = entries.find((e) => e.type === 'ESCALATION_REQUESTED')!;
+    expect((esc.data as { reason: string }).reason).toBe('fixes_exhausted');
+    expect((entries.at(-1)!.data as { reason: string }).reason).toBe('awaiting_human');
+    expect(existsSync(join(repo, '.acia', 'wiki', 'escalations', `${runId}.md`))).toBe(true);
+    expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
+    // answering "abort" ends the run for good, recorded as the human's decision
+    const resumed = acia(['resume', runId, '--repo', repo, '--answer', 'abort', '--sandbox', 'off']);
+    expect(resumed.code, resumed.stderr).toBe(130);
+    const after = ledgerOf(repo, runId);
+    expect(after.some((e) => e.type === 'HUMAN_RESPONSE' && (e.data as { action: string }).action === 'abort')).toBe(true);
+    expect((after.at(-1)!.data as { reason: string }).reason).toBe('aborted');
+    expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
+  });
+
+  it('plan-b: Plan-A fails verification, the team re-plans to Plan-B, which passes', () => {
+    const { code, stderr, repo } = demo('plan-b');
+    expect(code, stderr).toBe(0);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    const replan = entries.find((e) => e.type === 'REPLAN_TRIGGERED')!.data as { fromPlanId: string; toPlanId: string };
+    expect(replan).toMatchObject({ fromPlanId: 'plan-A', toPlanId: 'plan-B' });
+    expect(entries.some((e) => e.type === 'TASK_COMPLETED' && (e.data as { taskId: string }).taskId === 'b2')).toBe(true);
+    expect(testsPassOn(repo, `acia/${runId}`)).toBe(true);
+    expect(acia(['replay', runId, '--repo', repo]).code).toBe(0);
+  });
+
+  it('budget: stops before the model call that would pass the token budget, exit 4', () => {
+    const { code, repo } = demo('budget');
+    expect(code).toBe(4);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    const breach = entries.find((e) => e.type === 'BUDGET_EXCEEDED')!.data as { limit: string; spent: number; max: number };
+    expect(breach.limit).toBe('tokens');
+    expect(breach.spent).toBeGreaterThan(breach.max);
+    const recordedTokens = entries.filter((e) => e.type === 'LLM_CALL').reduce((n, e) => {
+      const u = (e.data as { usage: Record<string, number> }).usage;
+      return n + u.inputTokens! + u.outputTokens! + u.cacheReadTokens! + u.cacheWriteTokens!;
+    }, 0);
+    expect(recordedTokens).toBeLessThanOrEqual(breach.max);
+    expect((entries.at(-1)!.data as { reason: string }).reason).toBe('budget_exhausted');
+    expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
+  });
+
+  it('parallel: four dev tasks in separate worktrees merge into one branch and pass', () => {
+    const { code, stderr, repo } = demo('parallel');
+    expect(code, stderr).toBe(0);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    const merges = entries.filter((e) => e.type === 'MERGE').map((e) => (e.data as { taskId: string }).taskId);
+    expect(merges.sort()).toEqual(['t1', 't2', 't3', 't4']);
+    // tasks overlapped: a second task started before the first completed
+    const firstDone = entries.findIndex((e) => e.type === 'TASK_COMPLETED');
+    const startsBefore = entries.slice(0, firstDone).filter((e) => e.type === 'TASK_STARTED').length;
+    expect(startsBefore).toBeGreaterThanOrEqual(4);
+    expect(testsPassOn(repo, `acia/${runId}`)).toBe(true);
+    expect(acia(['replay', runId, '--repo', repo]).code).toBe(0);
+  });
+});
