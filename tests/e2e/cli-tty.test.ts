@@ -7,6 +7,8 @@ import { CLI, acia, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { cliEnv } from './cli-helpers.js';
 
 const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout.includes('util-linux');
+// CI installs bsdutils (.ci/run), so there the TTY test must run, not skip.
+if (!hasScript && process.env.ACIA_TEST_REQUIRE_SANDBOX === '1') throw new Error('util-linux `script` is missing; .ci/run installs bsdutils');
 // eslint-disable-next-line no-control-regex
 const COLOUR = /\x1b\[[0-9;]*m/;
 

@@ -5,13 +5,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BwrapRunner } from '../../src/core/sandbox/bwrap-runner.js';
-import { detectSandbox } from '../../src/core/sandbox/detect.js';
+import { sandboxAvailable } from '../helpers/sandbox-available.js';
 
 // Not under /tmp (the sandbox's own /tmp is private) nor $HOME (masked anyway): where repos often live.
 const base = mkdtempSync(join(process.cwd(), '.test-checkout-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-describe.skipIf(detectSandbox().status !== 'available')('sandboxed commands in a task worktree', () => {
+describe.skipIf(!sandboxAvailable())('sandboxed commands in a task worktree', () => {
   it('see their own worktree and git history but not the rest of the checkout', async () => {
     const repo = join(base, 'repo');
     mkdirSync(repo);

@@ -4,10 +4,10 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectSandbox } from '../../src/core/sandbox/detect.js';
+import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { aciaTool, CLI, expectNoLeak, makeFixture, SECRET, type Fixture } from './fixture.js';
 
-const sandboxed = detectSandbox().status === 'available' && fs.existsSync(CLI);
+const sandboxed = sandboxAvailable() && fs.existsSync(CLI);
 let fx: Fixture;
 beforeAll(() => {
   fx = makeFixture();

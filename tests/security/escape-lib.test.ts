@@ -4,14 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BwrapRunner } from '../../src/core/sandbox/bwrap-runner.js';
-import { detectSandbox } from '../../src/core/sandbox/detect.js';
+import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { safeGit } from '../../src/core/sandbox/safe-git.js';
 import { callTool } from '../../src/core/tools/define-tool.js';
 import { gitStatus, gitDiff, runCommand, writeFile } from '../../src/core/tools/tool-sets.js';
 import type { ToolContext } from '../../src/core/tools/types.js';
 import { ENV_SECRETS, expectNoLeak, makeFixture, SECRET, type Fixture } from './fixture.js';
 
-const sandboxed = detectSandbox().status === 'available';
+const sandboxed = sandboxAvailable();
 let fx: Fixture;
 beforeAll(() => {
   fx = makeFixture();
