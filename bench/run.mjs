@@ -1,0 +1,111 @@
+// `npm run bench`: runs every benchmark, writes bench/results.json (one flat object of named figures)
+// and prints a table. Usage: npm run bench [-- --only name,name] [--quick]
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, round } from './util.mjs';
+import { parallelSpeedup } from './parallel.mjs';
+import { inProcessFigures } from './in-process.mjs';
+import { orchestratorOverhead, peakRss } from './orchestrator.mjs';
+import { ledgerBench, resumeBench } from './ledger.mjs';
+import { sandboxOverhead } from './sandbox.mjs';
+import { coldStart } from './cold-start.mjs';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyArg = args.indexOf('--only');
+const only = onlyArg === -1 ? null : new Set(args[onlyArg + 1].split(','));
+const log = (m) => process.stderr.write(`${m}\n`);
+
+async function ledgerFigures() {
+  const l = await ledgerBench(quick ? { serial: 200, each: 200, each64: 50, burst: 5000, entries: 20_000 } : { serial: 500, each: 500, each64: 100, burst: 20_000, entries: 100_000 });
+  const best = l.goals.appendsPerSecond.groupCommitBest;
+  const r = await resumeBench();
+  log(`  group commit ${best}/s, fsync each ${l.fsyncPerEntry.perSecond}/s, verify ${l.verify.perSecond}/s, resume 10k ${r.medianMs} ms`);
+  return {
+    ledger_appends_per_s: {
+      value: best,
+      unit: 'entries/s',
+      how: 'durable appends to a file ledger with group commit: best of 8 writers, 64 writers and one burst of concurrent appends (bench/ledger.mjs)',
+      goal: '>= 5000',
+      met: best >= 5000,
+      detail: { writers8: l.groupCommit8Writers.perSecond, writers64: l.groupCommit64Writers.perSecond, burst: l.groupCommitBurst.perSecond },
+    },
+    ledger_appends_fsync_each_per_s: { value: l.fsyncPerEntry.perSecond, unit: 'entries/s', how: `one writer awaiting each append (one fsync per entry), ${l.fsyncPerEntry.entries} entries`, goal: null, met: null },
+    verify_entries_per_s: {
+      value: l.verify.perSecond,
+      unit: 'entries/s',
+      how: `verifyRun over a ${l.verify.entries}-entry ledger (parse, schema, hash chain, blobs)`,
+      goal: '>= 100000',
+      met: l.verify.perSecond >= 100_000,
+    },
+    resume_ms_10k: {
+      value: r.medianMs,
+      unit: 'ms',
+      how: `openRunLedger (read, check chain, lock) + foldRun of a ${r.entries}-entry ledger of LLM_CALL/TOOL_CALL/TOOL_RESULT, median of ${r.runs}`,
+      goal: null,
+      met: null,
+      detail: { medianOpenMs: r.medianOpenMs },
+    },
+    _fsyncMs: 1000 / l.fsyncPerEntry.perSecond,
+  };
+}
+
+async function sandboxFigure() {
+  const s = await sandboxOverhead(quick ? 10 : 30);
+  if (s.unavailable) return { sandbox_exec_overhead_ms: { value: null, unit: 'ms', how: `not measured: ${s.unavailable}`, goal: '<= 25', met: null } };
+  log(`  bwrap ${s.medianBwrapRunnerMs} ms, bare ${s.medianBareMs} ms`);
+  return {
+    sandbox_exec_overhead_ms: {
+      value: s.medianOverheadMs,
+      unit: 'ms',
+      how: `median BwrapRunner.run('true') minus median bare spawn of true, ${s.runs} interleaved runs`,
+      goal: '<= 25',
+      met: s.medianOverheadMs <= 25,
+      detail: { medianBareMs: s.medianBareMs, medianHostRunnerMs: s.medianHostRunnerMs, medianBwrapRunnerMs: s.medianBwrapRunnerMs },
+    },
+  };
+}
+
+const results = {};
+let fsyncMs = null;
+const benches = [
+  ['ledger', async () => {
+    const { _fsyncMs, ...figs } = await ledgerFigures();
+    fsyncMs = _fsyncMs;
+    return figs;
+  }],
+  ['sandbox', sandboxFigure],
+  ['cold-start', () => coldStart({ runs: quick ? 7 : 15, log })],
+  ['in-process', () => inProcessFigures({ log })],
+  ['orchestrator', () => orchestratorOverhead({ runs: quick ? 1 : 3, fsyncMs, log })],
+  ['rss', () => peakRss({ log })],
+  ['parallel', () => parallelSpeedup({ pairs: quick ? 1 : 3, log })],
+];
+const t0 = Date.now();
+for (const [name, fn] of benches) {
+  if (only && !only.has(name)) continue;
+  log(`${name}...`);
+  Object.assign(results, await fn());
+}
+
+const commit = (() => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+})();
+results._meta = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, commit, quick, seconds: Math.round((Date.now() - t0) / 1000) };
+if (!only) writeFileSync(join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+const rows = Object.entries(results).filter(([k]) => k !== '_meta');
+const w = Math.max(...rows.map(([k]) => k.length));
+const fmt = (v) => (v === null ? 'n/a' : typeof v === 'number' ? String(round(v, 3)) : String(v));
+process.stdout.write(`${'figure'.padEnd(w)}  ${'value'.padStart(10)}  ${'unit'.padEnd(18)}  ${'goal'.padEnd(10)}  met\n`);
+for (const [k, f] of rows) {
+  const met = f.met === null ? '-' : f.met ? 'yes' : 'NO';
+  process.stdout.write(`${k.padEnd(w)}  ${fmt(f.value).padStart(10)}  ${f.unit.padEnd(18)}  ${(f.goal ?? '-').padEnd(10)}  ${met}\n`);
+}
+process.stdout.write(`(${results._meta.seconds} s; node ${process.version}, ${results._meta.cpus} cpus${only ? '; --only: results.json not written' : ''})\n`);

@@ -1,0 +1,56 @@
+// Runs the team through the library, as `acia demo` does: the fake Anthropic server serves a script to
+// the real SDK. Seams (the ledger's fs, the team's sleep) can be swapped where a fault needs one.
+import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import { systemClock } from '../../src/core/acm/ids.js';
+import { loadConfig } from '../../src/core/config/load.js';
+import { openRunLedger } from '../../src/core/ledger/file-ledger.js';
+import type { LedgerFs } from '../../src/core/ledger/ledger-fs.js';
+import { startFakeAnthropicServer, type RecordedRequest } from '../../src/core/llm/fake-server.js';
+import { parseScript } from '../../src/core/llm/script.js';
+import { buildDeps } from '../../src/cli/build-deps.js';
+import { exitCodeForReason } from '../../src/cli/run-action.js';
+import { noHuman, type TeamEvent } from '../../src/team/deps.js';
+import { startRun, type RunResult } from '../../src/team/team.js';
+import { GOAL, TEST_COMMAND } from './harness.js';
+
+export interface LibraryRun {
+  result: RunResult;
+  exitCode: number;
+  requests: RecordedRequest[];
+  warnings: string[];
+}
+
+export async function runWithFakeServer(repo: string, script: unknown, opts: { ledgerFs?: LedgerFs; onEntry?: (entry: LedgerEntry) => void } = {}): Promise<LibraryRun> {
+  const server = await startFakeAnthropicServer({ script: parseScript(script, 'fault script') });
+  const warnings: string[] = [];
+  try {
+    const { config } = loadConfig({
+      repo,
+      env: {},
+      userFile: null,
+      flags: { model: 'anthropic:claude-sonnet-5-5', sandbox: 'off', testCommand: TEST_COMMAND, parallel: 2, maxIterations: 2 },
+    });
+    const deps = await buildDeps({
+      repo,
+      config,
+      env: process.env,
+      escalator: noHuman,
+      warn: (m) => warnings.push(m),
+      anthropic: { baseURL: server.url, apiKey: 'fault-suite-key' },
+      ...(opts.onEntry ? { onEvent: (ev: TeamEvent) => (ev.kind === 'entry' ? opts.onEntry?.(ev.entry) : undefined) } : {}),
+    });
+    const ledgerFs = opts.ledgerFs;
+    const result = await startRun(
+      {
+        ...deps,
+        // Task-level retry backoff is not what these tests measure.
+        sleep: () => Promise.resolve(),
+        ...(ledgerFs ? { openLedger: (runDir: string, runId: string, o: { create: boolean }) => openRunLedger(runDir, runId, { clock: systemClock, create: o.create, fs: ledgerFs }) } : {}),
+      },
+      { dir: repo, goal: GOAL },
+    );
+    return { result, exitCode: exitCodeForReason(result.reason), requests: server.requests, warnings };
+  } finally {
+    await server.close();
+  }
+}
