@@ -1,4 +1,5 @@
 // Pieces every task runner shares: how a task ends, the agent's toolbox and task message, retries.
+import { relative } from 'node:path';
 import { sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason } from '../core/ledger/events.js';
@@ -13,6 +14,7 @@ import { modelHooks } from './run-context.js';
 import { makeToolbox } from './toolbox.js';
 import { renderInstructions } from '../agents/pm/context-packet.js';
 import type { RunContext } from './run-context.js';
+import type { TaskWorktree } from './workspace.js';
 
 export type TaskOutcome =
   | { kind: 'completed' }
@@ -78,6 +80,32 @@ export async function policyCheck(
     response: { allow: response.allow, ...(response.reason === undefined ? {} : { reason: response.reason }) },
   });
   return response;
+}
+
+/**
+ * Starts one attempt of a task: its worktree (reset to `checkpoint` when given), TASK_STARTED, and
+ * the `task.pre` policy hook. Returns the worktree, or the escalation when policy denies the task
+ * and no human has overridden it.
+ */
+export async function startAttempt(
+  ctx: RunContext,
+  spec: TaskSpec,
+  attempt: number,
+  checkpoint: string | null,
+): Promise<{ wt: TaskWorktree; denied: (TaskOutcome & { kind: 'escalate' }) | null }> {
+  const taskId = spec.id;
+  const wt = await ctx.workspace.prepareTask(taskId, checkpoint);
+  await ctx.rec.record('team', 'TASK_STARTED', {
+    taskId,
+    attempt,
+    capability: spec.capability,
+    branch: wt.branch,
+    worktree: relative(ctx.repo, wt.path),
+    baseCommit: wt.baseCommit,
+  });
+  const pre = await policyCheck(ctx, 'task.pre', spec);
+  if (pre.allow || ctx.state.tasks.get(taskId)?.policyOverride) return { wt, denied: null };
+  return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` } };
 }
 
 /** Backoff for a retry; jitter is derived from the run, task and attempt so replays wait the same. */

@@ -1,27 +1,17 @@
 // Runs a dev task (dev.implement, dev.fix): the Dev agent in its own worktree, then ACIA commits the
 // attempt, asks policy, checks the task's verification expressions and merges into the run branch.
-import { relative } from 'node:path';
 import { devAgent } from '../agents/dev/dev-agent.js';
 import type { RunContext } from './run-context.js';
 import { guardScope } from './scheduler.js';
-import { maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, taskMessage, type TaskOutcome } from './task-common.js';
+import { maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
 
 export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
   const spec = task.spec;
   const actor = `dev:${taskId}`;
   for (let attempt = task.attempts + 1; ; attempt++) {
-    const wt = await ctx.workspace.prepareTask(taskId, task.lastCheckpoint);
-    await ctx.rec.record('team', 'TASK_STARTED', {
-      taskId,
-      attempt,
-      capability: spec.capability,
-      branch: wt.branch,
-      worktree: relative(ctx.repo, wt.path),
-      baseCommit: wt.baseCommit,
-    });
-    const pre = await policyCheck(ctx, 'task.pre', spec);
-    if (!pre.allow && !task.policyOverride) return { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` };
+    const { wt, denied } = await startAttempt(ctx, spec, attempt, task.lastCheckpoint);
+    if (denied) return denied;
 
     const extra: string[] = [];
     const failure = (spec.input as { failure?: unknown }).failure;

@@ -1,28 +1,18 @@
 // Runs a QA task (qa.verify, qa.write_tests). The verdict is the exit code of a real test run: the QA
 // agent's last run_tests, or, when it made none, a run the team makes itself. Its words never decide.
-import { relative } from 'node:path';
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
-import { policyCheck, runTaskAgent, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
 
 export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
   const spec = task.spec;
   const actor = `qa:${taskId}`;
   const attempt = task.attempts + 1;
-  const wt = await ctx.workspace.prepareTask(taskId, null);
-  await ctx.rec.record('team', 'TASK_STARTED', {
-    taskId,
-    attempt,
-    capability: spec.capability,
-    branch: wt.branch,
-    worktree: relative(ctx.repo, wt.path),
-    baseCommit: wt.baseCommit,
-  });
-  const pre = await policyCheck(ctx, 'task.pre', spec);
-  if (!pre.allow && !task.policyOverride) return { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` };
+  const { wt, denied } = await startAttempt(ctx, spec, attempt, null);
+  if (denied) return denied;
 
   let lastTests: ToolResult | null = null;
   const tctx = toolContext(ctx, wt.path);
