@@ -42,7 +42,7 @@ const pm = (plans, chosen = plans[0].id, latencyMs = 0) => ({
 });
 
 /** A dev session: look, write the function and its test, run the tests, report. */
-function dev(caller, name, variant = 'good', latencyMs = 0) {
+function dev(caller, name, variant = 'good', latencyMs = 0, lessons = []) {
   return [
     { caller, latencyMs, text: 'Let me look at the existing helpers first.', toolCalls: [{ name: 'list_dir', input: { path: 'src' } }] },
     {
@@ -54,16 +54,16 @@ function dev(caller, name, variant = 'good', latencyMs = 0) {
       ],
     },
     { caller, latencyMs, toolCalls: [{ name: 'run_tests', input: {} }] },
-    { caller, latencyMs, toolCalls: [{ name: 'return_result', input: { summary: `Added ${name} in ${srcPath(name)} and a test in ${testPath(name)}.` } }] },
+    { caller, latencyMs, toolCalls: [{ name: 'return_result', input: { summary: `Added ${name} in ${srcPath(name)} and a test in ${testPath(name)}.`, ...(lessons.length ? { lessons } : {}) } }] },
   ];
 }
 
 /** A fix session: the failure output is in the task; rewrite the function and finish. */
-function fix(caller, name, variant = 'good') {
+function fix(caller, name, variant = 'good', lessons = []) {
   return [
     { caller, toolCalls: [{ name: 'read_file', input: { path: srcPath(name) } }] },
     { caller, toolCalls: [{ name: 'write_file', input: { path: srcPath(name), content: HELPERS[name][variant] } }] },
-    { caller, toolCalls: [{ name: 'return_result', input: { summary: `Rewrote ${name} to handle every word.` } }] },
+    { caller, toolCalls: [{ name: 'return_result', input: { summary: `Rewrote ${name} to handle every word.`, ...(lessons.length ? { lessons } : {}) } }] },
   ];
 }
 
@@ -88,6 +88,10 @@ const planB = {
   edges: [{ from: 'b1', to: 'b2' }],
 };
 
+// Lessons the Dev agent proposes for the team's memory (appended to .acia/wiki/memory/lessons.md).
+const HELPER_LESSON = 'String helpers live in src/strings.js, each with its own test file under test/; the suite runs with node --test test/.';
+const FIX_LESSON = 'Word helpers must handle every word of multi-word input; a single-word test does not catch that.';
+
 const titleGoal = 'Add a titleCase(text) helper that capitalises every word, with a test';
 
 const scenarios = {
@@ -96,14 +100,14 @@ const scenarios = {
     goal: titleGoal,
     settings: { parallel: 2, maxIterations: 2 },
     expect: { exitCode: 0, reason: 'succeeded' },
-    turns: [pm([planA, planB]), ...dev('dev:t1', 'titleCase'), ...qa('qa:t2')],
+    turns: [pm([planA, planB]), ...dev('dev:t1', 'titleCase', 'good', 0, [HELPER_LESSON]), ...qa('qa:t2')],
   },
   'fix-loop': {
     description: 'The first implementation is wrong: QA fails on the real exit code, a dev.fix task repairs it, re-verification passes.',
     goal: titleGoal,
     settings: { parallel: 2, maxIterations: 2 },
     expect: { exitCode: 0, reason: 'succeeded' },
-    turns: [pm([planA, planB]), ...dev('dev:t1', 'titleCase', 'bad'), ...qa('qa:t2', true), ...fix('dev:t2-fix1', 'titleCase'), ...qa('qa:t2-r1')],
+    turns: [pm([planA, planB]), ...dev('dev:t1', 'titleCase', 'bad'), ...qa('qa:t2', true), ...fix('dev:t2-fix1', 'titleCase', 'good', [FIX_LESSON]), ...qa('qa:t2-r1')],
   },
   escalate: {
     description: 'The fix never works: after maxIterations the team escalates to the human (exit 3 without a TTY).',

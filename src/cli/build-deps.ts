@@ -8,7 +8,7 @@ import { modelIdOf, type Config } from '../core/config/schema.js';
 import { randomIds, systemClock } from '../core/acm/ids.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
-import { readMemory } from '../core/wiki/memory.js';
+import { readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
@@ -73,6 +73,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
     openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
     escalator: o.escalator,
     readMemory: async (repo) => (await readMemory(repo)).map((p) => ({ page: p.page, content: p.content })),
+    memoryPages: { read: readMemoryPage, write: writeMemoryPage },
     renderWiki: async (repo) => {
       await renderWiki(repo);
     },

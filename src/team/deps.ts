@@ -59,6 +59,8 @@ export interface TeamDeps {
   estimate: (model: string, request: LlmRequest) => { usd: number | null; tokens: number };
   /** Stores the PlanSet's plans' capability map etc.; reads memory pages for the context packet. */
   readMemory: (repo: string) => Promise<{ page: string; content: string }[]>;
+  /** The memory pages agents' lessons are appended to; replay passes one that serves the recorded pages. */
+  memoryPages: { read: (repo: string, page: string) => Promise<Buffer | null>; write: (repo: string, page: string, content: string) => Promise<void> };
   /** Renders the wiki after a run stops; failures are reported, not fatal. */
   renderWiki: (repo: string) => Promise<void>;
   writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;

@@ -37,7 +37,7 @@ export interface ReplayReport {
 const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED']);
 
 export async function replayRun(
-  base: Omit<TeamDeps, 'llm' | 'callTool' | 'escalator' | 'openLedger' | 'writeManifest' | 'renderWiki' | 'workspace'>,
+  base: Omit<TeamDeps, 'llm' | 'callTool' | 'escalator' | 'openLedger' | 'writeManifest' | 'renderWiki' | 'workspace' | 'memoryPages'>,
   repo: string,
   runId: string,
   recorded: readonly LedgerEntry[],
@@ -52,6 +52,22 @@ export async function replayRun(
   // The model id the run sent, as recorded in its first request (a script names its own model).
   const firstCall = recorded.find((e) => e.type === 'LLM_CALL')?.data as EventDataOf<'LLM_CALL'> | undefined;
   const sentModel = firstCall ? (JSON.parse((await getBlob(firstCall.requestHash)).toString('utf8')) as { model?: string }).model : undefined;
+  // Memory pages as the run found them: before each recorded update, the page it replaced; otherwise
+  // the page as the context packet captured it. Writes only move past the update they stand for.
+  const memoryUpdates = recorded.filter((e) => e.type === 'MEMORY_UPDATED').map((e) => e.data as EventDataOf<'MEMORY_UPDATED'>);
+  const memoryPages: TeamDeps['memoryPages'] = {
+    read: async (_repo, page) => {
+      const update = memoryUpdates.find((u) => u.page === page);
+      if (update) return update.beforeRef ? getBlob(update.beforeRef) : null;
+      const seen = packet ? memoryFromPacket(packet).find((m) => m.page === page) : undefined;
+      return seen ? Buffer.from(seen.content, 'utf8') : null;
+    },
+    write: (_repo, page) => {
+      const i = memoryUpdates.findIndex((u) => u.page === page);
+      if (i !== -1) memoryUpdates.splice(i, 1);
+      return Promise.resolve();
+    },
+  };
   const deps: TeamDeps = {
     ...base,
     config: {
@@ -70,6 +86,7 @@ export async function replayRun(
     openLedger: () => Promise.resolve(ledger),
     writeManifest: () => Promise.resolve(),
     renderWiki: () => Promise.resolve(),
+    memoryPages,
     workspace: () => new ReplayWorkspace(recorded, repo, runId),
     sleep: () => Promise.resolve(),
     // The memory the run saw, not what the wiki holds now.

@@ -58,6 +58,11 @@ export interface RunState {
   /** Fix iterations a human granted beyond maxIterations. */
   extraIterations: number;
   budgetWaived: boolean;
+  /** Lessons agents proposed, in ledger order; the first `lessonsApplied` are already on the memory page. */
+  lessons: { taskId: string; text: string }[];
+  lessonsApplied: number;
+  /** The last MEMORY_UPDATED, so a session that died between the entry and the page write can finish it. */
+  lastMemoryUpdate: EventDataOf<'MEMORY_UPDATED'> | null;
 }
 
 export function emptyRunState(): RunState {
@@ -82,6 +87,9 @@ export function emptyRunState(): RunState {
     abortRequested: false,
     extraIterations: 0,
     budgetWaived: false,
+    lessons: [],
+    lessonsApplied: 0,
+    lastMemoryUpdate: null,
   };
 }
 
@@ -208,6 +216,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
         t.status = 'completed';
         t.output = p.output;
       }
+      for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text });
       break;
     }
     case 'TASK_FAILED': {
@@ -218,6 +227,13 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
         t.lastError = { kind: p.errorKind, message: p.message };
         t.failedSeq = entry.seq;
       }
+      for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text });
+      break;
+    }
+    case 'MEMORY_UPDATED': {
+      const p = d as EventDataOf<'MEMORY_UPDATED'>;
+      state.lastMemoryUpdate = p;
+      if (p.page === 'lessons') state.lessonsApplied = state.lessons.length;
       break;
     }
     case 'TASK_SKIPPED': {

@@ -108,6 +108,11 @@ export async function startAttempt(
   return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` } };
 }
 
+/** The `lessons` member for a TASK_COMPLETED or TASK_FAILED entry, when the agent proposed any. */
+export function lessonsOf(result: { lessons?: string[] | undefined } | null): { lessons?: string[] } {
+  return result?.lessons && result.lessons.length > 0 ? { lessons: result.lessons } : {};
+}
+
 /** Backoff for a retry; jitter is derived from the run, task and attempt so replays wait the same. */
 export function retryDelayMs(ctx: RunContext, spec: TaskSpec, attempt: number): number {
   const r = spec.retry;

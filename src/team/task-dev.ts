@@ -3,7 +3,7 @@
 import { devAgent } from '../agents/dev/dev-agent.js';
 import type { RunContext } from './run-context.js';
 import { guardScope } from './scheduler.js';
-import { maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
+import { lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
 
 export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -51,7 +51,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
         await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `merge conflict in ${merged.files.join(', ')}` });
         return { kind: 'escalate', reason: 'merge_conflict', message: `${taskId} conflicts with work already merged, in ${merged.files.join(', ') || 'unknown files'}` };
       }
-      await ctx.rec.record('team', 'TASK_COMPLETED', { taskId, attempt, output, summary: result.summary });
+      await ctx.rec.record('team', 'TASK_COMPLETED', { taskId, attempt, output, summary: result.summary, ...lessonsOf(result) });
       return { kind: 'completed' };
     }
 

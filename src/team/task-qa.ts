@@ -4,7 +4,7 @@ import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
-import { runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { lessonsOf, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
 
 export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -73,10 +73,11 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
       attempt,
       output: { passed: true, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null },
       summary,
+      ...lessonsOf(claim),
     });
     return { kind: 'completed' };
   }
   const message = `verification failed: exit code ${exitCode ?? 'none'}${typeof data.failed === 'number' ? `, ${data.failed} failed` : ''}${claim?.passed ? ' (the QA agent claimed a pass)' : ''}`;
-  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message });
+  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message, ...lessonsOf(claim) });
   return { kind: 'verification_failed', message };
 }

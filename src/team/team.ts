@@ -17,6 +17,7 @@ import type { RunContext } from './run-context.js';
 import { emptyRunState, foldRun, openEscalation, type RunState } from './run-state.js';
 import { effectiveSource } from './scheduler.js';
 import { Workspace } from './workspace.js';
+import { applyLessons } from './lessons.js';
 import { detectTestCommand } from '../core/tools/run-tests.js';
 
 export interface RunResult {
@@ -187,6 +188,12 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
     filesChanged = await ctx.workspace.changedSinceBase(ctx.state.started!.baseCommit);
   } catch {
     // The run worktree may not exist when the run failed early; the result says so with nulls.
+  }
+  try {
+    await applyLessons(ctx);
+  } catch (e) {
+    // Memory is a convenience for the next run; failing to update it never fails this one.
+    process.emitWarning(`lessons not written to memory: ${errorMessage(e)}`);
   }
   try {
     await ctx.rec.record('team', 'RUN_COMPLETED', {

@@ -1,8 +1,12 @@
 // Every demo scenario through the built CLI: exit code, ledger order, wiki, branch, tests, verify, replay.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acia, git, inOrder, ledgerOf, onlyRunId, tempDir, testsPassOn } from './helpers.js';
+
+const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
+/** The lesson the happy scenario's Dev agent proposes (scripts/make-scenarios.mjs). */
+const HELPER_LESSON = 'String helpers live in src/strings.js, each with its own test file under test/; the suite runs with node --test test/.';
 
 function demo(scenario: string, extra: string[] = []) {
   const repo = join(tempDir(`e2e-${scenario}`), 'repo');
@@ -39,6 +43,7 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
         'qa:t2 TOOL_CALL',
         'team VERIFICATION',
         'team TASK_COMPLETED',
+        'team MEMORY_UPDATED',
         'team RUN_COMPLETED',
       ]),
       seq.join('\n'),
@@ -60,11 +65,27 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
     expect(page).toContain('mermaid');
     expect(page).toContain('plan-A');
     expect(readFileSync(join(repo, '.acia', 'wiki', 'index.md'), 'utf8')).toContain(runId);
+    // the Dev agent's lesson is on the memory page, recorded with the page before and after
+    const lessons = readFileSync(join(repo, '.acia', 'wiki', 'memory', 'lessons.md'), 'utf8');
+    expect(lessons).toContain(`## From run ${runId}`);
+    expect(lessons).toContain(`- ${HELPER_LESSON} _(t1)_`);
+    const memory = entries.find((e) => e.type === 'MEMORY_UPDATED')!.data as { page: string; afterRef: string };
+    expect(memory.page).toBe('lessons');
+    expect(readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', memory.afterRef.slice('sha256:'.length)), 'utf8')).toBe(lessons);
     // verify and replay
     expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
     const replay = acia(['replay', runId, '--repo', repo]);
     expect(replay.stdout + replay.stderr).toContain('identical');
     expect(replay.code).toBe(0);
+    // the next run reads it: the lesson is in the PM's context packet; a run with no lessons leaves the page alone
+    const script = join(SCENARIOS, 'happy', 'script.json');
+    const next = acia(['plan', 'Add a slug option', '--repo', repo, '--model', `scripted:${script}`, '--quiet']);
+    expect(next.code, next.stderr).toBe(0);
+    const nextId = readdirSync(join(repo, '.acia', 'runs')).find((id) => id !== runId)!;
+    const built = ledgerOf(repo, nextId).find((e) => e.type === 'CONTEXT_BUILT')!.data as { packetRef: string };
+    const packet = readFileSync(join(repo, '.acia', 'runs', nextId, 'blobs', built.packetRef.slice('sha256:'.length)), 'utf8');
+    expect(packet).toContain(HELPER_LESSON.slice(0, 60));
+    expect(readFileSync(join(repo, '.acia', 'wiki', 'memory', 'lessons.md'), 'utf8')).toBe(lessons);
   });
 
   it('fix-loop: a failing verdict from the real exit code adds a dev.fix task, then passes', () => {
@@ -78,6 +99,8 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
     expect(entries.some((e) => e.type === 'TASK_FAILED' && (e.data as { message: string }).message.includes('claimed a pass'))).toBe(true);
     const added = entries.filter((e) => e.type === 'TASK_ADDED').map((e) => (e.data as { task: { id: string; capability: string } }).task);
     expect(added).toEqual([expect.objectContaining({ id: 't2-fix1', capability: 'dev.fix' }), expect.objectContaining({ id: 't2-r1', capability: 'qa.verify' })]);
+    // the fixer's lesson reaches the team's memory
+    expect(readFileSync(join(repo, '.acia', 'wiki', 'memory', 'lessons.md'), 'utf8')).toMatch(/^- Word helpers must handle every word .* _\(t2-fix1\)_$/m);
     expect(testsPassOn(repo, `acia/${runId}`)).toBe(true);
     expect(acia(['replay', runId, '--repo', repo]).code).toBe(0);
   });

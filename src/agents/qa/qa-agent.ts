@@ -1,11 +1,13 @@
 // The QA agent: runs the real tests (and may write them). Its `passed` is a claim; the team decides from exit codes.
 import { z } from 'zod';
 import { defineAgent } from '../define-agent.js';
+import { Lessons } from '../lessons.js';
 
 export const QaOutput = z.object({
   passed: z.boolean(),
   summary: z.string().min(1),
   failures: z.string().optional(),
+  lessons: Lessons.optional(),
 });
 export type QaOutput = z.infer<typeof QaOutput>;
 

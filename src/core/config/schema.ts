@@ -34,6 +34,8 @@ export const Config = z.strictObject({
   protectedPaths: z.array(z.string().min(1)).default([]),
   commandTimeoutS: z.number().int().min(1).max(3600).default(300),
   prices: z.record(z.string(), PriceOverride).default({}),
+  /** Append the lessons agents propose to .acia/wiki/memory/lessons.md when a session ends. */
+  memoryLessons: z.boolean().default(true),
 });
 export type Config = z.infer<typeof Config>;
 

@@ -145,8 +145,10 @@ export const EventData = {
     attempt: z.number(),
     output: z.record(z.string(), z.unknown()),
     summary: z.string(),
+    /** Lessons the agent proposed for the memory page `lessons`; the team appends them when the session ends. */
+    lessons: z.array(z.string()).optional(),
   }),
-  TASK_FAILED: z.object({ taskId: z.string(), attempt: z.number(), errorKind: ErrorKind, message: z.string() }),
+  TASK_FAILED: z.object({ taskId: z.string(), attempt: z.number(), errorKind: ErrorKind, message: z.string(), lessons: z.array(z.string()).optional() }),
   TASK_SKIPPED: z.object({ taskId: z.string(), reason: z.string() }),
   LEDGER_RECOVERED: z.object({ truncatedBytes: z.number(), reason: z.string() }),
   RUN_COMPLETED: z.object({

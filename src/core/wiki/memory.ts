@@ -71,24 +71,43 @@ export async function readMemory(repoRoot: string): Promise<MemoryPage[]> {
   return pages;
 }
 
-/**
- * An agent's change to a memory page. Write-ahead: both versions go to the blob store and the
- * MEMORY_UPDATED entry is durable before the page is replaced (atomically, by rename).
- */
-export async function updateMemory(repoRoot: string, ledger: RunLedger, page: string, content: string, reason: string): Promise<void> {
-  if (!PAGE_NAME.test(page)) throw new AciaError('INPUT_INVALID', `memory page name ${JSON.stringify(page)}: lowercase letters, digits and -`);
-  const dir = memoryDir(repoRoot);
-  const path = join(dir, `${page}.md`);
-  const before = await readFile(path).catch(() => null);
-  const beforeRef = before ? await ledger.putBlob(before) : null;
-  const afterRef = await ledger.putBlob(content);
-  await ledger.append({ actor: 'pm', type: 'MEMORY_UPDATED', data: { page, beforeRef, afterRef, reason } });
+/** A memory page's bytes, or null when it does not exist. The name is checked first. */
+export async function readMemoryPage(repoRoot: string, page: string): Promise<Buffer | null> {
+  const path = memoryPagePath(repoRoot, page);
   try {
-    await mkdir(dir, { recursive: true });
+    return await readFile(path);
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ENOENT') return null;
+    throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
+  }
+}
+
+/** Replaces a memory page atomically (temp file and rename), so a reader never sees half a page. */
+export async function writeMemoryPage(repoRoot: string, page: string, content: string): Promise<void> {
+  const path = memoryPagePath(repoRoot, page);
+  try {
+    await mkdir(memoryDir(repoRoot), { recursive: true });
     const tmp = `${path}.${process.pid}.tmp`;
     await writeFile(tmp, content);
     await rename(tmp, path);
   } catch (e) {
     throw new AciaError('LEDGER_IO', `cannot write ${path}: ${errorMessage(e)}`, { cause: e });
   }
+}
+
+function memoryPagePath(repoRoot: string, page: string): string {
+  if (!PAGE_NAME.test(page)) throw new AciaError('INPUT_INVALID', `memory page name ${JSON.stringify(page)}: lowercase letters, digits and -`);
+  return join(memoryDir(repoRoot), `${page}.md`);
+}
+
+/**
+ * An agent's change to a memory page. Write-ahead: both versions go to the blob store and the
+ * MEMORY_UPDATED entry is durable before the page is replaced (atomically, by rename).
+ */
+export async function updateMemory(repoRoot: string, ledger: RunLedger, page: string, content: string, reason: string): Promise<void> {
+  const before = await readMemoryPage(repoRoot, page);
+  const beforeRef = before ? await ledger.putBlob(before) : null;
+  const afterRef = await ledger.putBlob(content);
+  await ledger.append({ actor: 'pm', type: 'MEMORY_UPDATED', data: { page, beforeRef, afterRef, reason } });
+  await writeMemoryPage(repoRoot, page, content);
 }

@@ -1,0 +1,72 @@
+// Agents propose lessons (in their results); when a session ends the team appends the new ones to the
+// memory page `lessons`, which the next run's PM reads. Write-ahead like every side effect: the page's
+// before and after go to the blob store and MEMORY_UPDATED is durable before the page is replaced, and
+// a session that died in between finishes the write on resume — unless a person edited the page since.
+import { sha256Hex } from '../core/acm/canonical-json.js';
+import { hexOf } from '../core/ledger/blob-store.js';
+import { memoryTemplate } from '../core/wiki/memory.js';
+import { MAX_LESSON_CHARS } from '../agents/lessons.js';
+import type { RunContext } from './run-context.js';
+
+const PAGE = 'lessons';
+/** Lessons from one run that reach the page; the rest are in the ledger. */
+const MAX_PER_RUN = 12;
+
+/** One line of plain text: no control characters, no leading markdown that could pose as a heading or quote. */
+export function cleanLesson(text: string): string {
+  const oneLine = text
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^[#>*\-+|`=\s]+/, '')
+    .trim();
+  return oneLine.length > MAX_LESSON_CHARS ? `${oneLine.slice(0, MAX_LESSON_CHARS - 1)}…` : oneLine;
+}
+
+const key = (s: string): string => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+/**
+ * The page with a section for this run's new lessons appended, or null when none is new: empty after
+ * cleaning, repeated, or already on the page (a person may have copied it there).
+ */
+export function appendLessons(page: string, runId: string, lessons: readonly { taskId: string; text: string }[]): string | null {
+  const known = new Set(page.split('\n').map((l) => key(l.replace(/_\([^)]*\)_\s*$/, ''))));
+  const lines: string[] = [];
+  for (const l of lessons) {
+    const text = cleanLesson(l.text);
+    const k = key(text);
+    if (k === '' || known.has(k)) continue;
+    known.add(k);
+    lines.push(`- ${text} _(${l.taskId})_`);
+    if (lines.length === MAX_PER_RUN) break;
+  }
+  if (lines.length === 0) return null;
+  const sep = page.length === 0 || page.endsWith('\n\n') ? '' : page.endsWith('\n') ? '\n' : '\n\n';
+  return `${page}${sep}## From run ${runId}\n\n${lines.join('\n')}\n`;
+}
+
+/** Called as a session ends: finish an interrupted page write, then append what agents proposed since. */
+export async function applyLessons(ctx: RunContext): Promise<void> {
+  const pages = ctx.deps.memoryPages;
+  const last = ctx.state.lastMemoryUpdate;
+  if (last) {
+    // The entry is durable; if the page still holds what it held before, the write never happened.
+    const now = await pages.read(ctx.repo, last.page);
+    const unchanged = last.beforeRef === null ? now === null : now !== null && sha256Hex(now) === hexOf(last.beforeRef);
+    if (unchanged && hexOf(last.afterRef) !== (now ? sha256Hex(now) : null)) {
+      await pages.write(ctx.repo, last.page, (await ctx.rec.ledger.getBlob(last.afterRef)).toString('utf8'));
+    }
+  }
+  if (!ctx.deps.config.memoryLessons) return;
+  const pending = ctx.state.lessons.slice(ctx.state.lessonsApplied);
+  if (pending.length === 0) return;
+  const before = await pages.read(ctx.repo, PAGE);
+  const after = appendLessons(before ? before.toString('utf8') : await memoryTemplate(PAGE), ctx.runId, pending);
+  if (after === null) return;
+  const beforeRef = before ? await ctx.rec.blob(before) : null;
+  const afterRef = await ctx.rec.blob(after);
+  const tasks = [...new Set(pending.map((l) => l.taskId))].join(', ');
+  await ctx.rec.record('team', 'MEMORY_UPDATED', { page: PAGE, beforeRef, afterRef, reason: `lessons proposed by ${tasks}` });
+  await pages.write(ctx.repo, PAGE, after);
+}
