@@ -7,6 +7,7 @@ interface ToolCommandOptions {
   input: string;
   sandbox: string;
   timeout?: string;
+  allowHost: string[];
 }
 
 export function register(program: Command): void {
@@ -17,7 +18,8 @@ export function register(program: Command): void {
     .option('--input <json>', 'the tool input as JSON', '{}')
     .option('--sandbox <mode>', 'auto | bwrap | off', 'auto')
     .option('--timeout <seconds>', 'command timeout in seconds', '300')
-    .addHelpText('after', `\nTools: the Dev agent's tools (list_dir, read_file, write_file, run_tests, ...).\n\nExamples:\n  acia tool list_dir --repo . --input '{"path":"src"}'\n  acia tool run_tests --repo . --sandbox bwrap`)
+    .option('--allow-host <host>', 'let commands reach this host through the egress proxy (host, host:port or *.domain; repeatable)', (v: string, all: string[]) => [...all, v], [])
+    .addHelpText('after', `\nTools: the Dev agent's tools (list_dir, read_file, write_file, run_tests, ...).\nCommands get no network unless --allow-host names a host (the same rule as allowedHosts in the config).\n\nExamples:\n  acia tool list_dir --repo . --input '{"path":"src"}'\n  acia tool run_tests --repo . --sandbox bwrap\n  acia tool run_command --repo . --allow-host registry.npmjs.org --input '{"command":"npm view zod version"}'`)
     .action(async (name: string, opts: ToolCommandOptions) => {
       const fs = await import('node:fs');
       const { devTools } = await import('../../core/tools/tool-sets.js');
@@ -43,7 +45,7 @@ export function register(program: Command): void {
       if (!Number.isInteger(timeoutS) || timeoutS < 1) throw new AciaError('USAGE', '--timeout must be a positive integer');
       const mode = opts.sandbox as 'auto' | 'bwrap' | 'off';
       if (mode === 'off') process.stderr.write('acia: warning: --sandbox off: commands run unsandboxed on this machine\n');
-      const runner = createRunner({ mode, root });
+      const runner = createRunner({ mode, root, allowedHosts: opts.allowHost });
       const result = await callTool(tool, input, { root, fs, runner, commandTimeoutS: timeoutS });
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     });

@@ -1,5 +1,6 @@
 // The configuration contract: one strict zod schema shared by .acia/config.json, the user file, env and flags.
 import { z } from 'zod';
+import { isHostRule } from '../sandbox/egress-proxy.js';
 
 export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
 
@@ -29,7 +30,7 @@ export const Config = z.strictObject({
   maxIterations: z.number().int().min(0).max(50).default(3),
   parallel: z.number().int().min(1).max(32).default(2),
   sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
-  allowedHosts: z.array(z.string().min(1)).default([]),
+  allowedHosts: z.array(z.string().min(1).refine(isHostRule, 'expected a host, host:port or *.domain')).default([]),
   testCommand: z.string().min(1).optional(),
   protectedPaths: z.array(z.string().min(1)).default([]),
   commandTimeoutS: z.number().int().min(1).max(3600).default(300),

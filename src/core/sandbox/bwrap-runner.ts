@@ -7,6 +7,7 @@ import { buildSandboxEnv } from './env.js';
 import { gitPathsOf } from './git-paths.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
+import { proxyEnv, parseHostRule, SANDBOX_PROXY_PORT, startEgressProxy, type EgressProxy } from './egress-proxy.js';
 import { DEFAULT_OUTPUT_CAP, spawnCollect } from './spawn-collect.js';
 
 export interface SandboxLimits {
@@ -33,19 +34,28 @@ export class BwrapRunner implements CommandRunner {
   private readonly root: string;
   private readonly limits: SandboxLimits;
 
+  private readonly allowedHosts: readonly string[];
+
   constructor(private readonly options: BwrapRunnerOptions) {
-    if ((options.allowedHosts ?? []).length > 0) {
-      // A proxy that filters by host is not built yet; sharing the host network would be a fake allow-list.
-      throw new AciaError('SANDBOX_UNAVAILABLE', 'allowedHosts is not supported by the bwrap sandbox yet', {
-        hint: 'remove allowedHosts from .acia/config.json (commands then run with no network), or use --sandbox off',
-      });
+    this.allowedHosts = options.allowedHosts ?? [];
+    if (this.allowedHosts.length > 0) {
+      // Fail now, not at the first command: a bad entry or a missing socat is a configuration problem.
+      for (const h of this.allowedHosts) parseHostRule(h);
+      if (!onPath('socat')) {
+        throw new AciaError('SANDBOX_UNAVAILABLE', 'allowedHosts needs socat inside the sandbox, and it is not installed', {
+          hint: 'install it (sudo apt-get install socat), or remove allowedHosts (commands then run with no network)',
+        });
+      }
     }
     this.root = fs.realpathSync(options.root);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
   }
 
-  /** The full argv (bwrap ... -- prlimit ... sh -c command), exposed for tests and `--debug`. */
-  argv(command: string, cwd: string): string[] {
+  /**
+   * The full argv (bwrap ... -- prlimit ... sh -c command), exposed for tests and `--debug`. With `egress`
+   * the proxy's socket directory is bound in and socat bridges 127.0.0.1:3128 to it before the command.
+   */
+  argv(command: string, cwd: string, egress?: { dir: string }): string[] {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
     const a: string[] = [this.options.bwrapPath ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
@@ -65,13 +75,20 @@ export class BwrapRunner implements CommandRunner {
     a.push('--die-with-parent', '--new-session', '--hostname', 'acia-sandbox');
     a.push('--chdir', realCwd, '--');
     a.push('prlimit', `--nproc=${this.limits.maxProcesses}`, `--fsize=${this.limits.maxFileBytes}`, `--core=0`, '--');
-    a.push('/bin/sh', '-c', command);
+    if (egress) {
+      // Still no network namespace of its own to reach out of: only the proxy's socket, read-only.
+      a.splice(a.indexOf('--unshare-all'), 0, '--ro-bind', egress.dir, SANDBOX_NET_DIR);
+      a.push('/bin/sh', '-c', egressWrapper(), 'acia-sandbox', command);
+    } else {
+      a.push('/bin/sh', '-c', command);
+    }
     return a;
   }
 
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
-    const env = buildSandboxEnv({ home: SANDBOX_HOME }, this.options.parentEnv ?? process.env);
-    let argv = this.argv(command, opts.cwd);
+    const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
+    const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);
+    let argv = this.argv(command, opts.cwd, proxy ?? undefined);
     const cgroup = createPidsCgroup(this.limits.maxProcesses);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     const cap = opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP;
@@ -88,6 +105,43 @@ export class BwrapRunner implements CommandRunner {
       cgroup?.remove();
     }
   }
+}
+
+/** Where the proxy's socket directory appears inside the sandbox (its /tmp is private tmpfs). */
+const SANDBOX_NET_DIR = '/tmp/.acia-net';
+
+/**
+ * Starts socat on 127.0.0.1:3128 forwarding to the proxy socket, waits (up to 2 s) until it accepts,
+ * then runs the command ($1). socat dies with the sandbox's PID namespace when the command ends.
+ */
+function egressWrapper(): string {
+  const listen = `socat TCP-LISTEN:${SANDBOX_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_NET_DIR}/proxy.sock`;
+  const probe = `socat -u OPEN:/dev/null TCP:127.0.0.1:${SANDBOX_PROXY_PORT}`;
+  return `${listen} 2>/dev/null & i=0; while [ $i -lt 200 ] && ! ${probe} 2>/dev/null; do sleep 0.01; i=$((i+1)); done; exec /bin/sh -c "$1"`;
+}
+
+/** One proxy per allow-list for the whole process; every runner with the same list shares it. */
+const proxies = new Map<string, Promise<EgressProxy>>();
+function sharedProxy(hosts: readonly string[]): Promise<EgressProxy> {
+  const key = [...hosts].sort().join('\n');
+  let p = proxies.get(key);
+  if (!p) {
+    p = startEgressProxy(hosts);
+    proxies.set(key, p);
+    p.catch(() => proxies.delete(key));
+  }
+  return p;
+}
+
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? '').split(nodePath.delimiter).some((dir) => {
+    try {
+      fs.accessSync(nodePath.join(dir, name), fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Homes and runtime dirs hidden behind empty tmpfs: the user's secrets and sockets (docker, ssh-agent). */

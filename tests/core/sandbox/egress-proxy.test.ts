@@ -1,0 +1,40 @@
+// The allow-list the egress proxy applies: hosts, ports, wildcards, and entries it refuses.
+import { describe, expect, it } from 'vitest';
+import { hostAllowed, parseHostRule } from '../../../src/core/sandbox/egress-proxy.js';
+
+describe('allowedHosts rules', () => {
+  const rules = ['registry.npmjs.org', '*.pypi.org', 'api.example.com:8443', '10.0.0.5:5432'].map(parseHostRule);
+
+  it('a bare host allows ports 80 and 443 only', () => {
+    expect(hostAllowed(rules, 'registry.npmjs.org', 443)).toBe(true);
+    expect(hostAllowed(rules, 'registry.npmjs.org', 80)).toBe(true);
+    expect(hostAllowed(rules, 'registry.npmjs.org', 22)).toBe(false);
+  });
+
+  it('compares case-insensitively and ignores a trailing dot, but never matches a longer or shorter name', () => {
+    expect(hostAllowed(rules, 'REGISTRY.npmjs.org.', 443)).toBe(true);
+    expect(hostAllowed(rules, 'evil-registry.npmjs.org', 443)).toBe(false);
+    expect(hostAllowed(rules, 'registry.npmjs.org.evil.com', 443)).toBe(false);
+    expect(hostAllowed(rules, 'npmjs.org', 443)).toBe(false);
+  });
+
+  it('*.domain allows subdomains, not the domain itself or look-alikes', () => {
+    expect(hostAllowed(rules, 'files.pypi.org', 443)).toBe(true);
+    expect(hostAllowed(rules, 'a.b.pypi.org', 443)).toBe(true);
+    expect(hostAllowed(rules, 'pypi.org', 443)).toBe(false);
+    expect(hostAllowed(rules, 'notpypi.org', 443)).toBe(false);
+  });
+
+  it('host:port allows that port only; IPv4 addresses work the same way', () => {
+    expect(hostAllowed(rules, 'api.example.com', 8443)).toBe(true);
+    expect(hostAllowed(rules, 'api.example.com', 443)).toBe(false);
+    expect(hostAllowed(rules, '10.0.0.5', 5432)).toBe(true);
+    expect(hostAllowed(rules, '10.0.0.6', 5432)).toBe(false);
+  });
+
+  it('refuses entries that are not a host, host:port or *.domain, with the entry in the message', () => {
+    for (const bad of ['', '*', 'http://x.com', 'x.com/path', 'a b', 'x.com:0', 'x.com:70000', '*.*.com', 'user@x.com']) {
+      expect(() => parseHostRule(bad), bad).toThrow(/allowedHosts/);
+    }
+  });
+});
