@@ -89,7 +89,7 @@ const planB = {
 };
 
 // Lessons the Dev agent proposes for the team's memory (appended to .acia/wiki/memory/lessons.md).
-const HELPER_LESSON = 'String helpers live in src/strings.js, each with its own test file under test/; the suite runs with node --test test/.';
+const HELPER_LESSON = 'Each string helper lives in its own kebab-case file under src/ with a node:test file under test/; the suite runs with node --test test/.';
 const FIX_LESSON = 'Word helpers must handle every word of multi-word input; a single-word test does not catch that.';
 
 const titleGoal = 'Add a titleCase(text) helper that capitalises every word, with a test';
@@ -116,7 +116,7 @@ const scenarios = {
     expect: { exitCode: 3, reason: 'awaiting_human' },
     turns: [
       pm([{ ...planA, rationale: 'Only one sensible approach.' }]),
-      ...dev('dev:t1', 'titleCase', 'bad'),
+      ...dev('dev:t1', 'titleCase', 'bad', 0, [HELPER_LESSON]),
       ...qa('qa:t2'),
       ...fix('dev:t2-fix1', 'titleCase', 'bad'),
       ...qa('qa:t2-r1'),

@@ -6,17 +6,26 @@ import { sha256Hex } from '../core/acm/canonical-json.js';
 import { hexOf } from '../core/ledger/blob-store.js';
 import { memoryTemplate } from '../core/wiki/memory.js';
 import { MAX_LESSON_CHARS } from '../agents/lessons.js';
+import type { TerminalReason } from '../core/ledger/events.js';
 import type { RunContext } from './run-context.js';
 
 const PAGE = 'lessons';
 /** Lessons from one run that reach the page; the rest are in the ledger. */
 const MAX_PER_RUN = 12;
 
-/** One line of plain text: no control characters, no leading markdown that could pose as a heading or quote. */
+/**
+ * One line of plain text. Control and invisible format characters (zero-width, bidi, tag characters that
+ * could hide an instruction from the person reviewing the page) go; so does leading markup that could pose
+ * as a heading or quote, HTML (a comment would hide the rest of the page when rendered), link and image
+ * syntax (a rendered image fetches its URL), and the `_(task)_` credit the team adds itself.
+ */
 export function cleanLesson(text: string): string {
   const oneLine = text
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ')
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/</g, '&lt;')
+    .replace(/!\[/g, '! [')
+    .replace(/\]\(/g, '] (')
+    .replace(/_\(|\)_/g, ' ')
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/^[#>*\-+|`=\s]+/, '')
@@ -42,12 +51,31 @@ export function appendLessons(page: string, runId: string, lessons: readonly { t
     if (lines.length === MAX_PER_RUN) break;
   }
   if (lines.length === 0) return null;
+  const section = `## From run ${runId}\n\n${lines.join('\n')}\n`;
+  // Newest first, below whatever a person wrote at the top: the PM reads the page from the start (and
+  // only so far), so fresh lessons stay in view and old ones, an attacker's included, age out of it.
+  const older = page.search(/^## From run /m);
+  if (older !== -1) return `${page.slice(0, older)}${section}\n${page.slice(older)}`;
   const sep = page.length === 0 || page.endsWith('\n\n') ? '' : page.endsWith('\n') ? '\n' : '\n\n';
-  return `${page}${sep}## From run ${runId}\n\n${lines.join('\n')}\n`;
+  return `${page}${sep}${section}`;
 }
 
-/** Called as a session ends: finish an interrupted page write, then append what agents proposed since. */
-export async function applyLessons(ctx: RunContext): Promise<void> {
+/**
+ * Whether the run has reached its end: it succeeded, its verification failed for good, or a human aborted
+ * it. A run waiting for a human, out of budget, interrupted or stopped by an error is resumed later, and
+ * its lessons wait for that session.
+ */
+function runIsOver(ctx: RunContext, reason: TerminalReason): boolean {
+  return reason === 'succeeded' || reason === 'verification_failed' || (reason === 'aborted' && ctx.state.abortRequested);
+}
+
+/**
+ * Called as a session ends: finish a page write a crash cut short, then — once the run is over for good,
+ * so a run makes one update however many sessions it took, and replay makes the same one — add what its
+ * agents proposed. When every lesson is already on the page the entry is still recorded, with the page
+ * unchanged, so replay knows which page the run compared against.
+ */
+export async function applyLessons(ctx: RunContext, reason: TerminalReason): Promise<void> {
   const pages = ctx.deps.memoryPages;
   const last = ctx.state.lastMemoryUpdate;
   if (last) {
@@ -58,15 +86,19 @@ export async function applyLessons(ctx: RunContext): Promise<void> {
       await pages.write(ctx.repo, last.page, (await ctx.rec.ledger.getBlob(last.afterRef)).toString('utf8'));
     }
   }
-  if (!ctx.deps.config.memoryLessons) return;
+  if (!runIsOver(ctx, reason)) return;
+  if (!(ctx.state.started?.settings.memoryLessons ?? ctx.deps.config.memoryLessons)) return;
   const pending = ctx.state.lessons.slice(ctx.state.lessonsApplied);
   if (pending.length === 0) return;
   const before = await pages.read(ctx.repo, PAGE);
   const after = appendLessons(before ? before.toString('utf8') : await memoryTemplate(PAGE), ctx.runId, pending);
-  if (after === null) return;
-  const beforeRef = before ? await ctx.rec.blob(before) : null;
-  const afterRef = await ctx.rec.blob(after);
   const tasks = [...new Set(pending.map((l) => l.taskId))].join(', ');
+  const beforeRef = before ? await ctx.rec.blob(before) : null;
+  if (after === null) {
+    if (beforeRef !== null) await ctx.rec.record('team', 'MEMORY_UPDATED', { page: PAGE, beforeRef, afterRef: beforeRef, reason: `lessons proposed by ${tasks} are already on the page; nothing added` });
+    return;
+  }
+  const afterRef = await ctx.rec.blob(after);
   await ctx.rec.record('team', 'MEMORY_UPDATED', { page: PAGE, beforeRef, afterRef, reason: `lessons proposed by ${tasks}` });
   await pages.write(ctx.repo, PAGE, after);
 }

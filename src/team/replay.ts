@@ -53,20 +53,19 @@ export async function replayRun(
   const firstCall = recorded.find((e) => e.type === 'LLM_CALL')?.data as EventDataOf<'LLM_CALL'> | undefined;
   const sentModel = firstCall ? (JSON.parse((await getBlob(firstCall.requestHash)).toString('utf8')) as { model?: string }).model : undefined;
   // Memory pages as the run found them: before each recorded update, the page it replaced; otherwise
-  // the page as the context packet captured it. Writes only move past the update they stand for.
+  // the page as the context packet captured it. Nothing is written.
   const memoryUpdates = recorded.filter((e) => e.type === 'MEMORY_UPDATED').map((e) => e.data as EventDataOf<'MEMORY_UPDATED'>);
   const memoryPages: TeamDeps['memoryPages'] = {
     read: async (_repo, page) => {
-      const update = memoryUpdates.find((u) => u.page === page);
-      if (update) return update.beforeRef ? getBlob(update.beforeRef) : null;
+      const i = memoryUpdates.findIndex((u) => u.page === page);
+      if (i !== -1) {
+        const [update] = memoryUpdates.splice(i, 1);
+        return update!.beforeRef ? getBlob(update!.beforeRef) : null;
+      }
       const seen = packet ? memoryFromPacket(packet).find((m) => m.page === page) : undefined;
       return seen ? Buffer.from(seen.content, 'utf8') : null;
     },
-    write: (_repo, page) => {
-      const i = memoryUpdates.findIndex((u) => u.page === page);
-      if (i !== -1) memoryUpdates.splice(i, 1);
-      return Promise.resolve();
-    },
+    write: () => Promise.resolve(),
   };
   const deps: TeamDeps = {
     ...base,
@@ -76,6 +75,7 @@ export async function replayRun(
       parallel: started.settings.parallel,
       maxIterations: started.settings.maxIterations,
       budget: started.settings.budget,
+      ...(started.settings.memoryLessons === undefined ? {} : { memoryLessons: started.settings.memoryLessons }),
     },
     ids: { runId: () => asRunId(runId) },
     model: sentModel ?? modelIdOf(started.model),

@@ -61,7 +61,7 @@ export interface RunState {
   /** Lessons agents proposed, in ledger order; the first `lessonsApplied` are already on the memory page. */
   lessons: { taskId: string; text: string }[];
   lessonsApplied: number;
-  /** The last MEMORY_UPDATED, so a session that died between the entry and the page write can finish it. */
+  /** A MEMORY_UPDATED with no RUN_COMPLETED after it: the session died around its page write, which resume finishes. */
   lastMemoryUpdate: EventDataOf<'MEMORY_UPDATED'> | null;
 }
 
@@ -265,6 +265,8 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
     }
     case 'RUN_COMPLETED':
       state.completed = d;
+      // A session that recorded RUN_COMPLETED got past its page write: nothing to finish on resume.
+      state.lastMemoryUpdate = null;
       break;
     default:
       break;

@@ -73,11 +73,11 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
       attempt,
       output: { passed: true, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null },
       summary,
-      ...lessonsOf(claim),
+      ...lessonsOf(claim?.passed === passed ? claim : null),
     });
     return { kind: 'completed' };
   }
   const message = `verification failed: exit code ${exitCode ?? 'none'}${typeof data.failed === 'number' ? `, ${data.failed} failed` : ''}${claim?.passed ? ' (the QA agent claimed a pass)' : ''}`;
-  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message, ...lessonsOf(claim) });
+  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message, ...lessonsOf(claim?.passed === passed ? claim : null) });
   return { kind: 'verification_failed', message };
 }

@@ -67,7 +67,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     baseBranch: await git.currentBranch(repo),
     runBranch: ctx.workspace.runBranch,
     model: deps.modelSpec,
-    settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget },
+    settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget, memoryLessons: deps.config.memoryLessons },
     aciaVersion: deps.aciaVersion,
   });
 }
@@ -190,7 +190,7 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
     // The run worktree may not exist when the run failed early; the result says so with nulls.
   }
   try {
-    await applyLessons(ctx);
+    await applyLessons(ctx, reason);
   } catch (e) {
     // Memory is a convenience for the next run; failing to update it never fails this one.
     process.emitWarning(`lessons not written to memory: ${errorMessage(e)}`);

@@ -6,7 +6,7 @@ import { acia, git, inOrder, ledgerOf, onlyRunId, tempDir, testsPassOn } from '.
 
 const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
 /** The lesson the happy scenario's Dev agent proposes (scripts/make-scenarios.mjs). */
-const HELPER_LESSON = 'String helpers live in src/strings.js, each with its own test file under test/; the suite runs with node --test test/.';
+const HELPER_LESSON = 'Each string helper lives in its own kebab-case file under src/ with a node:test file under test/; the suite runs with node --test test/.';
 
 function demo(scenario: string, extra: string[] = []) {
   const repo = join(tempDir(`e2e-${scenario}`), 'repo');
@@ -116,6 +116,10 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
     expect((entries.at(-1)!.data as { reason: string }).reason).toBe('awaiting_human');
     expect(existsSync(join(repo, '.acia', 'wiki', 'escalations', `${runId}.md`))).toBe(true);
     expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
+    // a run waiting for a human has not ended: its Dev agent's lesson waits too
+    const lessonsPage = join(repo, '.acia', 'wiki', 'memory', 'lessons.md');
+    expect(readFileSync(lessonsPage, 'utf8')).not.toContain('## From run');
+    expect(entries.some((e) => e.type === 'MEMORY_UPDATED')).toBe(false);
     // answering "abort" ends the run for good, recorded as the human's decision
     const resumed = acia(['resume', runId, '--repo', repo, '--answer', 'abort', '--sandbox', 'off']);
     expect(resumed.code, resumed.stderr).toBe(130);
@@ -123,6 +127,11 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
     expect(after.some((e) => e.type === 'HUMAN_RESPONSE' && (e.data as { action: string }).action === 'abort')).toBe(true);
     expect((after.at(-1)!.data as { reason: string }).reason).toBe('aborted');
     expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
+    // now the lesson is on the page, once, and a replay of both sessions makes the same single update
+    expect(after.filter((e) => e.type === 'MEMORY_UPDATED')).toHaveLength(1);
+    expect(readFileSync(lessonsPage, 'utf8')).toContain(`## From run ${runId}\n\n- ${HELPER_LESSON} _(t1)_`);
+    const replayed = acia(['replay', runId, '--repo', repo]);
+    expect(replayed.stdout, replayed.stderr).toContain('identical');
   });
 
   it('plan-b: Plan-A fails verification, the team re-plans to Plan-B, which passes', () => {

@@ -50,6 +50,8 @@ export const EventData = {
       maxIterations: z.number(),
       sandbox: z.string(),
       budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional(), maxMinutes: z.number().optional() }),
+      /** Whether agents' lessons go to the memory page (absent in runs made before the setting existed). */
+      memoryLessons: z.boolean().optional(),
     }),
     aciaVersion: z.string(),
   }),

@@ -1,6 +1,6 @@
 // The team's memory pages (`.acia/wiki/memory/*.md`): human-editable, read into the next run's context;
 // agent edits go through updateMemory, which records a MEMORY_UPDATED entry before touching the file.
-import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AciaError, errorMessage } from '../errors.js';
 import type { RunLedger } from '../ledger/types.js';
@@ -88,7 +88,13 @@ export async function writeMemoryPage(repoRoot: string, page: string, content: s
   try {
     await mkdir(memoryDir(repoRoot), { recursive: true });
     const tmp = `${path}.${process.pid}.tmp`;
-    await writeFile(tmp, content);
+    const handle = await open(tmp, 'w');
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, path);
   } catch (e) {
     throw new AciaError('LEDGER_IO', `cannot write ${path}: ${errorMessage(e)}`, { cause: e });
