@@ -127,7 +127,12 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   if (flags.apply && result.reason === 'succeeded') await applyRunBranch(git, repo, result);
   if (what.kind === 'plan') await printPlan(result, what.out, flags.json ?? false);
   printSummary(result, flags.json ?? false, repo, what.kind === 'plan' ? (what.out ?? null) : undefined);
-  return exitCodeForReason(result.reason);
+  return exitCodeForResult(result);
+}
+
+/** The exit code for a run's result: its terminal reason, except that rejected credentials are a configuration error. */
+export function exitCodeForResult(result: Pick<RunResult, 'reason' | 'errorCode'>): number {
+  return result.reason === 'error' && result.errorCode === 'LLM_AUTH' ? EXIT.USAGE : exitCodeForReason(result.reason);
 }
 
 export function exitCodeForReason(reason: TerminalReason): number {

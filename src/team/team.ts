@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Goal, PlanSet } from '../core/acm/contracts.js';
-import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
+import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
@@ -32,6 +32,8 @@ export interface RunResult {
   tokens: number;
   /** Set when the run waits for a human: how to go on. */
   resumeCommand?: string;
+  /** When the run stopped on an error: its code, e.g. LLM_AUTH for credentials the API rejected. */
+  errorCode?: ErrorCode;
 }
 
 export interface StartOptions {
@@ -167,7 +169,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   } catch (e) {
     if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
-    else outcome = { kind: 'error', message: errorMessage(e) };
+    else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }
   return finish(ctx, outcome);
 }
@@ -177,7 +179,7 @@ function packetRefOf(ctx: RunContext): string {
   throw new AciaError('INTERNAL', 'no CONTEXT_BUILT entry');
 }
 
-type DriveOutcome = ExecOutcome | { kind: 'error'; message: string } | { kind: 'planned_only' };
+type DriveOutcome = ExecOutcome | { kind: 'error'; message: string; code?: ErrorCode } | { kind: 'planned_only' };
 
 async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult> {
   const { reason, message } = terminal(ctx, outcome);
@@ -217,7 +219,8 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
   } catch (e) {
     process.emitWarning(`wiki not rendered: ${errorMessage(e)}`);
   }
-  return resultOf(ctx, reason, message);
+  const result = resultOf(ctx, reason, message);
+  return outcome.kind === 'error' && outcome.code !== undefined ? { ...result, errorCode: outcome.code } : result;
 }
 
 function resultOf(ctx: RunContext, reason: TerminalReason, message: string): RunResult {

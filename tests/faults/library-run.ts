@@ -8,7 +8,7 @@ import type { LedgerFs } from '../../src/core/ledger/ledger-fs.js';
 import { startFakeAnthropicServer, type RecordedRequest } from '../../src/core/llm/fake-server.js';
 import { parseScript } from '../../src/core/llm/script.js';
 import { buildDeps } from '../../src/cli/build-deps.js';
-import { exitCodeForReason } from '../../src/cli/run-action.js';
+import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { noHuman, type TeamEvent } from '../../src/team/deps.js';
 import { startRun, type RunResult } from '../../src/team/team.js';
 import { GOAL, TEST_COMMAND } from './harness.js';
@@ -49,7 +49,7 @@ export async function runWithFakeServer(repo: string, script: unknown, opts: { l
       },
       { dir: repo, goal: GOAL },
     );
-    return { result, exitCode: exitCodeForReason(result.reason), requests: server.requests, warnings };
+    return { result, exitCode: exitCodeForResult(result), requests: server.requests, warnings };
   } finally {
     await server.close();
   }

@@ -139,9 +139,9 @@ describe.each([
     expectVerified(o);
   });
 
-  it('a 401 is never retried: the run ends with reason error (exit 1) naming the credentials', async () => {
+  it('a 401 is never retried: the run ends with reason error and exit 2 (a configuration error) naming the credentials', async () => {
     const o = await run(faultScript({ dev: [{ caller: 'dev:t1', fault: '401' }] }));
-    expect({ exitCode: o.exitCode, reason: o.reason }).toEqual({ exitCode: 1, reason: 'error' });
+    expect({ exitCode: o.exitCode, reason: o.reason }).toEqual({ exitCode: 2, reason: 'error' });
     expect(o.message).toMatch(/authentication failed|rejected the credentials \(401\)/);
     expect(typed(o, 'RETRY_SCHEDULED')).toEqual([]);
     if (o.served) expect(o.served.filter((f) => f === '401')).toHaveLength(1);

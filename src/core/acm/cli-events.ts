@@ -16,6 +16,8 @@ export const RunResultEvent = z.strictObject({
   costUsd: z.number().nullable(),
   tokens: z.number().int().nonnegative(),
   resumeCommand: z.string().optional(),
+  /** Set when the run stopped on an error: its code (LLM_AUTH: the API rejected the credentials; exit 2). */
+  errorCode: z.string().optional(),
 });
 export type RunResultEvent = z.infer<typeof RunResultEvent>;
 
