@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,8 @@ const [mode, target, p = '/'] = process.argv.slice(2);
 const proxy = new URL(process.env.HTTP_PROXY ?? 'http://127.0.0.1:9');
 const done = (s, body) => { console.log(JSON.stringify({ status: s, body })); };
 if (mode === 'get') {
-  const req = http.request({ host: proxy.hostname, port: proxy.port, path: target, method: 'GET' }, (res) => {
+  // A hostile Host header: the proxy must send the allowed host's own.
+  const req = http.request({ host: proxy.hostname, port: proxy.port, path: target, method: 'GET', headers: { host: 'attacker.example' } }, (res) => {
     let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => done(res.statusCode, b));
   });
   req.on('error', (e) => done(0, e.code ?? e.message)); req.end();
@@ -44,6 +46,7 @@ if (!hasSocat && process.env.ACIA_TEST_REQUIRE_SANDBOX === '1') throw new Error(
 const sandboxed = sandboxAvailable() && hasSocat;
 let fx: Fixture;
 const seen: string[] = [];
+const hostHeaders: string[] = [];
 let allowed: http.Server;
 let denied: http.Server;
 let allowedPort = 0;
@@ -55,6 +58,7 @@ beforeAll(async () => {
   const listen = (name: string) => {
     const s = http.createServer((req, res) => {
       seen.push(`${name} ${req.url}`);
+      hostHeaders.push(req.headers.host ?? '');
       res.end(`hello from ${name}`);
     });
     return new Promise<http.Server>((resolve) => s.listen(0, '127.0.0.1', () => resolve(s)));
@@ -71,8 +75,8 @@ afterAll(() => {
 });
 
 describe.skipIf(!sandboxed)('allowedHosts through the egress proxy (bwrap + socat)', () => {
-  const run = async (args: string): Promise<{ status: number; body: string }> => {
-    const runner = new BwrapRunner({ root: fx.repo, allowedHosts: [`127.0.0.1:${allowedPort}`] });
+  const run = async (args: string, extraHosts: string[] = []): Promise<{ status: number; body: string }> => {
+    const runner = new BwrapRunner({ root: fx.repo, allowedHosts: [`127.0.0.1:${allowedPort}`, ...extraHosts] });
     const r = await runner.run(`${JSON.stringify(process.execPath)} client.mjs ${args}`, { cwd: fx.repo, timeoutMs: 20_000 });
     const line = r.output.trim().split('\n').at(-1) ?? '';
     expect(line, r.output).toMatch(/^\{/);
@@ -83,6 +87,30 @@ describe.skipIf(!sandboxed)('allowedHosts through the egress proxy (bwrap + soca
     expect(await run(`get http://127.0.0.1:${allowedPort}/plain`)).toEqual({ status: 200, body: 'hello from allowed' });
     expect(await run(`connect 127.0.0.1:${allowedPort} /tunnel`)).toEqual({ status: 200, body: 'hello from allowed' });
     expect(seen).toEqual(expect.arrayContaining(['allowed /plain', 'allowed /tunnel']));
+    // the Host header the command chose never reaches the server
+    expect(hostHeaders[seen.indexOf('allowed /plain')]).toBe(`127.0.0.1:${allowedPort}`);
+  });
+
+  it('an allowed name that resolves to an internal address is refused (no reaching host services or cloud metadata)', async () => {
+    const r = await run(`get http://localhost:${allowedPort}/by-name`, [`localhost:${allowedPort}`]);
+    expect(r.status).toBe(403);
+    expect(r.body).toContain('resolves to the internal address');
+    expect((await run(`connect localhost:${allowedPort} /by-name`, [`localhost:${allowedPort}`])).status).toBe(403);
+    expect(seen).not.toContain('allowed /by-name');
+  });
+
+  it('an allowed server that answers with a broken status line gets a 502, and ACIA keeps running', async () => {
+    const broken = net.createServer((socket) => socket.end('HTTP/1.1 099 Nope\r\ncontent-length: 0\r\n\r\n'));
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    const port = (broken.address() as AddressInfo).port;
+    try {
+      const r = await run(`get http://127.0.0.1:${port}/`, [`127.0.0.1:${port}`]);
+      expect(r.status).toBe(502);
+      // the proxy still serves the next command
+      expect((await run(`get http://127.0.0.1:${allowedPort}/after`)).status).toBe(200);
+    } finally {
+      broken.close();
+    }
   });
 
   it('anything else gets 403 from the proxy and never reaches the host', async () => {

@@ -32,8 +32,13 @@ describe('allowedHosts rules', () => {
     expect(hostAllowed(rules, '10.0.0.6', 5432)).toBe(false);
   });
 
+  it('accepts single-label names and plain IPv4 (an internal address is still refused when a name resolves to it)', () => {
+    expect(parseHostRule('localhost:8080')).toEqual({ host: 'localhost', wildcard: false, port: 8080 });
+    expect(parseHostRule('10.0.0.5')).toEqual({ host: '10.0.0.5', wildcard: false, port: null });
+  });
+
   it('refuses entries that are not a host, host:port or *.domain, with the entry in the message', () => {
-    for (const bad of ['', '*', 'http://x.com', 'x.com/path', 'a b', 'x.com:0', 'x.com:70000', '*.*.com', 'user@x.com']) {
+    for (const bad of ['', '*', 'http://x.com', 'x.com/path', 'a b', 'x.com:0', 'x.com:70000', '*.*.com', 'user@x.com', '*.com', '*.1', '*.10.0.0.1', '010.0.0.1', '256.1.1.1', '1.2.3']) {
       expect(() => parseHostRule(bad), bad).toThrow(/allowedHosts/);
     }
   });
