@@ -91,14 +91,12 @@ export class BwrapRunner implements CommandRunner {
     let argv = this.argv(command, opts.cwd, proxy ?? undefined);
     const cgroup = createPidsCgroup(this.limits.maxProcesses);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
-    const cap = opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP;
     try {
       return await spawnCollect(argv, {
         cwd: this.root,
         env,
         timeoutMs: opts.timeoutMs,
-        outputCapBytes: cap,
-        killAfterBytes: Math.max(cap * 32, 64 * 1024 * 1024),
+        outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
     } finally {

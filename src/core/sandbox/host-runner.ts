@@ -16,13 +16,11 @@ export class HostRunner implements CommandRunner {
   run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const parent = this.options.parentEnv ?? process.env;
     const env = buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent);
-    const cap = opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP;
     return spawnCollect(['/bin/sh', '-c', command], {
       cwd: opts.cwd,
       env,
       timeoutMs: opts.timeoutMs,
-      outputCapBytes: cap,
-      killAfterBytes: Math.max(cap * 32, 64 * 1024 * 1024),
+      outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
   }

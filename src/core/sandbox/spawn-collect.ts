@@ -8,8 +8,8 @@ export interface SpawnCollectOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   outputCapBytes: number;
-  /** Output past this many bytes kills the process (endless output). */
-  killAfterBytes: number;
+  /** Output past this many bytes kills the process (endless output); 32 caps, at least 64 MiB, by default. */
+  killAfterBytes?: number;
   /** Called once the process is spawned (e.g. to place it in a cgroup). */
   onSpawn?: (pid: number) => void;
 }
@@ -17,7 +17,8 @@ export interface SpawnCollectOptions {
 export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
 
 /** Runs argv[0] with argv[1..]; never rejects: spawn failures become exit code 127 with the reason as output. */
-export function spawnCollect(argv: readonly string[], opts: SpawnCollectOptions): Promise<CommandOutcome> {
+export function spawnCollect(argv: readonly string[], options: SpawnCollectOptions): Promise<CommandOutcome> {
+  const opts = { ...options, killAfterBytes: options.killAfterBytes ?? Math.max(options.outputCapBytes * 32, 64 * 1024 * 1024) };
   const started = Date.now();
   const [file, ...args] = argv;
   return new Promise((resolve) => {

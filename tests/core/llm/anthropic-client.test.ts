@@ -5,6 +5,7 @@ import { AnthropicClient } from '../../../src/core/llm/anthropic-client.js';
 import { startFakeAnthropicServer, type FakeServer } from '../../../src/core/llm/fake-server.js';
 import type { Script, ScriptTurn } from '../../../src/core/llm/script.js';
 import type { LlmRequest } from '../../../src/core/llm/types.js';
+import { failure } from '../../helpers/failure.js';
 
 let server: FakeServer | undefined;
 afterEach(async () => {
@@ -47,15 +48,6 @@ function request(over: Partial<LlmRequest> = {}): LlmRequest {
     stableMessageIndex: 0,
     ...over,
   };
-}
-
-async function failure(p: Promise<unknown>): Promise<AciaError> {
-  const e: unknown = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(AciaError);
-  return e as AciaError;
 }
 
 describe('AnthropicClient through the fake server (real SDK)', () => {

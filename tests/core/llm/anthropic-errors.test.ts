@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AciaError } from '../../../src/core/errors.js';
 import { AnthropicClient } from '../../../src/core/llm/anthropic-client.js';
 import { startFakeAnthropicServer, type FakeServer } from '../../../src/core/llm/fake-server.js';
 import type { LlmRequest } from '../../../src/core/llm/types.js';
+import { failure } from '../../helpers/failure.js';
 
 const request: LlmRequest = { model: 'claude-sonnet-5-5', system: 's', tools: [], messages: [{ role: 'user', content: 'hi' }], maxTokens: 64, caller: 'pm' };
 
@@ -21,15 +21,6 @@ const jsonError = (status: number, type: string, message: string) => () =>
 
 function client(f: typeof fetch): AnthropicClient {
   return new AnthropicClient({ apiKey: 'k', baseURL: 'http://127.0.0.1:9', fetch: f, sleep: () => Promise.resolve() });
-}
-
-async function failure(p: Promise<unknown>): Promise<AciaError> {
-  const e: unknown = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(AciaError);
-  return e as AciaError;
 }
 
 let server: FakeServer | undefined;

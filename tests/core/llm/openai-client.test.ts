@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StreamChunk } from '../../../src/core/acm/contracts.js';
-import { AciaError } from '../../../src/core/errors.js';
 import { startFakeAnthropicServer, type FakeServer } from '../../../src/core/llm/fake-server.js';
 import { OpenAiCompatibleClient } from '../../../src/core/llm/openai-client.js';
 import type { Script, ScriptTurn } from '../../../src/core/llm/script.js';
 import type { LlmRequest } from '../../../src/core/llm/types.js';
+import { failure } from '../../helpers/failure.js';
 
 let server: FakeServer | undefined;
 afterEach(async () => {
@@ -42,15 +42,6 @@ const request: LlmRequest = {
   maxTokens: 512,
   caller: 'qa:t3',
 };
-
-async function failure(p: Promise<unknown>): Promise<AciaError> {
-  const e: unknown = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(AciaError);
-  return e as AciaError;
-}
 
 describe('OpenAiCompatibleClient through the fake server', () => {
   it('streams text and maps tool results to tool messages', async () => {
