@@ -62,12 +62,9 @@ export interface EgressProxy {
   socketPath: string;
   /** The directory holding it (what the sandbox bind-mounts). */
   dir: string;
-  /** The latest decisions (at most LOG_LIMIT, each cut short): `allow host:port` or `deny host:port: why`. */
-  log: string[];
   close(): Promise<void>;
 }
 
-const LOG_LIMIT = 200;
 /** Connections the proxy holds at once: a sandboxed command cannot exhaust ACIA's file descriptors. */
 const MAX_CONNECTIONS = 128;
 /** A tunnel or request with no traffic for this long is closed. */
@@ -113,11 +110,6 @@ export async function startEgressProxy(allowed: readonly string[]): Promise<Egre
   const rules = allowed.map(parseHostRule);
   const dir = mkdtempSync(join(tmpdir(), 'acia-net-'));
   const socketPath = join(dir, 'proxy.sock');
-  const log: string[] = [];
-  const note = (line: string): void => {
-    log.push(line.length > 200 ? `${line.slice(0, 199)}…` : line);
-    if (log.length > LOG_LIMIT) log.splice(0, log.length - LOG_LIMIT);
-  };
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket): void => {
     // Nothing the sandbox holds open may keep ACIA from exiting, or live past its idle limit.
@@ -141,14 +133,12 @@ export async function startEgressProxy(allowed: readonly string[]): Promise<Egre
     const port = url.port === '' ? 80 : Number(url.port);
     const target = `${url.hostname}:${port}`;
     const refuse = (why: string): void => {
-      note(`deny ${target}: ${why}`);
       res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end(`acia sandbox: ${target} ${why}\n`);
     };
     if (url.protocol !== 'http:') return refuse('is not plain http (use a CONNECT tunnel for https)');
     if (!hostAllowed(rules, url.hostname, port)) return refuse('is not in allowedHosts');
     void resolveTarget(url.hostname).then((to) => {
       if ('refused' in to) return refuse(to.refused);
-      note(`allow ${target}`);
       const headers = { ...req.headers };
       for (const h of HOP_BY_HOP) delete headers[h];
       // The upstream sees the host it was asked for, never a Host header the command chose: on a shared
@@ -188,14 +178,12 @@ export async function startEgressProxy(allowed: readonly string[]): Promise<Egre
     const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(req.url ?? '');
     const target = req.url ?? '?';
     const refuse = (why: string): void => {
-      note(`deny ${target}: ${why}`);
       client.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nacia sandbox: ${target} ${why}\n`);
     };
     if (!m || !hostAllowed(rules, m[1]!, Number(m[2]))) return refuse('is not in allowedHosts');
     const port = Number(m[2]);
     void resolveTarget(m[1]!).then((to) => {
       if ('refused' in to) return refuse(to.refused);
-      note(`allow ${target}`);
       const upstream = net.connect({ host: to.address, port });
       track(upstream);
       // Either side closing or failing ends the tunnel on both.
@@ -235,7 +223,6 @@ export async function startEgressProxy(allowed: readonly string[]): Promise<Egre
   return {
     socketPath,
     dir,
-    log,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
