@@ -33,6 +33,7 @@ export * from './core/llm/script.js';
 export * from './core/llm/retry.js';
 export * from './core/llm/pricing.js';
 export * from './core/llm/scripted-client.js';
+export * from './core/llm/chaos-client.js';
 export * from './core/llm/fake-server.js';
 export * from './core/llm/anthropic-client.js';
 export * from './core/llm/openai-client.js';
