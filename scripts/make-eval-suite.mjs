@@ -78,8 +78,29 @@ function scriptOf(def) {
       { caller: 'dev:t1', toolCalls: [{ name: 'return_result', input: { summary: def.fix.summary } }] },
       { caller: 'qa:t2', toolCalls: [{ name: 'run_tests', input: {} }] },
       { caller: 'qa:t2', toolCalls: [{ name: 'return_result', input: { passed: true, summary: 'Ran the full suite.' } }] },
+      // When the team's own test run catches the breakage, each fix task gives up honestly.
+      // plan-A abandoned, plan-B makes the same change; its fixes give up too and the run stops on it.
+      ...(def.expect === 'broken_p2p'
+        ? [
+            ...giveUps('t2'),
+            { caller: 'dev:b1', toolCalls: def.fix.edits.map((e) => ({ name: 'edit_file', input: { path: def.fix.file, old: e.old, new: e.new } })) },
+            { caller: 'dev:b1', toolCalls: [{ name: 'return_result', input: { summary: def.fix.summary } }] },
+            { caller: 'qa:b2', toolCalls: [{ name: 'run_tests', input: {} }] },
+            { caller: 'qa:b2', toolCalls: [{ name: 'return_result', input: { passed: false, summary: 'A test fails.' } }] },
+            ...giveUps('b2'),
+          ]
+        : []),
     ],
   };
+}
+
+/** Three fix rounds for verification task `qa` in which the fix task gives up and QA reports the failure. */
+function giveUps(qa) {
+  return Array.from({ length: 3 }, () => [
+    { caller: `dev:${qa}-fix*`, toolCalls: [{ name: 'return_result', input: { summary: 'I could not find a pattern that keeps both signs and fractions; left as is.' } }] },
+    { caller: `qa:${qa}-r*`, toolCalls: [{ name: 'run_tests', input: {} }] },
+    { caller: `qa:${qa}-r*`, toolCalls: [{ name: 'return_result', input: { passed: false, summary: 'Still failing.' } }] },
+  ]).flat();
 }
 
 function outcomes(output) {
