@@ -6,6 +6,7 @@ import { basename, join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { readManifest, writeManifest } from '../core/ledger/manifest.js';
+import { safeGit } from '../core/sandbox/safe-git.js';
 import type { TeamDeps } from '../team/deps.js';
 import { Git } from '../team/git.js';
 import { startRun, type RunResult } from '../team/team.js';
@@ -157,7 +158,10 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
   const run: RunResult = await startRun(deps, { dir: repo, goal: goalOf(inst) });
   if (run.reason === 'aborted' && o.signal?.aborted) return null;
   const commit = (await git.run(repo, ['rev-parse', '--verify', '--quiet', `${run.runBranch}^{commit}`], { allowFail: true })).stdout || base;
-  const patch = (await git.run(repo, ['diff', '--no-color', '--full-index', base, commit])).stdout;
+  // Raw stdout: Git.run trims, and a patch whose last context line is blank would lose it.
+  const diff = await safeGit(repo, ['diff', '--no-color', '--full-index', base, commit]);
+  if (diff.exitCode !== 0) throw new AciaError('INTERNAL', `git diff ${base}..${commit} failed: ${diff.stderr.trim()}`);
+  const patch = diff.stdout;
   const grade = await gradeInstance(inst, {
     git,
     repo,
@@ -172,7 +176,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
   await deps.renderWiki(repo).catch(() => undefined);
   return {
     ...common,
-    model_patch: patch === '' ? '' : `${patch}\n`,
+    model_patch: patch,
     resolved: grade.resolved,
     reason: run.reason,
     message: run.message,
