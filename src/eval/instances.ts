@@ -12,7 +12,7 @@ const TestList = z
     if (Array.isArray(v)) return v;
     try {
       const parsed: unknown = JSON.parse(v);
-      if (Array.isArray(parsed) && parsed.every((x) => typeof x === 'string')) return parsed as string[];
+      if (Array.isArray(parsed) && parsed.every((x) => typeof x === 'string')) return parsed;
     } catch {
       // reported below
     }

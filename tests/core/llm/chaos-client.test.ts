@@ -95,7 +95,7 @@ describe('ChaosClient', () => {
     const served: unknown[] = [];
     for (let i = 0; i < 10 && served.length < 3; i++) {
       const r = await c.complete(request('dev:t1-fix1'));
-      if (!r.requestId.startsWith('req_chaos')) served.push(r.content[0]?.type === 'tool_use' ? r.content[0].input : null);
+      if (!(r.requestId ?? '').startsWith('req_chaos')) served.push(r.content[0]?.type === 'tool_use' ? r.content[0].input : null);
     }
     expect(served).toEqual([{ path: 'f0.js' }, { path: 'f1.js' }, { path: 'f2.js' }]);
     // Another role is not served from the developer's leftovers.
