@@ -113,6 +113,10 @@ describe('acia eval on the offline suite', () => {
       const v = acia(['verify', result.runId, '--repo', join(out, 'work', id, 'repo')]);
       expect(v.code, v.stdout + v.stderr).toBe(0);
     }
+    // The grade is the harness's, not a decision of the team: replay still reproduces the run.
+    const k = JSON.parse(readFileSync(join(out, 'instances', 'kind-of-ctor.json'), 'utf8')) as { runId: string };
+    const r = acia(['replay', k.runId, '--repo', join(out, 'work', 'kind-of-ctor', 'repo')]);
+    expect(r.stdout + r.stderr).toMatch(/identical/);
   });
 
   it('compares two eval directories side by side', () => {
