@@ -83,6 +83,9 @@ describe('acia eval on the offline suite', () => {
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toContain(`**Resolved: ${report.resolved}/8`);
     expect(md).toMatch(/\| ms-negative \| no \| awaiting_human \| 1\/1 \| 2\/3 \|/);
+    // Each run's wiki page, linked from the report, shows its grade.
+    const ms = JSON.parse(readFileSync(join(out, 'instances', 'ms-negative.json'), 'utf8')) as { wiki: string };
+    expect(readFileSync(ms.wiki, 'utf8')).toContain('Eval instance ms-negative: **not resolved** by the hidden tests.');
   });
 
   it('writes predictions in SWE-bench format whose patches apply to the base', () => {
