@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import chalk from 'chalk';
 import { AciaError } from '../core/errors.js';
 import { loadConfig } from '../core/config/load.js';
+import { detectSandbox } from '../core/sandbox/detect.js';
 import { noHuman } from '../team/deps.js';
 import { loadInstances } from '../eval/instances.js';
 import { compareEvals } from '../eval/report.js';
@@ -48,6 +49,11 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
     }).config;
   const first = configFor(instances[0]?.test_command ?? 'true', model);
   preflightModel(first, process.env, false);
+  if (first.sandbox !== 'off') {
+    // Checked once here: otherwise every instance would fail on it in turn.
+    const sb = detectSandbox();
+    if (sb.status === 'unavailable') throw new AciaError('SANDBOX_UNAVAILABLE', `no sandbox can start: ${sb.reason}`, { hint: `install it (${sb.install}), or pass --sandbox off` });
+  }
   const out = resolve(flags.out);
 
   const stderr = process.stderr;

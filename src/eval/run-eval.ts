@@ -67,6 +67,13 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   const now = o.now ?? Date.now;
   mkdirSync(o.out, { recursive: true });
   const finished = readResults(o.out);
+  const other = [...finished.values()].find((r) => r.model_name_or_path !== o.modelName);
+  if (other) {
+    // Resuming must not mix two models' results in one report.
+    throw new AciaError('USAGE', `${o.out} holds results of ${other.model_name_or_path} (${other.instance_id}), not ${o.modelName}`, {
+      hint: 'use another --out for another model, then compare them with `acia eval compare`',
+    });
+  }
   const ids = new Set(o.instances.map((i) => i.instance_id));
   const results = new Map([...finished].filter(([id]) => ids.has(id)));
   const pending = o.instances.filter((i) => !results.has(i.instance_id));

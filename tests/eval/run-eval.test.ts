@@ -89,5 +89,6 @@ describe('runEval', () => {
     const again = await runEval({ ...options, onProgress: () => undefined });
     expect(again.skipped).toBe(3);
     expect(readFileSync(join(out, 'predictions.jsonl'), 'utf8').trimEnd().split('\n')).toHaveLength(3);
+    await expect(runEval({ ...options, modelName: 'acia/other' })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/holds results of acia\/test/) });
   }, 60_000);
 });
