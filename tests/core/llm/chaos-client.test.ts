@@ -98,7 +98,12 @@ describe('ChaosClient', () => {
       if (!(r.requestId ?? '').startsWith('req_chaos')) served.push(r.content[0]?.type === 'tool_use' ? r.content[0].input : null);
     }
     expect(served).toEqual([{ path: 'f0.js' }, { path: 'f1.js' }, { path: 'f2.js' }]);
-    // Another role is not served from the developer's leftovers.
-    await expect(c.complete(request('qa:t2-r1'))).rejects.toMatchObject({ code: 'SCRIPT_EXHAUSTED' });
+    // A verifier with no turns left is not served the developer's leftovers: it runs the tests and reports them.
+    const qa = await c.complete(request('qa:t2-r1'));
+    expect(qa.content[0]).toMatchObject({ name: 'run_tests' });
+    const failed: LlmRequest = { ...request('qa:t2-r1'), messages: [{ role: 'user', content: [{ type: 'tool_result', toolUseId: 'x', content: 'TESTS FAILED [exit code 1]' }] }] };
+    expect((await c.complete(failed)).content[0]).toMatchObject({ name: 'return_result', input: { passed: false } });
+    // Other roles still fail loudly when the script runs out.
+    await expect(c.complete(request('pm'))).rejects.toMatchObject({ code: 'SCRIPT_EXHAUSTED' });
   });
 });
