@@ -31,12 +31,12 @@ function trial(scenario: string, seed: number, rate: number): Promise<ChaosTrial
 }
 
 describe('chaos model on the demo scenarios', () => {
-  it('stays truthful over 12 seeded perturbed runs, and mostly recovers', async () => {
+  it('stays truthful over 8 seeded perturbed runs, and mostly recovers', async () => {
     const trials: ChaosTrial[] = [];
-    for (const seed of [11, 12, 13]) for (const scenario of ['happy', 'fix-loop', 'parallel', 'plan-b']) trials.push(await trial(scenario, seed, 0.25));
+    for (const seed of [11, 12]) for (const scenario of ['happy', 'fix-loop', 'parallel', 'plan-b']) trials.push(await trial(scenario, seed, 0.25));
     const s = summarizeChaos(trials);
-    expect(s.runs).toBe(12);
-    expect(s.injections).toBeGreaterThanOrEqual(12);
+    expect(s.runs).toBe(8);
+    expect(s.injections).toBeGreaterThanOrEqual(8);
     expect(s.untruthful, JSON.stringify(trials.filter((t) => t.reason === 'succeeded' && t.branchTestsPass !== true))).toBe(0);
     // Every run that ends succeeded has a branch whose tests pass; most runs recover (the bench's goal is 90%).
     expect(s.succeededShare, JSON.stringify(s.byReason)).toBeGreaterThanOrEqual(0.75);
