@@ -2,6 +2,8 @@
 // attempt, asks policy, checks the task's verification expressions and merges into the run branch.
 import { devAgent } from '../agents/dev/dev-agent.js';
 import type { RunContext } from './run-context.js';
+import { externalDevAgent } from './agents-acp/dev-agent-choice.js';
+import { runAcpDevAgent } from './agents-acp/acp-dev-worker.js';
 import { guardScope } from './scheduler.js';
 import { lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
 
@@ -18,7 +20,11 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     if (typeof failure === 'string') extra.push(`Failing test output to fix:\n${failure}`);
     if (task.guidance) extra.push(`Guidance from the human: ${task.guidance}`);
 
-    const outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: taskMessage(ctx, spec, extra) });
+    const message = taskMessage(ctx, spec, extra);
+    const external = externalDevAgent(ctx);
+    const outcome = external
+      ? await runAcpDevAgent(ctx, { agent: external, actor, taskId, root: wt.path, task: message })
+      : await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: message });
 
     if (outcome.kind === 'returned') {
       const result = outcome.result;

@@ -71,7 +71,8 @@ export const EventData = {
   }),
   BRANCH_TAKEN: z.object({ from: z.string(), to: z.string(), guard: z.string(), value: z.boolean() }),
   POLICY_DECISION: z.object({
-    hook: z.enum(['plan.admit', 'task.pre', 'task.post']),
+    /** `agent.permission`: an external ACP agent asked before a tool call. */
+    hook: z.enum(['plan.admit', 'task.pre', 'task.post', 'agent.permission']),
     taskId: z.string().optional(),
     request: z.unknown(),
     response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
