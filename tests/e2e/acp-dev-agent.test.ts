@@ -53,8 +53,33 @@ function script(): string {
 function userConfig(extra: Record<string, unknown>): string {
   const xdg = tempDir('cc-xdg');
   mkdirSync(join(xdg, 'acia'));
-  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ devAgents: { 'claude-code': ADAPTER }, testCommand: 'node --test test/', ...extra }));
+  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ devAgents: { 'claude-code': ADAPTER, good: ADAPTER, bad: ADAPTER, slow: ADAPTER }, testCommand: 'node --test test/', ...extra }));
   return xdg;
+}
+
+/** Three Claude Code candidates: a right fix, a wrong one, and a right but slower and larger one. */
+function bestOfScript(): string {
+  const happy = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8')) as { model?: string; turns: Turn[] };
+  const writes = happy.turns.flatMap((t) => (t.caller === 'dev:t1' ? (t.toolCalls ?? []).filter((c) => c.name === 'write_file') : []));
+  const write = (path: unknown, content: unknown) => ({ name: 'Write', input: { file_path: path, content } });
+  const code = writes.find((w) => String(w.input.path).startsWith('src/'))!;
+  const test = writes.find((w) => String(w.input.path).startsWith('test/'))!;
+  const candidate = (name: string, files: { name: string; input: Record<string, unknown> }[], latencyMs: number): Turn[] => [
+    ...files.map((f) => ({ caller: `acp:${name}:claude-sonnet*`, text: '', latencyMs, toolCalls: [f] })),
+    { caller: `acp:${name}:claude-sonnet*`, text: `${name}: done.`, latencyMs },
+    ...Array.from({ length: 8 }, () => ({ caller: `acp:${name}:claude-haiku*`, text: 'ok', latencyMs: 0 })),
+  ];
+  const turns: Turn[] = [
+    ...happy.turns.filter((t) => t.caller === 'pm'),
+    ...candidate('good', [write(code.input.path, code.input.content), write(test.input.path, test.input.content)], 0),
+    ...candidate('bad', [write(code.input.path, 'export function titleCase(text) {\n  return text;\n}\n'), write(test.input.path, test.input.content)], 0),
+    ...candidate('slow', [write(code.input.path, code.input.content), write(test.input.path, test.input.content), write('NOTES.md', 'Notes on titleCase.\n'.repeat(40))], 1500),
+    ...happy.turns.filter((t) => t.caller.startsWith('qa:')),
+  ];
+  for (const t of turns) t.latencyMs ??= 0;
+  const file = join(tempDir('bo3-script'), 'script.json');
+  writeFileSync(file, JSON.stringify({ version: 1, model: happy.model, turns }));
+  return file;
 }
 
 function blobText(repo: string, runId: string, ref: string): string {
@@ -122,4 +147,37 @@ describe.skipIf(!sandboxAvailable())('Claude Code as a Dev agent (ACP)', () => {
     expect(spent).toBeLessThanOrEqual(30000);
     expect(server.requests.filter((q) => q.caller.startsWith('acp:claude-code:claude-sonnet'))).toHaveLength(0);
   }, 150_000);
+
+  it('best of three: each candidate in its own worktree, judged by real test runs; the good one wins', async () => {
+    server = await startFakeAnthropicServer({ script: await loadScript(bestOfScript()) });
+    const repo = sampleRepo('cc-best-of');
+    const r = await startAcia(['run', GOAL, '--repo', repo, '--dev-agent', 'good,bad,slow', '--model', 'anthropic:claude-sonnet-5-5'], {
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: REAL_KEY, HOME: tempDir('cc-home'), XDG_CONFIG_HOME: userConfig({}) },
+    }).done;
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    const judged = entries.find((e) => e.type === 'CANDIDATES_JUDGED')?.data as { winner: string; candidates: { agent: string; testsPassed: boolean; diffLines: number; branch: string }[] };
+    expect(judged.winner).toBe('good');
+    const by = Object.fromEntries(judged.candidates.map((c) => [c.agent, c]));
+    expect(by.good?.testsPassed).toBe(true);
+    expect(by.bad?.testsPassed).toBe(false);
+    expect(by.slow?.testsPassed).toBe(true);
+    expect(by.slow!.diffLines).toBeGreaterThan(by.good!.diffLines);
+    // Every candidate's verdict is a real test run in its own worktree.
+    const runs = entries.filter((e) => e.type === 'VERIFICATION' && (e.data as { source: string }).source === 'team_run').map((e) => (e.data as { taskId: string; passed: boolean }));
+    expect(runs.map((v) => `${v.taskId}:${v.passed}`).sort()).toEqual(['t1-bad:false', 't1-good:true', 't1-slow:true']);
+    // The winner's work is what merged and what QA verified; the losers' branches stay.
+    expect(git(repo, 'show', `acia/${runId}:src/title-case.js`)).not.toContain('return text;');
+    expect(() => git(repo, 'show', `acia/${runId}:NOTES.md`)).toThrow();
+    expect(git(repo, 'branch', '--list', by.bad!.branch)).toContain(by.bad!.branch);
+    expect(git(repo, 'show', `${by.bad!.branch}:src/title-case.js`)).toContain('return text;');
+    const qa = entries.find((e) => e.type === 'VERIFICATION' && (e.data as { source: string }).source === 'qa_run');
+    expect((qa?.data as { passed: boolean }).passed).toBe(true);
+    // The decision is in the wiki with every candidate's verdict.
+    const decision = entries.find((e) => e.type === 'CANDIDATES_JUDGED')!;
+    const page = readFileSync(join(repo, '.acia', 'wiki', 'decisions', `${runId}-${decision.seq}-CANDIDATES_JUDGED.md`), 'utf8');
+    expect(page).toMatch(/\| good \(winner\) \| passed \|/);
+    expect(page).toMatch(/\| bad \| failed \|/);
+  }, 180_000);
 });
