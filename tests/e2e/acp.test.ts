@@ -129,6 +129,29 @@ describe('acia acp', () => {
     expect(value.second.stopReason).toBe('end_turn');
   }, 90_000);
 
+  it('answers an escalation through request_permission: the option chosen in the editor is the human response', async () => {
+    const repo = sampleRepo('acp-permission');
+    const script = zeroLatencyScript('escalate', tempDir('acp-script'));
+    const scenario = JSON.parse(readFileSync(join(SCENARIOS, 'escalate', 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string; maxIterations: number } };
+    const { value, seen } = await withAgent(
+      script,
+      { testCommand: scenario.settings.testCommand, maxIterations: scenario.settings.maxIterations },
+      () => ({ outcome: { outcome: 'selected', optionId: 'abort' } }),
+      async (agent) => {
+        const { sessionId } = await agent.request('session/new', { cwd: repo, mcpServers: [] });
+        return agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: scenario.goal }] });
+      },
+    );
+    expect(value.stopReason).toBe('end_turn');
+    expect(seen.permissions).toHaveLength(1);
+    const entries = ledgerOf(repo, onlyRunId(repo));
+    const asked = entries.find((e) => e.type === 'ESCALATION_REQUESTED');
+    const answered = entries.find((e) => e.type === 'HUMAN_RESPONSE');
+    expect((answered?.data as { escalationSeq: number; action: string }).escalationSeq).toBe(asked?.seq);
+    expect((answered?.data as { action: string }).action).toBe('abort');
+    expect((entries.at(-1)?.data as { reason: string }).reason).toBe('aborted');
+  }, 90_000);
+
   it('stops a run on session/cancel, leaves it resumable, and "continue" finishes it; session/load replays it', async () => {
     const repo = sampleRepo('acp-cancel');
     const dir = tempDir('acp-script');
