@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { AciaError } from '../core/errors.js';
 import { databaseUrl, listFleetRuns, openFleet } from '../fleet/fleet-db.js';
 import { exportRun } from '../fleet/export.js';
-import { submitRun } from '../fleet/submit.js';
+import { answerRun, submitRun } from '../fleet/submit.js';
 import { startWorker } from '../fleet/worker.js';
 import type { SubmitFlags } from './commands/fleet.js';
 
@@ -81,6 +81,18 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
     }
     const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}`);
     process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
+  } finally {
+    await fleet.close();
+  }
+}
+
+export async function resumeFleetCommand(runId: string | undefined, answer: string | undefined, db: string): Promise<number> {
+  if (runId === undefined || answer === undefined) throw new AciaError('USAGE', 'a fleet run is resumed with its id and your answer: acia resume <runId> --answer "..." --db <url>');
+  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
+  try {
+    await answerRun(fleet, runId, answer);
+    process.stdout.write(`queued ${runId} with your answer; a worker resumes it (watch it: acia runs --db ...)\n`);
+    return 0;
   } finally {
     await fleet.close();
   }

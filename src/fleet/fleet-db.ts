@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS acia_runs (
   cost_usd double precision,
   run_branch text,
   head_commit text,
+  job jsonb NOT NULL,
   submitted_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
 );

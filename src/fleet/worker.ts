@@ -90,7 +90,7 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
 
   const resumed = (await fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1 LIMIT 1', [job.runId])).rowCount !== 0;
   await setRunStatus(fleet.db, job.runId, { status: 'running', worker: o.name });
-  const result = resumed ? await resumeRun(deps, { dir, runId: job.runId }) : await startRun(deps, { dir, goal: job.goal });
+  const result = resumed ? await resumeRun(deps, { dir, runId: job.runId, ...(job.answer === undefined ? {} : { answer: job.answer }) }) : await startRun(deps, { dir, goal: job.goal });
   await setRunStatus(fleet.db, job.runId, {
     status: result.reason,
     message: result.message,

@@ -95,7 +95,19 @@ describe.skipIf(postgresBin() === null)('the fleet on PostgreSQL', () => {
       if (s.expect.reason === 'succeeded') expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
     }
     expect(usedWorkers.size).toBe(2);
-  }, 240_000);
+
+    // The run that waits for a human holds no worker; the answer queues it again, and a worker ends it.
+    const waiting = [...submitted].find(([, s]) => s.name === 'escalate')![0];
+    const answered = acia(['resume', waiting, '--answer', 'abort', '--db', server.url]);
+    expect(answered.code, answered.stderr).toBe(0);
+    const after = await waitForRuns([waiting], 60_000);
+    expect(after.get(waiting)?.status, workerLog).toBe('aborted');
+    const out = sampleRepo('fleet-export-answered');
+    expect(acia(['export', waiting, '--db', server.url, '--repo', out]).code).toBe(0);
+    const entries = readFileSync(join(out, '.acia', 'runs', waiting, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: { action?: string } });
+    expect(entries.find((e) => e.type === 'HUMAN_RESPONSE')?.data.action).toBe('abort');
+    expect(acia(['verify', waiting, '--repo', out]).code).toBe(0);
+  }, 300_000);
 
   it('refuses a second writer of the same seq: a forked chain is impossible', async () => {
     const { openPgLedger, migrateLedger } = await import('../../src/core/ledger/pg-ledger.js');
