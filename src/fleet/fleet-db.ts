@@ -20,8 +20,16 @@ CREATE TABLE IF NOT EXISTS acia_runs (
   run_branch text,
   head_commit text,
   job jsonb NOT NULL,
+  job_id text,
   submitted_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS acia_workers (
+  name text PRIMARY KEY,
+  concurrency integer NOT NULL,
+  started_at timestamptz NOT NULL DEFAULT now(),
+  seen_at timestamptz NOT NULL DEFAULT now(),
+  stopped boolean NOT NULL DEFAULT false
 );
 `;
 
@@ -75,6 +83,7 @@ export interface FleetRunRow {
   cost_usd: number | null;
   run_branch: string | null;
   head_commit: string | null;
+  job_id: string | null;
   submitted_at: Date;
   updated_at: Date;
 }
@@ -83,7 +92,7 @@ export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
   return (await db.query<FleetRunRow>('SELECT * FROM acia_runs ORDER BY submitted_at, run_id')).rows;
 }
 
-export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit'>>): Promise<void> {
+export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id'>>): Promise<void> {
   const keys = Object.keys(fields) as (keyof typeof fields)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
   await db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1`, [runId, ...keys.map((k) => fields[k] ?? null)]);

@@ -37,7 +37,7 @@ export async function answerRun(fleet: Fleet, runId: string, answer: string): Pr
   await enqueue(fleet, { ...row.job, answer });
 }
 
-async function enqueue(fleet: Fleet, job: RunJob): Promise<void> {
+export async function enqueue(fleet: Fleet, job: RunJob): Promise<void> {
   // One job per run at a time (singletonKey); a job whose worker dies expires and is retried by another.
   const id = await fleet.boss.send(RUN_QUEUE, job, { singletonKey: job.runId, retryLimit: 2, retryDelay: 1, expireInSeconds: 3600 });
   if (id === null) throw new AciaError('USAGE', `fleet run ${job.runId} is already queued or running`);

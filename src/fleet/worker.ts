@@ -10,7 +10,6 @@ import { asRunId, systemClock } from '../core/acm/ids.js';
 import { loadConfig } from '../core/config/load.js';
 import { errorMessage } from '../core/errors.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
-import { writeManifest } from '../core/ledger/manifest.js';
 import { buildDeps } from '../cli/build-deps.js';
 import { noHuman } from '../team/deps.js';
 import { Git } from '../team/git.js';
@@ -18,6 +17,7 @@ import { resumeRun, startRun, type RunResult } from '../team/team.js';
 import { Workspace, type TaskWorktree } from '../team/workspace.js';
 import { RUN_QUEUE, setRunStatus, type Fleet } from './fleet-db.js';
 import { remoteGit } from './remote-git.js';
+import { startHeartbeat } from './liveness.js';
 import type { RunJob } from './submit.js';
 
 export interface WorkerOptions {
@@ -37,19 +37,28 @@ export interface RunningWorker {
 
 export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<RunningWorker> {
   const name = o.name ?? `${hostname()}:${process.pid}`;
+  const heartbeat = await startHeartbeat(fleet, name, o.concurrency, o.log);
+  const inHand = new Set<Promise<unknown>>();
   const ids: string[] = [];
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
         if (!job) return;
+        const running = (async () => {
+          await setRunStatus(fleet.db, job.data.runId, { status: 'running', worker: name, job_id: job.id });
+          return runJob(fleet, job.data, { ...o, name });
+        })();
+        inHand.add(running);
         try {
-          const result = await runJob(fleet, job.data, { ...o, name });
+          const result = await running;
           o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
         } catch (e) {
           // The job fails and pg-boss retries it (another worker may take it); the run row says why.
           o.log(`${job.data.runId}: ${errorMessage(e)}`);
           await setRunStatus(fleet.db, job.data.runId, { status: 'error', worker: name, message: errorMessage(e) }).catch(() => undefined);
           throw e;
+        } finally {
+          inHand.delete(running);
         }
       }),
     );
@@ -59,6 +68,9 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
     name,
     stop: async () => {
       for (const id of ids) await fleet.boss.offWork({ id });
+      // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
+      await Promise.allSettled([...inHand]);
+      await heartbeat.stop();
     },
   };
 }

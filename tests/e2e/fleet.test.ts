@@ -2,7 +2,7 @@
 // processes, each run cloned from a bare git remote and its branches pushed back; every ledger lives
 // in the database, exports to an ordinary run directory and verifies offline.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
@@ -134,4 +134,43 @@ describe.skipIf(postgresBin() === null)('the fleet on PostgreSQL', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^acia: cannot reach the fleet database/);
   });
+
+  it('kill -9 of the worker running a run: another worker resumes it from the database and the pushed branches', async () => {
+    for (const w of workers.splice(0)) w.kill('SIGKILL');
+    const repo = sampleRepo('fleet-kill');
+    const remote = join(tempDir('fleet-kill-remote'), 'app.git');
+    git(repo, 'clone', '-q', '--bare', repo, remote);
+    const dir = tempDir('fleet-kill-script');
+    const script = JSON.parse(readFileSync(zeroLatencyScript('happy', dir), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
+    // The Dev agent's first reply is slow, so the kill lands while its task runs.
+    script.turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 6000;
+    const file = join(dir, 'slow.json');
+    writeFileSync(file, JSON.stringify(script));
+    const s = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'scenario.json'), 'utf8')) as Scenario;
+    const sub = acia(['submit', s.goal, '--repo', remote, '--base', 'main', '--db', server.url, '--json', '--model', `scripted:${file}`, '--test-command', s.settings.testCommand, '--sandbox', sandbox]);
+    expect(sub.code, sub.stderr).toBe(0);
+    const runId = (JSON.parse(sub.stdout) as { runId: string }).runId;
+
+    const doomed = startWorker('doomed');
+    const db = new pg.Pool({ connectionString: server.url });
+    try {
+      const started = async () => (await db.query("SELECT 1 FROM acia_ledger WHERE run_id = $1 AND line LIKE '%\"TASK_STARTED\"%'", [runId])).rowCount !== 0;
+      for (let i = 0; i < 120 && !(await started()); i++) await new Promise((r) => setTimeout(r, 250));
+      expect(await started()).toBe(true);
+      doomed.kill('SIGKILL');
+      startWorker('rescuer');
+      const rows = await waitForRuns([runId], 120_000);
+      expect(rows.get(runId)?.status, workerLog).toBe('succeeded');
+      expect(rows.get(runId)?.worker).toBe('rescuer');
+    } finally {
+      await db.end();
+    }
+    const out = sampleRepo('fleet-kill-export');
+    expect(acia(['export', runId, '--db', server.url, '--repo', out]).code).toBe(0);
+    expect(acia(['verify', runId, '--repo', out]).code).toBe(0);
+    const entries = readFileSync(join(out, '.acia', 'runs', runId, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: { taskId?: string } });
+    expect(entries.some((e) => e.type === 'RUN_RESUMED')).toBe(true);
+    expect(entries.filter((e) => e.type === 'TASK_COMPLETED' && e.data.taskId === 't1')).toHaveLength(1);
+    expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
+  }, 240_000);
 });
