@@ -2,7 +2,8 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AciaError } from '../core/errors.js';
-import { databaseUrl, listFleetRuns, openFleet } from '../fleet/fleet-db.js';
+import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE } from '../fleet/fleet-db.js';
+import { LEASE_SECONDS } from '../fleet/liveness.js';
 import { exportRun } from '../fleet/export.js';
 import { answerRun, submitRun } from '../fleet/submit.js';
 import { startWorker } from '../fleet/worker.js';
@@ -92,6 +93,32 @@ export async function resumeFleetCommand(runId: string | undefined, answer: stri
   try {
     await answerRun(fleet, runId, answer);
     process.stdout.write(`queued ${runId} with your answer; a worker resumes it (watch it: acia runs --db ...)\n`);
+    return 0;
+  } finally {
+    await fleet.close();
+  }
+}
+
+export async function fleetStatusCommand(db: string | undefined, json: boolean): Promise<number> {
+  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
+  try {
+    const workers = (
+      await fleet.db.query<{ name: string; concurrency: number; seen_s: number; stopped: boolean; runs: string }>(
+        `SELECT w.name, w.concurrency, EXTRACT(EPOCH FROM now() - w.seen_at)::float AS seen_s, w.stopped,
+                (SELECT count(*) FROM acia_runs r WHERE r.worker = w.name AND r.status = 'running') AS runs
+         FROM acia_workers w ORDER BY w.name`,
+      )
+    ).rows.map((w) => ({ name: w.name, concurrency: w.concurrency, lastSeenSeconds: Math.round(w.seen_s), alive: !w.stopped && w.seen_s < LEASE_SECONDS, running: Number(w.runs) }));
+    const byStatus = Object.fromEntries((await fleet.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM acia_runs GROUP BY status ORDER BY status')).rows.map((r) => [r.status, Number(r.n)]));
+    const queued = await fleet.boss.getQueueSize(RUN_QUEUE);
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ workers, queued, runs: byStatus })}\n`);
+      return 0;
+    }
+    const lines = [`queue: ${queued} run(s) waiting for a worker`, `runs: ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`, 'workers:'];
+    for (const w of workers) lines.push(`  ${w.name.padEnd(24)} ${w.alive ? 'alive' : 'gone '} ${String(w.running).padStart(2)}/${w.concurrency} running, last seen ${w.lastSeenSeconds}s ago`);
+    if (workers.length === 0) lines.push('  none');
+    process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } finally {
     await fleet.close();

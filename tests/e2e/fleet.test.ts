@@ -95,6 +95,12 @@ describe.skipIf(postgresBin() === null)('the fleet on PostgreSQL', () => {
       if (s.expect.reason === 'succeeded') expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
     }
     expect(usedWorkers.size).toBe(2);
+    const status = acia(['fleet', 'status', '--db', server.url, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const fleetNow = JSON.parse(status.stdout) as { workers: { name: string; alive: boolean }[]; queued: number; runs: Record<string, number> };
+    expect(fleetNow.workers.filter((w) => w.alive).map((w) => w.name).sort()).toEqual(['w1', 'w2']);
+    expect(fleetNow.queued).toBe(0);
+    expect(fleetNow.runs.succeeded).toBe(2);
 
     // The run that waits for a human holds no worker; the answer queues it again, and a worker ends it.
     const waiting = [...submitted].find(([, s]) => s.name === 'escalate')![0];

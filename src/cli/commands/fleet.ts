@@ -50,6 +50,17 @@ export function register(program: Command): void {
       process.exitCode = await workerCommand(flags);
     });
   program
+    .command('fleet')
+    .description('the fleet at a glance')
+    .command('status')
+    .description('workers (alive or not, last heartbeat), queue depth, and runs by status')
+    .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
+    .option('--json', 'print JSON')
+    .action(async (flags: { db?: string; json?: boolean }) => {
+      const { fleetStatusCommand } = await import('../fleet-action.js');
+      process.exitCode = await fleetStatusCommand(flags.db, flags.json ?? false);
+    });
+  program
     .command('export')
     .description('write a fleet run as .acia/runs/<runId> in a repository, to verify, show or replay it offline')
     .argument('<runId>', 'the fleet run')
