@@ -6,6 +6,7 @@ import { AciaError } from '../core/errors.js';
 import { loadConfig } from '../core/config/load.js';
 import { detectSandbox } from '../core/sandbox/detect.js';
 import { noHuman } from '../team/deps.js';
+import { resolveDevAgents } from '../team/agents-acp/dev-agent-choice.js';
 import { loadInstances } from '../eval/instances.js';
 import { compareEvals } from '../eval/report.js';
 import { instanceModelSpec, modelNameOf, runEval, type EvalProgress } from '../eval/run-eval.js';
@@ -22,8 +23,9 @@ const isDir = (p: string): boolean => {
 };
 
 export async function evalCommand(tasks: string, flags: EvalFlags): Promise<number> {
-  if (flags.db !== undefined) throw new AciaError('USAGE', '--db is not available yet: the fleet (issue 18) is not built; run without it');
-  if (flags.devAgent !== undefined) throw new AciaError('USAGE', '--dev-agent is not available yet: ACP dev agents (issue 17) are not built; compare models with --model');
+  if (flags.db !== undefined) {
+    throw new AciaError('USAGE', '--db is not available for eval yet: instances run on this machine (queueing one fleet job per instance is not built)', { hint: 'run without --db; --parallel N runs N instances at once' });
+  }
   if (!/^[1-9][0-9]*$/.test(flags.parallel ?? '1')) throw new AciaError('USAGE', `--parallel expects a positive whole number, got "${flags.parallel ?? ''}"`);
   const parallel = Number(flags.parallel ?? '1');
   let maxCost: number | undefined;
@@ -44,11 +46,14 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
         ...(modelSpec === undefined ? {} : { model: modelSpec }),
         testCommand,
         ...(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox }),
+        ...(flags.devAgent === undefined ? {} : { devAgent: flags.devAgent }),
         ...(maxCost === undefined ? {} : { budget: { maxCostUsd: maxCost } }),
       },
     }).config;
   const first = configFor(instances[0]?.test_command ?? 'true', model);
   preflightModel(first, process.env, false);
+  // A dev agent that is not defined is bad input now, not a failed run per instance.
+  resolveDevAgents(first.devAgent, first.devAgents);
   if (first.sandbox !== 'off') {
     // Checked once here: otherwise every instance would fail on it in turn.
     const sb = detectSandbox();
@@ -75,7 +80,7 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
       instances,
       out,
       parallel,
-      modelName: modelNameOf(first.model),
+      modelName: modelNameOf(first.model, first.devAgent),
       gradeTimeoutMs: first.commandTimeoutS * 1000,
       signal: controller.signal,
       makeDeps: (repo, inst) =>

@@ -57,10 +57,15 @@ export function instanceModelSpec(spec: string, instanceId: string, isDir: (p: s
   return `${m[1]}:${join(m[2], `${instanceId}.json`)}${m[3] ?? ''}`;
 }
 
-/** A model spec for predictions: file paths shortened to their names, so results do not leak local paths. */
-export function modelNameOf(spec: string): string {
+/**
+ * `model_name_or_path` for predictions: the model (file paths shortened to their names, so results do
+ * not leak local paths) and, when it is not ACIA's own, the Dev agent.
+ */
+export function modelNameOf(spec: string, devAgent = 'acia'): string {
   const m = /^(scripted|chaos):([^,]+)(,.*)?$/.exec(spec);
-  return m?.[2] ? `acia/${m[1]}:${basename(m[2])}${m[3] ?? ''}` : `acia/${spec}`;
+  const model = m?.[2] ? `${m[1]}:${basename(m[2])}${m[3] ?? ''}` : spec;
+  const agent = devAgent === 'acia' ? '' : `+dev:${devAgent.startsWith('acp:') ? `acp:${basename(devAgent.slice(4).split(' ')[0] ?? '')}` : devAgent}`;
+  return `acia/${model}${agent}`;
 }
 
 export async function runEval(o: EvalOptions): Promise<EvalSummary> {

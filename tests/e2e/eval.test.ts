@@ -142,8 +142,8 @@ describe('acia eval: bad input', () => {
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('refuses --db and --dev-agent as not available yet', () => {
-    expectCleanError(acia(['eval', SUITE, '--db', 'postgres://x']), 2, /--db is not available yet/);
-    expectCleanError(acia(['eval', SUITE, '--dev-agent', 'claude']), 2, /--dev-agent is not available yet/);
+  it('refuses --db as not available yet, and an undefined --dev-agent before any instance runs', () => {
+    expectCleanError(acia(['eval', SUITE, '--db', 'postgres://x']), 2, /--db is not available for eval yet/);
+    expectCleanError(acia(['eval', SUITE, '--model', SCRIPTS, '--dev-agent', 'nosuch']), 2, /devAgent "nosuch" is not defined in devAgents/);
   });
 });

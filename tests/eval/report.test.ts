@@ -96,5 +96,7 @@ describe('report', () => {
     expect(instanceModelSpec('anthropic:claude-sonnet-5-5', 'i1', isDir)).toBe('anthropic:claude-sonnet-5-5');
     expect(modelNameOf('scripted:/home/me/scripts')).toBe('acia/scripted:scripts');
     expect(modelNameOf('anthropic:claude-sonnet-5-5')).toBe('acia/anthropic:claude-sonnet-5-5');
+    expect(modelNameOf('anthropic:claude-sonnet-5-5', 'claude,codex')).toBe('acia/anthropic:claude-sonnet-5-5+dev:claude,codex');
+    expect(modelNameOf('anthropic:m', 'acp:/usr/local/bin/my-agent --acp')).toBe('acia/anthropic:m+dev:acp:my-agent');
   });
 });

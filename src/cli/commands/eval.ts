@@ -22,12 +22,12 @@ export function register(program: Command): void {
     .option('--model <spec>', 'anthropic:<id>, openai:<id>, scripted:<file|dir> or chaos:<file|dir>[,seed=N,rate=R] (a dir holds <instance_id>.json)')
     .option('--max-cost-usd-per-task <usd>', 'each instance’s run stops before a model call would pass this cost')
     .option('--sandbox <mode>', 'auto | bwrap | off, for the agents’ commands, setup and grading')
-    .option('--db <url>', 'not available yet: running the eval on the fleet')
-    .option('--dev-agent <agent>', 'not available yet: external ACP agents as Dev workers')
+    .option('--dev-agent <agent>', 'who does Dev tasks: acia (default), a name from devAgents in your config, acp:<command>, or several names (best-of-N)')
+    .option('--db <url>', 'not available for eval yet (instances run on this machine)')
     .option('--quiet', 'no progress line, only the final summary')
     .addHelpText(
       'after',
-      '\nEach instance: a fresh checkout at base_commit, an ordinary run with the problem statement as the goal,\nthen grading outside the agents’ reach (test_patch applied, FAIL_TO_PASS and PASS_TO_PASS run).\nExit codes: 0 every instance finished (resolved or not), 1 some could not run, 2 usage, 130 interrupted.\n\nExamples:\n  acia eval workspace/eval --model scripted:workspace/eval/scripts --out /tmp/eval-a\n  acia eval tasks.jsonl --model anthropic:claude-sonnet-5-5 --parallel 2 --max-cost-usd-per-task 1\n  acia eval compare /tmp/eval-a /tmp/eval-b',
+      '\nEach instance: a fresh checkout at base_commit, an ordinary run with the problem statement as the goal,\nthen grading outside the agents’ reach (test_patch applied, FAIL_TO_PASS and PASS_TO_PASS run).\nExit codes: 0 every instance finished (resolved or not), 1 some could not run, 2 usage, 130 interrupted.\n\nExamples:\n  acia eval workspace/eval --model scripted:workspace/eval/scripts --out /tmp/eval-a\n  acia eval tasks.jsonl --model anthropic:claude-sonnet-5-5 --parallel 2 --max-cost-usd-per-task 1\n  acia eval tasks.jsonl --dev-agent claude --out /tmp/eval-claude-code\n  acia eval compare /tmp/eval-a /tmp/eval-b',
     )
     .action(async (tasks: string, flags: EvalFlags) => {
       const { evalCommand } = await import('../eval-action.js');
