@@ -40,8 +40,11 @@ export interface ChaosTrial {
   injections: Injection[];
   /** The run branch's tests, run after the run in a fresh worktree; null when there was no branch. */
   branchTestsPass: boolean | null;
-  /** Scripted turns never served (work a premature "done" skipped). */
-  unconsumedTurns: number;
+  /**
+   * Dev turns of the script never served: work a premature "done" skipped and no later agent did. (A QA
+   * agent's skipped turns do not count: the team runs the tests itself when QA did not.)
+   */
+  unconsumedDevTurns: number;
 }
 
 export function readScenario(dir: string): ScenarioSettings {
@@ -87,7 +90,7 @@ export async function runChaosTrial(o: ChaosTrialOptions): Promise<ChaosTrial> {
     branchTestsPass = r.exitCode === 0;
     await git.run(repo, ['worktree', 'remove', '--force', tree], { allowFail: true });
   }
-  return { scenario: name, seed: o.seed, reason, message, injections: chaos.injections, branchTestsPass, unconsumedTurns: scripted.engine.unconsumed().length };
+  return { scenario: name, seed: o.seed, reason, message, injections: chaos.injections, branchTestsPass, unconsumedDevTurns: scripted.engine.unconsumed().filter((t) => t.caller.startsWith('dev:')).length };
 }
 
 export interface ChaosSummary {
@@ -96,7 +99,7 @@ export interface ChaosSummary {
   succeededShare: number;
   /** Runs that ended `succeeded` while the run branch's tests fail: must be 0. */
   untruthful: number;
-  /** Succeeded runs whose script still had turns left: a premature "done" the tests did not catch. */
+  /** Succeeded runs with scripted Dev work left undone: a premature "done" the tests did not catch. */
   succeededWithWorkSkipped: number;
   byReason: Record<string, number>;
   injections: number;
@@ -116,7 +119,7 @@ export function summarizeChaos(trials: readonly ChaosTrial[]): ChaosSummary {
     succeeded: succeeded.length,
     succeededShare: trials.length === 0 ? 0 : Math.round((succeeded.length / trials.length) * 1000) / 1000,
     untruthful: succeeded.filter((t) => t.branchTestsPass !== true).length,
-    succeededWithWorkSkipped: succeeded.filter((t) => t.unconsumedTurns > 0).length,
+    succeededWithWorkSkipped: succeeded.filter((t) => t.unconsumedDevTurns > 0).length,
     byReason,
     injections: trials.reduce((n, t) => n + t.injections.length, 0),
     byKind,
