@@ -3,6 +3,7 @@
 // can make ACIA run code outside the sandbox.
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
+import { excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
@@ -74,10 +75,14 @@ export class Git {
     await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
   }
 
-  /** Commits everything in the worktree; returns the new commit, or null when nothing changed. */
+  /**
+   * Commits everything in the worktree except installed dependencies, tool caches and test byproducts
+   * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
+   * says; returns the new commit, or null when nothing changed.
+   */
   async commitAll(cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.'], o);
+    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs()], o);
     const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
     if (staged.exitCode === 0) return null;
     await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);

@@ -2,6 +2,7 @@
 // run branch acia/<run> they merge into. The user's checkout is never touched.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import type { Git } from './git.js';
 
 export interface TaskWorktree {
@@ -91,6 +92,8 @@ export class Workspace implements RunWorkspace {
     // restarted attempt starts from exactly that commit with nothing left over.
     await this.git.addWorktree(this.repo, path, branch, base);
     this.gitDirs.set(path, await this.git.gitDirOf(path));
+    // The checkout's installed dependencies, as links the sandbox resolves read-only (core/sandbox/deps.ts).
+    linkDependencies(this.repo, path, dependencyDirsCached(this.repo));
     return { path, branch, baseCommit: base };
   }
 
