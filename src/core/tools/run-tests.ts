@@ -5,6 +5,7 @@ import { AciaError } from '../errors.js';
 import { defineTool } from './define-tool.js';
 import { resolvePath } from './fs-access.js';
 import { describeOutcome } from './run-command.js';
+import { environmentProblem, failureExcerpt } from './test-failures.js';
 import { parseTestSummary } from './test-summary.js';
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
@@ -37,12 +38,17 @@ export const runTests = defineTool({
     const ok = exitCode === 0 && !outcome.timedOut;
     const counts = summary ? `${summary.passed} passed, ${summary.failed} failed${summary.skipped ? `, ${summary.skipped} skipped` : ''} (${summary.framework})` : 'no test summary recognised';
     const status = describeOutcome(outcome, ctx.commandTimeoutS);
-    const verdict = `${ok ? 'TESTS PASSED' : 'TESTS FAILED'} ${status} ${counts}\n$ ${command}`;
+    // A run that could not start (exit 127, no pytest) says why on its first line: that is no code bug.
+    const cannotRun = ok || outcome.timedOut ? null : environmentProblem(exitCode, outcome.output);
+    const verdict = `${ok ? 'TESTS PASSED' : cannotRun ? 'TESTS COULD NOT RUN' : 'TESTS FAILED'} ${status} ${counts}${cannotRun ? `: ${cannotRun}` : ''}\n$ ${command}`;
+    // A failed run keeps its failure reports (wherever they are), not just its head and tail.
+    const shown = ok ? truncateMiddle(`${verdict}\n${outcome.output}`).text : `${verdict}\n${failureExcerpt(outcome.output, { maxBytes: 24_000, headLines: 10, tailLines: 30 })}`;
     return {
       ok,
-      forModel: truncateMiddle(`${verdict}\n${outcome.output}`).text,
+      forModel: shown,
       forDisplay: verdict,
       data: {
+        ...(cannotRun ? { cannotRun } : {}),
         exitCode,
         passed,
         failed,
