@@ -45,6 +45,8 @@ export function describeEntry(e: LedgerEntry): string {
     case 'TOOL_RESULT': {
       const data = d.data as D | undefined;
       const exit = data && typeof data.exitCode === 'number' ? ` exit ${data.exitCode}` : '';
+      const problems = data && data.rejected === true && Array.isArray(data.problems) ? data.problems.map(String) : null;
+      if (problems) return `${s(d.name)} rejected: ${problems.join('; ').replace(/\s+/g, ' ').slice(0, 300)}`;
       const why = data && typeof data.cannotRun === 'string' ? ` — ${data.cannotRun}` : '';
       return `${s(d.name)} ${d.ok ? 'ok' : 'failed'}${exit}${why}`;
     }

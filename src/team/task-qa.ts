@@ -12,12 +12,12 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
   const spec = task.spec;
   const actor = `qa:${taskId}`;
   const attempt = task.attempts + 1;
-  const { wt, denied } = await startAttempt(ctx, spec, attempt, null);
+  const { wt, denied, setupNote } = await startAttempt(ctx, spec, attempt, null);
   if (denied) return denied;
 
   let lastTests: ToolResult | null = null;
   const tctx = toolContext(ctx, wt.path);
-  const extra = task.guidance ? [`Guidance from the human: ${task.guidance}`] : [];
+  const extra = [...(setupNote === null ? [] : [setupNote]), ...(task.guidance ? [`Guidance from the human: ${task.guidance}`] : [])];
   const outcome = await runTaskAgent(ctx, {
     def: qaAgent,
     actor,

@@ -63,19 +63,25 @@ export const runTests = defineTool({
 
 /** package.json scripts.test -> npm test; pytest markers; go.mod; Cargo.toml. */
 export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string | null {
+  return detectTestCommandWithSource(ctx)?.command ?? null;
+}
+
+/** The detected test command and the file it was detected from (for `acia config`). */
+export function detectTestCommandWithSource(ctx: Pick<ToolContext, 'fs' | 'root'>): { command: string; source: string } | null {
   const has = (f: string): boolean => ctx.fs.existsSync(nodePath.join(ctx.root, f));
   if (has('package.json')) {
     try {
       const pkg = JSON.parse(String(ctx.fs.readFileSync(nodePath.join(ctx.root, 'package.json'), 'utf8'))) as { scripts?: Record<string, unknown> };
       const test = pkg.scripts?.test;
-      if (typeof test === 'string' && !test.includes('no test specified')) return 'npm test --';
+      if (typeof test === 'string' && !test.includes('no test specified')) return { command: 'npm test --', source: 'package.json scripts.test' };
     } catch {
       /* unreadable package.json: try the others */
     }
   }
-  if (['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'conftest.py'].some(has) || has('tests/conftest.py')) return 'python3 -m pytest';
-  if (has('go.mod')) return 'go test ./...';
-  if (has('Cargo.toml')) return 'cargo test';
+  const py = ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'conftest.py', 'tests/conftest.py'].find(has);
+  if (py !== undefined) return { command: 'python3 -m pytest', source: py };
+  if (has('go.mod')) return { command: 'go test ./...', source: 'go.mod' };
+  if (has('Cargo.toml')) return { command: 'cargo test', source: 'Cargo.toml' };
   return null;
 }
 
