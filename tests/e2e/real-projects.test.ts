@@ -4,10 +4,11 @@
 // first attempt is fixed, the fix task having been shown the failing assertion; nothing under
 // node_modules / .venv changes, and no test byproduct reaches the run branch.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import { linkDependencies } from '../../src/core/sandbox/deps.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { git, ledgerOf, tempDir } from './helpers.js';
 import { blobText, brokenThenFixedScript, cached, devThenQa, goodScript, makeRepo, npmInstall, npmUnpack, runWithScript, treeDigest } from './real-projects/harness.js';
@@ -39,11 +40,14 @@ function runIdsOf(repo: string): string[] {
   return execFileSync('ls', [join(repo, '.acia', 'runs')], { encoding: 'utf8' }).split('\n').filter((l) => l !== '');
 }
 
-/** The run branch checked out in a throwaway worktree, with the checkout's dependencies linked in. */
+/**
+ * The run branch checked out in a throwaway worktree, with the checkout's dependencies linked in the way
+ * ACIA links them (so a runner's cache, e.g. vitest's node_modules/.vite, lands in the worktree).
+ */
 function suitePasses(p: Project, repo: string, branch: string): number {
   const wt = join(tempDir('branch'), 'wt');
   git(repo, 'worktree', 'add', '-q', '--detach', wt, branch);
-  symlinkSync(join(repo, p.deps), join(wt, p.deps));
+  linkDependencies(repo, wt);
   try {
     return p.suiteOn(wt, repo);
   } finally {
@@ -91,7 +95,7 @@ function projectSuite(p: Project, unavailable: () => string | null): void {
         console.warn(`SKIPPED ${p.name}: ${why}`);
         ctx.skip();
       }
-      const file = p.testFile.replace(/(\.[a-z]+)$/, '_second$1');
+      const file = p.testFile.replace(/^(.*\/[^./]+)(\..*)$/, '$1_second$2');
       const r = await runWithScript(repo, `Add a test in ${file}`, brokenThenFixedScript(devThenQa(`Write ${file}.`, [file]), file, p.broken, p.fixed), p.brokenEnv ?? p.env);
       expect(r.code, r.stderr).toBe(0);
       const runId = runIdsOf(repo).at(-1)!;
