@@ -80,13 +80,22 @@ export class Git {
    * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
    * says; returns the new commit, or null when nothing changed.
    */
-  async commitAll(cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
+  async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs()], o);
+    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)], o);
     const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
     if (staged.exitCode === 0) return null;
     await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
     return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  }
+
+  /** Untracked paths (directories collapsed, no trailing slash), leaving installed dependencies out. */
+  async untracked(cwd: string, expectedGitDir?: string): Promise<string[]> {
+    const r = await this.run(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--', '.', ...excludePathspecs()], expectedGitDir === undefined ? {} : { expectedGitDir });
+    return r.stdout
+      .split('\0')
+      .filter((l) => l.startsWith('?? '))
+      .map((l) => l.slice(3).replace(/\/$/, ''));
   }
 
   async changedFiles(cwd: string, from: string, to = 'HEAD', expectedGitDir?: string): Promise<string[]> {

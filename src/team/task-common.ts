@@ -108,7 +108,7 @@ export async function startAttempt(
   if (!pre.allow && !ctx.state.tasks.get(taskId)?.policyOverride) {
     return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` }, setupNote: null };
   }
-  const setup = await runSetupCommand(ctx, spec, attempt, wt.path);
+  const setup = await runSetupCommand(ctx, spec, attempt, wt);
   if (setup.kind === 'broken') {
     await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: setup.message });
     return { wt, denied: { kind: 'escalate', reason: 'environment_broken', message: `${setup.message} — the environment, not the code: fix the setup command or the installed dependencies, then answer retry`, lastFailure: setup.output }, setupNote: null };
@@ -120,17 +120,22 @@ type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } 
 
 /**
  * The configured `setup` command, sandboxed in the task's worktree, recorded as a run_setup tool call of
- * the team. A setup that cannot start (exit 127) is the environment's fault: the task escalates. One that
+ * the team; what it leaves untracked is never committed by the task's checkpoints. A setup that cannot start (exit 127) is the environment's fault: the task escalates. One that
  * runs and fails (a build broken by the code) is the task's to see: its agent is told, with the output.
  */
-async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, root: string): Promise<SetupResult> {
+async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
   const command = ctx.deps.config.setup;
   const tool = ctx.deps.tools.find((t) => t.name === 'run_setup');
   if (command === undefined || tool === undefined) return { kind: 'none' };
   const toolUseId = `setup-${spec.id}-${attempt}`;
   await ctx.rec.record('team', 'TOOL_CALL', { taskId: spec.id, toolUseId, name: tool.name, input: { command } });
   const started = ctx.rec.now();
-  const result = await ctx.deps.callTool(tool, {}, toolContext(ctx, root));
+  const result = await ctx.deps.callTool(tool, {}, toolContext(ctx, wt.path));
+  // Its outputs (dist/, a generated file the repository does not ignore) are no change of the task's.
+  if (result.ok && ctx.workspace.keepOutOfCheckpoints) {
+    const kept = await ctx.workspace.keepOutOfCheckpoints(wt);
+    if (kept.length > 0) result.forModel += `\n[kept out of commits: ${kept.join(', ')}]`;
+  }
   const outputRef = await ctx.rec.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
   await ctx.rec.record('team', 'TOOL_RESULT', {
     taskId: spec.id,
