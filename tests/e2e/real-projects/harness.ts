@@ -152,7 +152,7 @@ export function goodScript(plan: unknown, file: string, content: string): Script
       turn('qa:t2', 'run_tests', {}),
       turn('qa:t2', 'return_result', { passed: true, summary: 'The suite passes.' }),
     ],
-  } as Script;
+  };
 }
 
 /** A broken first attempt: QA fails, the fix task t2-fix1 rewrites `file`, the re-verification t2-r1 passes. */
@@ -171,7 +171,7 @@ export function brokenThenFixedScript(plan: unknown, file: string, broken: strin
       turn('qa:t2-r1', 'run_tests', {}),
       turn('qa:t2-r1', 'return_result', { passed: true, summary: 'The suite passes.' }),
     ],
-  } as Script;
+  };
 }
 
 export function blobText(repo: string, runId: string, ref: string): string {
