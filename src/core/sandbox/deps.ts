@@ -132,10 +132,14 @@ export function linkDependencies(checkoutPath: string, worktree: string, dirs?: 
   const checkout = fs.realpathSync(checkoutPath);
   dirs ??= findDependencyDirs(checkout);
   const report: LinkReport = { linked: [], links: 0 };
+  const root = fs.realpathSync(worktree);
   for (const d of dirs) {
     const src = nodePath.join(checkout, d.rel);
-    const dst = nodePath.join(worktree, d.rel);
+    const dst = nodePath.join(root, d.rel);
     const parent = nodePath.dirname(dst);
+    // The worktree is the run branch, which agents wrote: `packages/a` may be a committed symlink to `/`.
+    // Nothing is made unless every existing component of the path is a real directory inside the worktree.
+    if (!physicallyInside(root, parent)) continue;
     if (d.kind !== 'yarn-pnp' && !isDir(parent)) continue; // that package is not in this worktree
     if (d.kind === 'node_modules') {
       if (exists(dst) && !isRealDir(dst)) continue;
@@ -157,6 +161,21 @@ export function linkDependencies(checkoutPath: string, worktree: string, dirs?: 
     }
   }
   return report;
+}
+
+/** True when the deepest existing ancestor of `p` (and `p` itself if it exists) is reached without a symlink, inside `root`. */
+function physicallyInside(root: string, p: string): boolean {
+  let existing = p;
+  while (!exists(existing)) {
+    const up = nodePath.dirname(existing);
+    if (up === existing) return false;
+    existing = up;
+  }
+  try {
+    return fs.realpathSync(existing) === existing && (existing === root || existing.startsWith(`${root}${nodePath.sep}`));
+  } catch {
+    return false;
+  }
 }
 
 /** Cache of findDependencyDirs per checkout for the life of the process: runners ask on every command. */

@@ -1,7 +1,7 @@
 // Installed dependencies in task worktrees: found in the checkout (npm/pnpm/yarn workspaces, virtualenvs),
 // linked into the worktree, visible read-only in the sandbox, and never committed by a checkpoint.
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BwrapRunner } from '../../../src/core/sandbox/bwrap-runner.js';
@@ -79,6 +79,35 @@ describe('linkDependencies and checkpoints', () => {
     expect(commit).not.toBeNull();
     const files = (await g.run(wt, ['show', '--name-only', '--format=', 'HEAD'])).stdout.split('\n').sort();
     expect(files).toEqual(['index.js', 'src/coverage/keep.ts']);
+  });
+});
+
+describe('linkDependencies on a hostile worktree', () => {
+  it('makes nothing through a committed symlink, and leaves a tracked node_modules link alone', () => {
+    const { repo, git } = makeCheckout('hostile');
+    const outside = join(base, 'outside-target');
+    mkdirSync(outside);
+    // An agent committed packages/a as a link out of the worktree, and packages/b/node_modules as one.
+    rmSync(join(repo, 'packages/a'), { recursive: true, force: true });
+    symlinkSync(outside, join(repo, 'packages/a'));
+    write(join(repo, 'packages/b/package.json'), '{"name":"b"}\n');
+    symlinkSync(outside, join(repo, 'packages/b/node_modules'));
+    git('add', '-A');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'evil');
+    const wt = join(repo, '.acia/worktrees/r1/t1');
+    git('worktree', 'add', '-q', '-b', 't1', wt);
+    // What the user's checkout has installed (from before the agent's commits).
+    const dirs = [
+      { rel: 'packages/a/node_modules', kind: 'node_modules' as const },
+      { rel: 'packages/b/node_modules', kind: 'node_modules' as const },
+      { rel: 'node_modules', kind: 'node_modules' as const },
+    ];
+    mkdirSync(join(outside, 'node_modules', 'x'), { recursive: true });
+    const report = linkDependencies(repo, wt, dirs);
+    expect(report.linked).toEqual(['node_modules']);
+    // Nothing was created in the link's target.
+    expect(readdirSync(outside)).toEqual(['node_modules']);
+    expect(readdirSync(join(outside, 'node_modules'))).toEqual(['x']);
   });
 });
 
