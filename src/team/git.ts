@@ -149,11 +149,14 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
   return r.stdout;
 }
 
-/** A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD. */
+/**
+ * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD;
+ * installed dependencies and test byproducts are left out even when .gitignore does not list them.
+ */
 export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
   const env = { GIT_INDEX_FILE: tmpIndex };
   await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia'], { env });
+  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia', ...excludePathspecs()], { env });
   const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
   return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
 }
