@@ -4,7 +4,7 @@
 // first attempt is fixed, the fix task having been shown the failing assertion; nothing under
 // node_modules / .venv changes, and no test byproduct reaches the run branch.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/core/acm/contracts.js';
@@ -110,6 +110,10 @@ function projectSuite(p: Project, unavailable: () => string | null): void {
       const call = entries.find((e) => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === 'dev:t2-fix1')!;
       const request = blobText(repo, runId, (call.data as { requestHash: string }).requestHash);
       for (const re of p.failureShows) expect(request).toMatch(re);
+      // The wiki's run page shows the failure the fix task was given.
+      const page = readFileSync(join(repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8');
+      expect(page).toContain('## Failures given to fix tasks');
+      expect(page).toMatch(p.failureShows[0]!);
       // The progress line named the failure counts.
       expect(r.stderr).toMatch(/t2 verification FAILED \(qa_run: .*, exit [1-9]\d*, \d+ passed, [1-9]\d* failed\)/);
       expect(git(repo, 'ls-tree', '-r', '--name-only', `acia/${runId}`).split('\n').filter((f) => BYPRODUCTS.test(f))).toEqual([]);

@@ -6,7 +6,7 @@
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 /** A line that starts a failure report, and how many lines after it belong to the report. */
-const FAILURE_STARTS: ReadonlyArray<{ re: RegExp; after: number }> = [
+const FAILURE_STARTS: ReadonlyArray<{ re: RegExp; after: number; before?: number }> = [
   { re: /^\s*not ok \d+/, after: 30 }, // TAP (tape, node --test --test-reporter=tap): YAML block follows
   { re: /^\s*(?:FAIL|×|✕)\s/, after: 30 }, // vitest / jest file and test headers
   { re: /^\s*● /, after: 30 }, // jest's per-test report
@@ -15,8 +15,9 @@ const FAILURE_STARTS: ReadonlyArray<{ re: RegExp; after: number }> = [
   { re: /^_{3,} .+ _{3,}$/, after: 40 }, // pytest's per-test section
   { re: /^E\s{2,}/, after: 2 }, // pytest's assertion lines
   { re: /^(?:FAILED|ERROR) \S/, after: 0 }, // pytest's short summary
-  { re: /^\s*--- FAIL: /, after: 12 }, // go test
+  { re: /^\s*--- FAIL: /, after: 12, before: 8 }, // go test (-v prints the failure's messages before this line)
   { re: /^test \S+ \.\.\. FAILED$/, after: 0 }, // cargo test
+  { re: /^---- \S+ stdout ----$/, after: 10 }, // cargo test's captured output of a failed test
   { re: /^thread '.*' panicked at /, after: 8 },
   { re: /^Traceback \(most recent call last\):/, after: 30 },
   { re: /(?:^|\s)(?:\w*Error|AssertionError)(?: \[\w+\])?: /, after: 16 },
@@ -54,7 +55,7 @@ export function failureExcerpt(output: string, options: FailureExcerptOptions = 
     const line = lines[i]!;
     const start = FAILURE_STARTS.find((s) => s.re.test(line));
     if (!start) continue;
-    const from = Math.max(headN, i - 1);
+    const from = Math.max(headN, i - (start.before ?? 1));
     const to = Math.min(tailFrom - 1, i + start.after);
     const last = windows[windows.length - 1];
     if (last && from <= last[1] + 1) last[1] = Math.max(last[1], to);

@@ -1,6 +1,7 @@
 // Summaries and failure excerpts on real output, captured from the real runners (tests/fixtures/test-output:
 // tape 5 with and without nyc 10 (minimist 1.2.8's suite), node 20 --test (spec and TAP reporters),
-// vitest 3, jest 29, mocha 10, pytest 7 (Debian's)). Each failing sample fails one deep-equality assertion.
+// vitest 3, jest 29, mocha 10, pytest 7 (Debian's), go 1.19 (Debian's), cargo 1.9x). Each failing sample
+// fails one assertion.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +26,11 @@ describe('parseTestSummary on real runner output', () => {
     ['mocha-pass.txt', { framework: 'mocha', passed: 3, failed: 0 }],
     ['pytest-fail.txt', { framework: 'pytest', passed: 2, failed: 1 }],
     ['pytest-q-fail.txt', { framework: 'pytest', passed: 2, failed: 1 }],
+    ['go-v-fail.txt', { framework: 'go', passed: 1, failed: 1, skipped: 1 }],
+    // Without -v go names only failures; passes are not counted.
+    ['go-fail.txt', { framework: 'go', passed: 0, failed: 1 }],
+    ['go-pass.txt', { framework: 'go', passed: 1, failed: 0 }],
+    ['cargo-fail.txt', { framework: 'cargo', passed: 2, failed: 1, skipped: 1 }],
   ])('%s', (name, expected) => {
     expect(parseTestSummary(fixture(name))).toEqual(expected);
   });
@@ -50,6 +56,8 @@ describe('failureExcerpt', () => {
     ['jest-fail.txt', ['● parses numbers', '-   "a": 1,', 'at Object.toEqual (t/jest.test.js:3:57)']],
     ['mocha-fail.txt', ['1) parse', 'AssertionError [ERR_ASSERTION]', 't/mocha.spec.js:4:39']],
     ['node-spec-fail.txt', ['✖ parses numbers', 'AssertionError', 'node.test.js:3:39']],
+    ['go-v-fail.txt', ['--- FAIL: TestCount', 'kv_test.go:13: len(Parse("a=1,b=2")) = 2, want 3']],
+    ['cargo-fail.txt', ['---- tests::numbers stdout ----', "thread 'tests::numbers'", 'left: 2', 'right: 3']],
     ['pytest-fail.txt', ['_ test_numbers _', "E       AssertionError: assert {'a': '1', 'b': '2'} == {'a': 1, 'b': 2}", 'FAILED test_lib.py::test_numbers']],
   ])('keeps the failure of %s when the output is padded with passing noise', (name, wanted) => {
     const raw = fixture(name);
