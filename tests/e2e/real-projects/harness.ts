@@ -31,7 +31,8 @@ export function cached(key: string, build: (dir: string) => void): { dir: string
     build(tmp);
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
-    const why = (e as { stderr?: string }).stderr?.split('\n').find((l) => /E[A-Z]+|network|registry|timed out/i.test(l)) ?? (e as Error).message.split('\n')[0];
+    const lines = ((e as { stderr?: string }).stderr ?? '').split('\n');
+    const why = lines.find((l) => /^npm (?:error|ERR!) (?:code|errno|network|request)/.test(l)) ?? lines.find((l) => /^npm (?:error|ERR!)/.test(l)) ?? (e as Error).message.split('\n')[0];
     return { unavailable: `cannot fetch ${key} from the npm registry (${why ?? 'unknown error'})` };
   }
   writeFileSync(join(tmp, '.complete'), '');
@@ -42,12 +43,12 @@ export function cached(key: string, build: (dir: string) => void): { dir: string
 
 /** npm install into `dir` from the registry, with a cache of its own so a second fetch is local. */
 export function npmInstall(dir: string, args: string[] = []): void {
-  sh('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', `--cache=${join(CACHE, 'npm')}`, ...args], dir);
+  sh('npm', ['install', '--fetch-retries=1', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', `--cache=${join(CACHE, 'npm')}`, ...args], dir);
 }
 
 /** Unpacks `spec`'s registry tarball into `dir`. */
 export function npmUnpack(spec: string, dir: string): void {
-  const tgz = sh('npm', ['pack', spec, '--silent', `--cache=${join(CACHE, 'npm')}`, `--pack-destination=${dir}`], dir).trim().split('\n').at(-1)!;
+  const tgz = sh('npm', ['pack', spec, '--fetch-retries=1', `--cache=${join(CACHE, 'npm')}`, `--pack-destination=${dir}`], dir).trim().split('\n').at(-1)!;
   sh('tar', ['xzf', join(dir, tgz), '-C', dir, '--strip-components=1'], dir);
   rmSync(join(dir, tgz));
 }
