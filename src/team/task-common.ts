@@ -120,8 +120,9 @@ type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } 
 
 /**
  * The configured `setup` command, sandboxed in the task's worktree, recorded as a run_setup tool call of
- * the team; what it leaves untracked is never committed by the task's checkpoints. A setup that cannot start (exit 127) is the environment's fault: the task escalates. One that
- * runs and fails (a build broken by the code) is the task's to see: its agent is told, with the output.
+ * the team; what it leaves untracked is never committed by the task's checkpoints. A setup that cannot
+ * start (exit 127) is the environment's fault: the task escalates. One that runs and fails (a build
+ * broken by the code) is the task's to see: its agent is told, with the output.
  */
 async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
   const command = ctx.deps.config.setup;
@@ -130,11 +131,11 @@ async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number,
   const toolUseId = `setup-${spec.id}-${attempt}`;
   await ctx.rec.record('team', 'TOOL_CALL', { taskId: spec.id, toolUseId, name: tool.name, input: { command } });
   const started = ctx.rec.now();
-  const result = await ctx.deps.callTool(tool, {}, toolContext(ctx, wt.path));
+  let result = await ctx.deps.callTool(tool, {}, toolContext(ctx, wt.path));
   // Its outputs (dist/, a generated file the repository does not ignore) are no change of the task's.
   if (result.ok && ctx.workspace.keepOutOfCheckpoints) {
     const kept = await ctx.workspace.keepOutOfCheckpoints(wt);
-    if (kept.length > 0) result.forModel += `\n[kept out of commits: ${kept.join(', ')}]`;
+    if (kept.length > 0) result = { ...result, forModel: `${result.forModel}\n[kept out of commits: ${kept.join(', ')}]` };
   }
   const outputRef = await ctx.rec.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
   await ctx.rec.record('team', 'TOOL_RESULT', {
