@@ -1,4 +1,4 @@
-var isBuffer = require('./vendor/is-buffer.js') // upstream: require('is-buffer') (is-buffer 2.0.5, vendored)
+var isBuffer = require('is-buffer')
 
 module.exports = flatten
 flatten.flatten = flatten
