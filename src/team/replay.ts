@@ -11,6 +11,8 @@ import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
+import { McpCatalog } from '../core/tools/mcp/catalog.js';
+import { RecordedMcp } from '../core/tools/mcp/recorded.js';
 import type { TeamDeps } from './deps.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { rerunRecorded } from './team.js';
@@ -67,8 +69,16 @@ export async function replayRun(
     },
     write: () => Promise.resolve(),
   };
+  // MCP tools as the run saw them, from its recorded catalogs: no server starts during a replay.
+  const catalogs: McpCatalog[] = [];
+  for (const e of recorded) {
+    if (e.type === 'MCP_TOOLS') catalogs.push(McpCatalog.parse(JSON.parse((await getBlob((e.data as EventDataOf<'MCP_TOOLS'>).catalogRef)).toString('utf8'))));
+  }
+  const mcpNames = catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)));
+  const { mcp: _live, ...baseWithoutMcp } = base;
   const deps: TeamDeps = {
-    ...base,
+    ...baseWithoutMcp,
+    ...(catalogs.length > 0 ? { mcp: new RecordedMcp(catalogs) } : {}),
     config: {
       ...base.config,
       ...(typeof packet?.facts.testCommand === 'string' ? { testCommand: packet.facts.testCommand } : {}),
@@ -81,7 +91,7 @@ export async function replayRun(
     model: sentModel ?? modelIdOf(started.model),
     modelSpec: started.model,
     llm: new ReplayLlm(recorded, getBlob),
-    callTool: replayCallTool(recorded, new Set(base.tools.map((t) => t.name)), getBlob),
+    callTool: replayCallTool(recorded, new Set([...base.tools.map((t) => t.name), ...mcpNames]), getBlob),
     escalator: replayEscalator(recorded),
     openLedger: () => Promise.resolve(ledger),
     writeManifest: () => Promise.resolve(),

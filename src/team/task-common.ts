@@ -30,11 +30,17 @@ export function toolContext(ctx: RunContext, root: string): ToolContext {
     ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
     commandTimeoutS: ctx.deps.config.commandTimeoutS,
     ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
+    ...(ctx.deps.config.budget.maxMinutes === undefined ? {} : { deadlineMs: ctx.sessionStartMs + ctx.deps.config.budget.maxMinutes * 60_000 }),
   };
 }
 
 export function toolsFor(ctx: RunContext, names: readonly string[]) {
   return ctx.deps.tools.filter((t) => names.includes(t.name));
+}
+
+/** A role's built-in tools by name, then the MCP tools its servers' settings give that role. */
+function agentTools(ctx: RunContext, def: AgentDefinition<unknown>) {
+  return [...toolsFor(ctx, def.tools), ...(ctx.deps.mcp?.toolsFor(def.role) ?? [])];
 }
 
 /** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
@@ -166,7 +172,7 @@ export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): 
       task: o.task,
       output: o.def.output,
       toolbox: makeToolbox({
-        tools: toolsFor(ctx, o.def.tools),
+        tools: agentTools(ctx, o.def as AgentDefinition<unknown>),
         toSpec: ctx.deps.toSpec,
         ctx: toolContext(ctx, o.root),
         callTool: ctx.deps.callTool,

@@ -1,6 +1,7 @@
 // The configuration contract: one strict zod schema shared by .acia/config.json, the user file, env and flags.
 import { z } from 'zod';
 import { isHostRule } from '../sandbox/egress-proxy.js';
+import { UserMcpServers } from '../tools/mcp/config.js';
 
 export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
 
@@ -37,6 +38,8 @@ export const Config = z.strictObject({
   prices: z.record(z.string(), PriceOverride).default({}),
   /** Append the lessons agents propose to .acia/wiki/memory/lessons.md when a session ends. */
   memoryLessons: z.boolean().default(true),
+  /** MCP servers whose tools agents may use; only the user's own config may define them (see .mcp.json). */
+  mcpServers: UserMcpServers.default({}),
 });
 export type Config = z.infer<typeof Config>;
 
