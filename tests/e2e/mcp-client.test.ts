@@ -1,0 +1,169 @@
+// MCP client end to end, through the built CLI: a scripted Dev agent works through real MCP servers
+// from npm (filesystem restricted to its worktree, memory, everything) and through tiny fixture
+// servers that crash, hang, print garbage or never start; the ledger records every call, and replay
+// reproduces the run with no server configured at all.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import { sandboxAvailable } from '../helpers/sandbox-available.js';
+import { acia, CLI, git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const NM = join(ROOT, 'node_modules', '@modelcontextprotocol');
+const FAULT = join(ROOT, 'tests', 'fixtures', 'mcp', 'fault-server.mjs');
+
+function makeRepo(): string {
+  const repo = join(tempDir('mcp'), 'repo');
+  mkdirSync(repo, { recursive: true });
+  cpSync(join(ROOT, 'workspace', 'scenarios', '_base'), repo, { recursive: true });
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'add', '-A');
+  git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'base');
+  return repo;
+}
+
+function userConfig(servers: Record<string, unknown>): string {
+  const xdg = tempDir('mcp-xdg');
+  mkdirSync(join(xdg, 'acia'), { recursive: true });
+  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ mcpServers: servers }));
+  return xdg;
+}
+
+const realServers = {
+  fs: { command: 'node', args: [join(NM, 'server-filesystem', 'dist', 'index.js'), '${ACIA_WORKTREE}'] },
+  mem: { command: 'node', args: [join(NM, 'server-memory', 'dist', 'index.js')], env: { MEMORY_FILE_PATH: '/tmp/memory.jsonl' } },
+  ev: { command: 'node', args: [join(NM, 'server-everything', 'dist', 'index.js')], excludeTools: ['get-env'] },
+};
+const faultServers = {
+  crash: { command: 'node', args: [FAULT, 'crash'] },
+  hang: { command: 'node', args: [FAULT, 'hang'], callTimeoutS: 1 },
+  garbage: { command: 'node', args: [FAULT, 'garbage'], callTimeoutS: 20 },
+  silent: { command: 'node', args: [FAULT, 'silent'], startupTimeoutS: 1 },
+};
+
+const TITLE_CASE = 'export function titleCase(text) {\n  return text.replace(/[A-Za-z]+/g, (w) => w[0].toUpperCase() + w.slice(1).toLowerCase());\n}\n';
+const TITLE_TEST = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { titleCase } from '../src/title-case.js';\n\ntest('titleCase', () => assert.equal(titleCase('hello world'), 'Hello World'));\n";
+
+/** The happy scenario's plan, with a Dev turn list that goes through MCP tools only. */
+function script(devTurns: { toolCalls: { name: string; input: unknown }[] }[]): string {
+  const happy = JSON.parse(readFileSync(join(ROOT, 'workspace', 'scenarios', 'happy', 'script.json'), 'utf8')) as { turns: { caller: string }[] };
+  const turns = [
+    happy.turns.find((t) => t.caller === 'pm'),
+    ...devTurns.map((t) => ({ caller: 'dev:t1', ...t })),
+    { caller: 'dev:t1', toolCalls: [{ name: 'return_result', input: { summary: 'Added titleCase through MCP.' } }] },
+    ...happy.turns.filter((t) => t.caller.startsWith('qa:')),
+  ];
+  const file = join(tempDir('mcp-script'), 'script.json');
+  writeFileSync(file, JSON.stringify({ version: 1, model: 'claude-sonnet-5-5', turns }));
+  return file;
+}
+
+const results = (entries: LedgerEntry[]) =>
+  new Map(entries.filter((e) => e.type === 'TOOL_RESULT').map((e) => [(e.data as { name: string }).name, e.data as { ok: boolean; outputRef: string; data?: Record<string, unknown> }]));
+const blob = (repo: string, runId: string, ref: string) => readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', ref.replace('sha256:', '')), 'utf8');
+
+describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
+  it('a Dev agent works through real MCP servers in the sandbox; faults become tool errors; replay needs no server', () => {
+    const repo = makeRepo();
+    const xdg = userConfig({ ...realServers, ...faultServers });
+    const file = script([
+      { toolCalls: [{ name: 'mcp__fs__list_directory', input: { path: 'src' } }, { name: 'mcp__fs__read_text_file', input: { path: 'package.json' } }] },
+      { toolCalls: [{ name: 'mcp__fs__write_file', input: { path: 'src/title-case.js', content: TITLE_CASE } }, { name: 'mcp__fs__write_file', input: { path: 'test/title-case.test.js', content: TITLE_TEST } }] },
+      { toolCalls: [{ name: 'mcp__fs__read_text_file', input: { path: '/etc/hostname' } }] },
+      { toolCalls: [{ name: 'mcp__mem__create_entities', input: { entities: [{ name: 'titleCase', entityType: 'function', observations: ['in src/title-case.js'] }] } }] },
+      { toolCalls: [{ name: 'mcp__mem__search_nodes', input: { query: 'titleCase' } }] },
+      { toolCalls: [{ name: 'mcp__ev__trigger-long-running-operation', input: { duration: 0.6, steps: 3 } }] },
+      { toolCalls: [{ name: 'mcp__ev__get-sum', input: { a: 'two', b: 3 } }] },
+      { toolCalls: [{ name: 'mcp__ev__echo', input: { message: 'x'.repeat(70_000) } }] },
+      { toolCalls: [{ name: 'mcp__crash__crash', input: {} }] },
+      { toolCalls: [{ name: 'mcp__hang__hang', input: {} }] },
+      { toolCalls: [{ name: 'mcp__garbage__garbage', input: {} }] },
+    ]);
+    const r = acia(['run', 'Add a titleCase helper', '--model', `scripted:${file}`, '--quiet'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
+    expect(r.stderr).toMatch(/MCP server silent did not start: .*no MCP handshake within 1 s/);
+    expect(r.code, r.stderr).toBe(0);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+
+    // The catalog: every server listed with its tools, the silent one with why it is absent.
+    const catalog = entries.find((e) => e.type === 'MCP_TOOLS')!.data as { servers: { name: string; error: string | null; tools: number }[] };
+    const byServer = new Map(catalog.servers.map((s) => [s.name, s]));
+    expect(byServer.get('fs')!.tools).toBeGreaterThan(5);
+    expect(byServer.get('silent')!.error).toMatch(/handshake/);
+
+    // What the filesystem server wrote in the Dev worktree is on the run branch, and the tests pass there.
+    expect(git(repo, 'show', `acia/${runId}:src/title-case.js`)).toBe(TITLE_CASE.trim());
+    const qa = entries.filter((e) => e.type === 'VERIFICATION').map((e) => e.data as { passed: boolean; source: string });
+    expect(qa.some((v) => v.source === 'qa_run' && v.passed)).toBe(true);
+
+    // Every MCP call is a TOOL_CALL/TOOL_RESULT pair with its output blob.
+    const calls = entries.filter((e) => e.type === 'TOOL_CALL' && (e.data as { name: string }).name.startsWith('mcp__'));
+    expect(calls).toHaveLength(13);
+    const res = results(entries);
+    expect(res.get('mcp__fs__read_text_file')!.ok).toBe(false); // the last read: /etc/hostname, outside the worktree
+    expect(blob(repo, runId, res.get('mcp__fs__read_text_file')!.outputRef)).toMatch(/outside allowed directories/);
+    expect(blob(repo, runId, res.get('mcp__mem__search_nodes')!.outputRef)).toContain('in src/title-case.js');
+    expect(res.get('mcp__ev__trigger-long-running-operation')!.ok).toBe(true);
+    expect(res.get('mcp__ev__trigger-long-running-operation')!.data!.progressNotifications).toBeGreaterThan(0);
+    expect(res.get('mcp__ev__get-sum')!.ok).toBe(false);
+    const echoed = JSON.parse(blob(repo, runId, res.get('mcp__ev__echo')!.outputRef)) as { forModel: string; forDisplay: string };
+    expect(echoed.forModel.length).toBeLessThan(30_000);
+    expect(echoed.forModel).toMatch(/cut from the middle/);
+    // The faults: each a tool error naming the server and what happened, and one line for the user.
+    const crash = JSON.parse(blob(repo, runId, res.get('mcp__crash__crash')!.outputRef)) as { forModel: string };
+    expect(res.get('mcp__crash__crash')!.ok).toBe(false);
+    expect(crash.forModel).toMatch(/MCP server crash failed during crash: .*(exited|closed)/);
+    const hang = JSON.parse(blob(repo, runId, res.get('mcp__hang__hang')!.outputRef)) as { forModel: string };
+    expect(hang.forModel).toMatch(/did not answer hang within 1 s/);
+    const garbage = JSON.parse(blob(repo, runId, res.get('mcp__garbage__garbage')!.outputRef)) as { forModel: string };
+    expect(garbage.forModel).toMatch(/not MCP \(JSON-RPC\) on stdout/);
+    expect(r.stderr).toMatch(/did not answer hang/);
+
+    // The PM saw only read-only MCP tools; the Dev all of them.
+    const toolsOf = (actor: string) => {
+      const call = entries.find((e) => e.type === 'LLM_CALL' && e.actor === actor)!.data as { requestHash: string };
+      return (JSON.parse(blob(repo, runId, call.requestHash)) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    };
+    expect(toolsOf('pm')).toContain('mcp__fs__read_text_file');
+    expect(toolsOf('pm')).not.toContain('mcp__fs__write_file');
+    expect(toolsOf('dev:t1')).toContain('mcp__fs__write_file');
+    expect(toolsOf('dev:t1')).not.toContain('mcp__ev__get-env'); // excludeTools
+
+    // Replay with no MCP server configured: the recorded catalog and results are enough.
+    const empty = userConfig({});
+    const replay = acia(['replay', runId, '--repo', repo], { env: { XDG_CONFIG_HOME: empty } });
+    expect(replay.stdout + replay.stderr).toMatch(/identical/i);
+    expect(replay.code).toBe(0);
+  }, 120_000);
+
+  it.each([true, false])('a kill -9 of ACIA leaves no MCP server behind (server sandboxed: %s)', async (sandboxed) => {
+    const repo = makeRepo();
+    const marker = `acia-orphan-${process.pid}-${Date.now()}`;
+    const xdg = userConfig({ hang: { command: 'node', args: [FAULT, 'hang', marker], callTimeoutS: 600, sandbox: sandboxed } });
+    const file = script([{ toolCalls: [{ name: 'mcp__hang__hang', input: {} }] }]);
+    const child = spawn(process.execPath, [CLI, 'run', 'hang', '--model', `scripted:${file}`, '--quiet'], {
+      cwd: repo,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', XDG_CONFIG_HOME: xdg, NO_COLOR: '1' },
+      stdio: 'ignore',
+    });
+    const running = () => spawnSync('pgrep', ['-f', marker], { encoding: 'utf8' }).stdout.trim().split('\n').filter((l) => l !== '');
+    // Wait for the Dev agent's call to be in flight: the run started two instances (catalog + worktree).
+    const until = Date.now() + 60_000;
+    while (Date.now() < until && !ledgerHas(repo, 'mcp__hang__hang')) await new Promise((r) => setTimeout(r, 200));
+    expect(running().length).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    const gone = Date.now() + 5000;
+    while (Date.now() < gone && running().length > 0) await new Promise((r) => setTimeout(r, 100));
+    expect(running()).toEqual([]);
+  }, 90_000);
+});
+
+function ledgerHas(repo: string, toolName: string): boolean {
+  try {
+    return ledgerOf(repo, onlyRunId(repo)).some((e) => e.type === 'TOOL_CALL' && (e.data as { name: string }).name === toolName);
+  } catch {
+    return false;
+  }
+}
