@@ -153,7 +153,19 @@ function byActor(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
     list.push(e);
     m.set(key, list);
   }
+  for (const list of m.values()) sortConcurrentResults(list);
   return m;
+}
+
+/** Results of calls that ran concurrently land in completion order: compare them in call order. */
+function sortConcurrentResults(list: LedgerEntry[]): void {
+  const useId = (e: LedgerEntry) => (e.data as { toolUseId?: string }).toolUseId ?? '';
+  for (let i = 0; i < list.length; ) {
+    let j = i;
+    while (j < list.length && list[j]!.type === 'TOOL_RESULT') j++;
+    if (j - i > 1) list.splice(i, j - i, ...list.slice(i, j).sort((a, b) => (useId(a) < useId(b) ? -1 : useId(a) > useId(b) ? 1 : 0)));
+    i = Math.max(j, i + 1);
+  }
 }
 
 /** Wall-clock facts (durations) are not decisions; everything else must match exactly. */

@@ -45,13 +45,14 @@ function agentTools(ctx: RunContext, def: AgentDefinition<unknown>) {
 
 /** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
 export function taskMessage(ctx: RunContext, spec: TaskSpec, extra: string[]): string {
-  const input = spec.input as { instructions?: unknown; files?: unknown; question?: unknown };
+  const input = spec.input as { instructions?: unknown; files?: unknown; question?: unknown; tools?: unknown };
   const lines = [
     `Goal of the run: ${ctx.state.started?.goal.intent ?? ''}`,
     `Your task: ${spec.id} (${spec.capability})${spec.title ? `: ${spec.title}` : ''}`,
   ];
   if (typeof input.instructions === 'string') lines.push(`Instructions: ${input.instructions}`);
   if (Array.isArray(input.files) && input.files.length > 0) lines.push(`Files: ${input.files.join(', ')}`);
+  if (Array.isArray(input.tools) && input.tools.length > 0) lines.push(`Use these MCP tools for this task: ${input.tools.join(', ')}`);
   if (ctx.testCommand !== null) lines.push(`Test command: ${ctx.testCommand}`);
   lines.push(...extra);
   return lines.join('\n') + renderInstructions(ctx.instructions);

@@ -47,10 +47,17 @@ const TITLE_CASE = 'export function titleCase(text) {\n  return text.replace(/[A
 const TITLE_TEST = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { titleCase } from '../src/title-case.js';\n\ntest('titleCase', () => assert.equal(titleCase('hello world'), 'Hello World'));\n";
 
 /** The happy scenario's plan, with a Dev turn list that goes through MCP tools only. */
-function script(devTurns: { toolCalls: { name: string; input: unknown }[] }[]): string {
+function script(devTurns: { toolCalls: { name: string; input: unknown }[] }[], planTools = false): string {
   const happy = JSON.parse(readFileSync(join(ROOT, 'workspace', 'scenarios', 'happy', 'script.json'), 'utf8')) as { turns: { caller: string }[] };
+  // The PM first names an MCP tool nobody has (a plan problem it is told about), then a real one.
+  const pm = JSON.parse(JSON.stringify(happy.turns.find((t) => t.caller === 'pm'))) as { toolCalls: { input: { plans: { tasks: { input: Record<string, unknown> }[] }[] } }[] };
+  const withTools = (names: string[]) => {
+    const turn = JSON.parse(JSON.stringify(pm)) as typeof pm;
+    turn.toolCalls[0]!.input.plans[0]!.tasks[0]!.input.tools = names;
+    return turn;
+  };
   const turns = [
-    happy.turns.find((t) => t.caller === 'pm'),
+    ...(planTools ? [{ caller: 'pm', ...withTools(['mcp__fs__no_such_tool']) }, { caller: 'pm', ...withTools(['mcp__fs__write_file']) }] : [{ caller: 'pm', ...pm }]),
     ...devTurns.map((t) => ({ caller: 'dev:t1', ...t })),
     { caller: 'dev:t1', toolCalls: [{ name: 'return_result', input: { summary: 'Added titleCase through MCP.' } }] },
     ...happy.turns.filter((t) => t.caller.startsWith('qa:')),
@@ -80,7 +87,7 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
       { toolCalls: [{ name: 'mcp__crash__crash', input: {} }] },
       { toolCalls: [{ name: 'mcp__hang__hang', input: {} }] },
       { toolCalls: [{ name: 'mcp__garbage__garbage', input: {} }] },
-    ]);
+    ], true);
     const r = acia(['run', 'Add a titleCase helper', '--model', `scripted:${file}`, '--quiet'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
     expect(r.stderr).toMatch(/MCP server silent did not start: .*no MCP handshake within 1 s/);
     expect(r.code, r.stderr).toBe(0);
@@ -130,6 +137,16 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
     expect(toolsOf('pm')).not.toContain('mcp__fs__write_file');
     expect(toolsOf('dev:t1')).toContain('mcp__fs__write_file');
     expect(toolsOf('dev:t1')).not.toContain('mcp__ev__get-env'); // excludeTools
+
+    // Planning references MCP tools through capabilities: listed to the PM, checked, passed to the Dev.
+    const proposed = entries.filter((e) => e.type === 'PLAN_PROPOSED').map((e) => e.data as { valid: boolean; problems: { message: string }[] });
+    expect(proposed[0]!.valid).toBe(false);
+    expect(proposed[0]!.problems[0]!.message).toMatch(/mcp__fs__no_such_tool is not an MCP tool a dev agent has/);
+    expect(proposed[1]!.valid).toBe(true);
+    const requestOf = (actor: string) => JSON.parse(blob(repo, runId, (entries.find((e) => e.type === 'LLM_CALL' && e.actor === actor)!.data as { requestHash: string }).requestHash)) as { system: string; messages: { content: unknown }[] };
+    expect(requestOf('pm').system).toContain("MCP tools from the user's servers");
+    expect(requestOf('pm').system).toMatch(/mcp__fs__write_file \(dev, qa\)/);
+    expect(JSON.stringify(requestOf('dev:t1').messages[0])).toContain('Use these MCP tools for this task: mcp__fs__write_file');
 
     // Replay with no MCP server configured: the recorded catalog and results are enough.
     const empty = userConfig({});

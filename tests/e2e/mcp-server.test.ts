@@ -69,7 +69,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     expect((index.contents[0] as { text: string }).text).toContain(result.runId);
     const ledger = await client.readResource({ uri: `acia://runs/${result.runId}/ledger` });
     expect((ledger.contents[0] as { text: string }).text.trim().split('\n')).toHaveLength(ledgerOf(repo, result.runId).length);
-    const plan = JSON.parse((await client.readResource({ uri: `acia://runs/${result.runId}/plan` })).contents[0]!.text as string) as { chosen: { id: string } };
+    const plan = JSON.parse(((await client.readResource({ uri: `acia://runs/${result.runId}/plan` })).contents[0] as { text: string }).text) as { chosen: { id: string } };
     expect(plan.chosen.id).toBe('plan-A');
     const listed = await client.listResources();
     expect(listed.resources.map((x) => x.uri)).toContain(`acia://runs/${result.runId}/ledger`);
