@@ -54,3 +54,19 @@ export async function mcpServeCommand(flags: McpServeFlags): Promise<number> {
   await serveMcp({ repo: resolve(flags.repo), env: process.env, version: readVersion(), ...(port === undefined ? {} : { httpPort: port }) });
   return EXIT.OK;
 }
+
+/** The MCP servers for `acia config`: each with its source, and the repository's untrusted ones marked. */
+export function mcpServerLines(repo: string, config: Config): { lines: string[]; json: unknown[] } {
+  const set = loadMcpServers({ repo, user: { servers: config.mcpServers, file: userConfigPath(process.env) }, ...(repoTrust ? { isTrusted: repoTrust } : {}) });
+  const json = [
+    ...set.servers.map((s) => ({ name: s.name, source: s.source, transport: s.transport, command: s.command ?? null, args: s.args, url: s.url ?? null, sandbox: s.sandbox, trusted: true })),
+    ...set.blocked.map((b) => ({ name: b.name, source: b.source, trusted: false, reason: b.reason })),
+  ];
+  const lines = json.length === 0 ? ['mcpServers  none'] : ['mcpServers'];
+  for (const s of set.servers) {
+    const what = s.transport === 'http' ? s.url ?? '' : [s.command ?? '', ...s.args].join(' ');
+    lines.push(`  ${s.name}  ${s.transport} ${what}${s.transport === 'stdio' && !s.sandbox ? '  NOT sandboxed' : ''}  (${s.source})`);
+  }
+  for (const b of set.blocked) lines.push(`  ${b.name}  not started: ${b.reason}  (${b.source})`);
+  return { lines, json };
+}

@@ -155,6 +155,29 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
     expect(replay.code).toBe(0);
   }, 120_000);
 
+  it('acia mcp list and acia config show each server with its source; the repository .mcp.json waits for trust', () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, '.mcp.json'), JSON.stringify({ mcpServers: { repoTool: { command: 'node', args: [FAULT, 'ok'] } } }));
+    const xdg = userConfig({ fs: realServers.fs, silent: faultServers.silent, local: { command: 'node', args: [FAULT, 'ok'], sandbox: false } });
+    const userFile = join(xdg, 'acia', 'config.json');
+    const list = acia(['mcp', 'list'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
+    expect(list.code, list.stderr).toBe(1); // a configured server does not start
+    expect(list.stdout).toMatch(new RegExp(`^fs  \\(${userFile}; stdio, sandboxed\\)  starts, \\d+ tool\\(s\\)$`, 'm'));
+    expect(list.stdout).toMatch(/^  mcp__fs__read_text_file \[read-only\]  agents: pm, dev, qa/m);
+    expect(list.stdout).toMatch(/^  mcp__fs__write_file  agents: dev, qa/m);
+    expect(list.stdout).toMatch(/^silent .*does not start: .*no MCP handshake within 1 s/m);
+    expect(list.stdout).toMatch(/^local .*NOT sandboxed\)  starts, 1 tool/m);
+    expect(list.stdout).toMatch(/^repoTool  \(.*\.mcp\.json; stdio, sandboxed\)  the repository file \.mcp\.json is not trusted/m);
+    const json = JSON.parse(acia(['mcp', 'list', '--json'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } }).stdout) as { servers: { name: string; trusted: boolean }[] };
+    expect(json.servers.find((x) => x.name === 'repoTool')!.trusted).toBe(false);
+
+    const config = acia(['config'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
+    expect(config.code, config.stderr).toBe(0);
+    expect(config.stdout).toContain(`  fs  stdio node ${join(NM, 'server-filesystem', 'dist', 'index.js')} \${ACIA_WORKTREE}  (${userFile})`);
+    expect(config.stdout).toMatch(/^  local  stdio .*NOT sandboxed/m);
+    expect(config.stdout).toMatch(/^  repoTool  not started: .*not trusted.*\.mcp\.json\)$/m);
+  }, 60_000);
+
   it.each([true, false])('a kill -9 of ACIA leaves no MCP server behind (server sandboxed: %s)', async (sandboxed) => {
     const repo = makeRepo();
     const marker = `acia-orphan-${process.pid}-${Date.now()}`;

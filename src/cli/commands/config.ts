@@ -12,13 +12,17 @@ export function register(program: Command): void {
       const { loadConfig } = await import('../../core/config/load.js');
       const path = await import('node:path');
       const loaded = loadConfig({ repo: path.resolve(opts.repo), env: process.env, flags: {} });
+      const { mcpServerLines } = await import('../mcp-action.js');
+      const mcp = mcpServerLines(path.resolve(opts.repo), loaded.config);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, mcpServers: mcp.json }, null, 2)}\n`);
         return;
       }
       const width = Math.max(...Object.keys(loaded.config).map((k) => k.length));
       for (const [k, v] of Object.entries(loaded.config)) {
+        if (k === 'mcpServers') continue;
         process.stdout.write(`${k.padEnd(width)}  ${JSON.stringify(v)}  (${loaded.sources[k] ?? 'default'})\n`);
       }
+      for (const line of mcp.lines) process.stdout.write(`${line}\n`);
     });
 }
