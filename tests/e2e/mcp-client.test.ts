@@ -163,19 +163,19 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
     const list = acia(['mcp', 'list'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
     expect(list.code, list.stderr).toBe(1); // a configured server does not start
     expect(list.stdout).toMatch(new RegExp(`^fs  \\(${userFile}; stdio, sandboxed\\)  starts, \\d+ tool\\(s\\)$`, 'm'));
-    expect(list.stdout).toMatch(/^  mcp__fs__read_text_file \[read-only\]  agents: pm, dev, qa/m);
-    expect(list.stdout).toMatch(/^  mcp__fs__write_file  agents: dev, qa/m);
+    expect(list.stdout).toMatch(/^ {2}mcp__fs__read_text_file \[read-only\] {2}agents: pm, dev, qa/m);
+    expect(list.stdout).toMatch(/^ {2}mcp__fs__write_file {2}agents: dev, qa/m);
     expect(list.stdout).toMatch(/^silent .*does not start: .*no MCP handshake within 1 s/m);
-    expect(list.stdout).toMatch(/^local .*NOT sandboxed\)  starts, 1 tool/m);
-    expect(list.stdout).toMatch(/^repoTool  \(.*\.mcp\.json; stdio, sandboxed\)  the repository file \.mcp\.json is not trusted/m);
+    expect(list.stdout).toMatch(/^local .*NOT sandboxed\) {2}starts, 1 tool/m);
+    expect(list.stdout).toMatch(/^repoTool {2}\(.*\.mcp\.json; stdio, sandboxed\) {2}the repository file \.mcp\.json is not trusted/m);
     const json = JSON.parse(acia(['mcp', 'list', '--json'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } }).stdout) as { servers: { name: string; trusted: boolean }[] };
     expect(json.servers.find((x) => x.name === 'repoTool')!.trusted).toBe(false);
 
     const config = acia(['config'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
     expect(config.code, config.stderr).toBe(0);
     expect(config.stdout).toContain(`  fs  stdio node ${join(NM, 'server-filesystem', 'dist', 'index.js')} \${ACIA_WORKTREE}  (${userFile})`);
-    expect(config.stdout).toMatch(/^  local  stdio .*NOT sandboxed/m);
-    expect(config.stdout).toMatch(/^  repoTool  not started: .*not trusted.*\.mcp\.json\)$/m);
+    expect(config.stdout).toMatch(/^ {2}local {2}stdio .*NOT sandboxed/m);
+    expect(config.stdout).toMatch(/^ {2}repoTool {2}not started: .*not trusted.*\.mcp\.json\)$/m);
   }, 60_000);
 
   it.each([true, false])('a kill -9 of ACIA leaves no MCP server behind (server sandboxed: %s)', async (sandboxed) => {
