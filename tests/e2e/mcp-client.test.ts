@@ -178,7 +178,11 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
     expect(config.stdout).toMatch(/^ {2}repoTool {2}not started: .*not trusted.*\.mcp\.json\)$/m);
   }, 60_000);
 
-  it.each([true, false])('a kill -9 of ACIA leaves no MCP server behind (server sandboxed: %s)', async (sandboxed) => {
+  it.each([
+    ['SIGKILL', true],
+    ['SIGKILL', false],
+    ['SIGINT', true],
+  ] as const)('a %s of ACIA leaves no MCP server behind (server sandboxed: %s)', async (signal, sandboxed) => {
     const repo = makeRepo();
     const marker = `acia-orphan-${process.pid}-${Date.now()}`;
     const xdg = userConfig({ hang: { command: 'node', args: [FAULT, 'hang', marker], callTimeoutS: 600, sandbox: sandboxed } });
@@ -188,12 +192,19 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', XDG_CONFIG_HOME: xdg, NO_COLOR: '1' },
       stdio: 'ignore',
     });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const running = () => spawnSync('pgrep', ['-f', marker], { encoding: 'utf8' }).stdout.trim().split('\n').filter((l) => l !== '');
     // Wait for the Dev agent's call to be in flight: the run started two instances (catalog + worktree).
     const until = Date.now() + 60_000;
     while (Date.now() < until && !ledgerHas(repo, 'mcp__hang__hang')) await new Promise((r) => setTimeout(r, 200));
     expect(running().length).toBeGreaterThan(0);
-    child.kill('SIGKILL');
+    child.kill(signal);
+    const code = await exited;
+    if (signal === 'SIGINT') {
+      // Ctrl-C: the call is cancelled, the run ends as aborted and stops its servers before exiting.
+      expect(code).toBe(130);
+      expect(ledgerOf(repo, onlyRunId(repo)).at(-1)!.data).toMatchObject({ reason: 'aborted' });
+    }
     const gone = Date.now() + 5000;
     while (Date.now() < gone && running().length > 0) await new Promise((r) => setTimeout(r, 100));
     expect(running()).toEqual([]);

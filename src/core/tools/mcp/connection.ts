@@ -26,6 +26,16 @@ export interface CallOptions {
   onProgress?: (progress: number, total: number | undefined) => void;
 }
 
+const CLOSE_GRACE_MS = 500;
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 /** Keeps the last few KB a server wrote to stderr: the best clue when it dies. */
 const STDERR_KEEP = 2048;
 
@@ -33,6 +43,7 @@ export class McpConnection {
   private failure: string | null = null;
   private stderrTail = '';
   private closed = false;
+  private stdio: StdioClientTransport | null = null;
 
   private constructor(
     readonly spec: McpServerSpec,
@@ -107,7 +118,12 @@ export class McpConnection {
     if (this.closed) return;
     this.closed = true;
     this.failure ??= 'stopped';
+    // The SDK closes stdin and waits 2 s, then SIGTERM and 2 s more: a run's end (or Ctrl-C) should not
+    // wait on a server that ignores both, so after a short grace it is killed.
+    const pid = this.stdio?.pid ?? null;
+    const killer = pid === null ? undefined : setTimeout(() => killQuietly(pid), CLOSE_GRACE_MS);
     await this.client.close().catch(() => undefined);
+    clearTimeout(killer);
   }
 
   private onTransportError(e: Error): void {
@@ -133,6 +149,7 @@ export class McpConnection {
     const params = await spawnParams(spec, o);
     const transport = new StdioClientTransport({ ...params, stderr: 'pipe' });
     transport.stderr?.pipe(stderr);
+    this.stdio = transport;
     return transport;
   }
 }
