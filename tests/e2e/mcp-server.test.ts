@@ -1,7 +1,7 @@
 // `acia mcp` driven by the MCP SDK's own client, over stdio and over HTTP: a demo scenario runs to the
 // end through acia_run, an escalation is answered through acia_answer, resources are read, and errors
 // come back as tool errors with the CLI's message and code.
-import { cpSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
-import { CLI, git, ledgerOf, tempDir } from './helpers.js';
+import { acia, CLI, git, ledgerOf, tempDir } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCENARIOS = join(ROOT, 'workspace', 'scenarios');
@@ -133,5 +133,13 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     const again = await call(client, 'acia_answer', { runId, answer: 'retry' });
     expect(again.isError).toBe(true);
     expect(textOf(again)).toMatch(/is not waiting for an answer/);
+
+    // ACIA's own MCP client over streamable HTTP, pointed at this server: it lists the team's tools.
+    const xdg = tempDir('mcp-serve-client');
+    mkdirSync(join(xdg, 'acia'));
+    writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ mcpServers: { team: { type: 'http', url } } }));
+    const list = acia(['mcp', 'list'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
+    expect(list.stdout, list.stderr).toMatch(/^team {2}\(.*; http\) {2}starts, 6 tool\(s\)$/m);
+    expect(list.stdout).toMatch(/^ {2}mcp__team__acia_status \[read-only\] {2}agents: pm, dev, qa/m);
   }, 120_000);
 });
