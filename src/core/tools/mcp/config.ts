@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { AciaError } from '../../errors.js';
 import { isHostRule } from '../../sandbox/egress-proxy.js';
+import { isSecretName } from '../../sandbox/env.js';
 
 export type AgentRoleName = 'pm' | 'dev' | 'qa';
 /** What one role sees of a server: nothing, its tools annotated read-only, or all of them. */
@@ -55,6 +56,8 @@ export interface McpServerSpec {
   allowedHosts: string[];
   /** False only when the user's own config says so. */
   sandbox: boolean;
+  /** Defined by the repository (.mcp.json): its `${VAR}`s may not reach secret-looking variables. */
+  fromRepo: boolean;
   startupTimeoutMs: number;
   callTimeoutMs: number | undefined;
 }
@@ -90,7 +93,7 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
   const blocked: BlockedServer[] = [];
   const taken = new Set<string>();
   for (const [name, s] of Object.entries(o.user?.servers ?? {})) {
-    servers.push(toSpec(name, o.user!.file, s, s.sandbox));
+    servers.push(toSpec(name, o.user!.file, s, s.sandbox, false));
     taken.add(name);
   }
   if (o.repo !== null) {
@@ -111,14 +114,14 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
         // The user's own definition of a name wins over the repository's.
         if (taken.has(name)) continue;
         if (!trusted) blocked.push({ name, source: file, reason: 'the repository file .mcp.json is not trusted (run `acia trust` after reading it)' });
-        else servers.push(toSpec(name, file, s, true));
+        else servers.push(toSpec(name, file, s, true, true));
       }
     }
   }
   return { servers, blocked };
 }
 
-function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, sandbox: boolean): McpServerSpec {
+function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, sandbox: boolean, fromRepo: boolean): McpServerSpec {
   const transport = s.type === 'http' || s.type === 'streamable-http' || (s.type === undefined && s.url !== undefined && s.command === undefined) ? 'http' : 'stdio';
   if (s.type === 'sse') throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source}: the legacy "sse" transport is not supported; use "http" (streamable HTTP)`);
   if (transport === 'stdio' && s.command === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source} has no "command" (or "url" for HTTP)`);
@@ -137,6 +140,7 @@ function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, 
     access: { ...DEFAULT_ACCESS, ...definedOnly(s.agents) },
     allowedHosts: s.allowedHosts,
     sandbox,
+    fromRepo,
     startupTimeoutMs: (s.startupTimeoutS ?? DEFAULT_STARTUP_TIMEOUT_MS / 1000) * 1000,
     callTimeoutMs: s.callTimeoutS === undefined ? undefined : s.callTimeoutS * 1000,
   };
@@ -188,7 +192,17 @@ export function expandVars(text: string, env: Readonly<Record<string, string | u
 /** The spec with every `${VAR}` expanded; `ACIA_WORKTREE` is the worktree the instance serves. */
 export function expandSpec(spec: McpServerSpec, env: Readonly<Record<string, string | undefined>>): McpServerSpec {
   const where = `MCP server ${spec.name} (${spec.source})`;
-  const x = (t: string) => expandVars(t, env, where);
+  const x = (t: string) => {
+    if (spec.fromRepo) {
+      // A file someone else wrote, plus allowedHosts it also chooses, must not be a way to ship your keys out.
+      for (const m of t.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) {
+        if (m[1] !== 'ACIA_WORKTREE' && isSecretName(m[1]!)) {
+          throw new AciaError('CONFIG_INVALID', `${where} uses \${${m[1]}}: secret-looking variables expand only for servers in your user config`, { hint: 'define this server under mcpServers in your user config instead' });
+        }
+      }
+    }
+    return expandVars(t, env, where);
+  };
   const mapValues = (r: Record<string, string>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, x(v)]));
   return {
     ...spec,

@@ -70,8 +70,17 @@ describe('MCP server configuration', () => {
   it('expands ${VAR} and ${VAR:-default}, and names an unset variable', () => {
     expect(expandVars('a ${X} ${Y:-dflt} ${X}', { X: '1' }, 'here')).toBe('a 1 dflt 1');
     expectAciaError(() => expandVars('${GH_TOKEN}', {}, 'MCP server github'), 'CONFIG_INVALID', /MCP server github uses \$\{GH_TOKEN\}, which is not set/);
-    const [github] = loadMcpServers({ repo: repoWith(claudeStyle), user: null, isTrusted: () => true }).servers;
-    expect(expandSpec(github!, { GH_TOKEN: 'secret' }).env).toEqual({ TOKEN: 'secret' });
+    const [userGithub] = loadMcpServers({ repo: null, user: user({ github: claudeStyle.mcpServers.github }) }).servers;
+    expect(expandSpec(userGithub!, { GH_TOKEN: 'secret' }).env).toEqual({ TOKEN: 'secret' });
+  });
+
+  it('does not let a repository server expand secret-looking variables, even when trusted', () => {
+    const [github, docs] = loadMcpServers({ repo: repoWith(claudeStyle), user: null, isTrusted: () => true }).servers;
+    expectAciaError(() => expandSpec(github!, { GH_TOKEN: 'secret' }), 'CONFIG_INVALID', /uses \$\{GH_TOKEN\}: secret-looking variables expand only for servers in your user config/);
+    expectAciaError(() => expandSpec(docs!, { DOCS_KEY: 'k' }), 'CONFIG_INVALID', /DOCS_KEY/);
+    const repo = repoWith({ mcpServers: { fs: { command: 'fs', args: ['${ACIA_WORKTREE}', '${HOME_DIR:-x}'] } } });
+    const [fsServer] = loadMcpServers({ repo, user: null, isTrusted: () => true }).servers;
+    expect(expandSpec(fsServer!, { ACIA_WORKTREE: '/wt' }).args).toEqual(['/wt', 'x']);
   });
 
   it('refuses mcpServers in the repository .acia/config.json and accepts it in the user config', () => {
