@@ -193,5 +193,8 @@ export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): 
   } catch (e) {
     if (isStopError(e)) throw e;
     return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
+  } finally {
+    // A finished session's MCP server instances stop now rather than at the end of a long run.
+    await ctx.deps.mcp?.release(o.root);
   }
 }

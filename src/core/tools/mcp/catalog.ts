@@ -73,5 +73,7 @@ export interface McpToolSource {
   open(runRoot: string): Promise<McpCatalog>;
   /** The tools of the last opened catalog that `role` may use. */
   toolsFor(role: AgentRoleName): Tool[];
+  /** An agent session in `root` ended: its server instances may stop (a later session starts them again). */
+  release(root: string): Promise<void>;
   close(): Promise<void>;
 }

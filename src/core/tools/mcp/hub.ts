@@ -55,6 +55,15 @@ export class McpHub implements McpToolSource {
     }
   }
 
+  async release(root: string): Promise<void> {
+    const mine = [...this.conns.entries()].filter(([key]) => key.endsWith(`\0${root}`));
+    for (const [key] of mine) {
+      this.conns.delete(key);
+      this.restarts.delete(key);
+    }
+    await Promise.all(mine.map(([, p]) => p.then((c) => c.close(), () => undefined)));
+  }
+
   async close(): Promise<void> {
     const all = [...this.conns.values()];
     this.conns.clear();

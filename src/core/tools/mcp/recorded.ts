@@ -27,6 +27,10 @@ export class RecordedMcp implements McpToolSource {
     return this.tools.filter((t) => t.roles.includes(role)).map((t) => t.tool);
   }
 
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }

@@ -24,13 +24,16 @@ async function hubWith(mode: string, warnings: string[] = []) {
   const root = mkdtempSync(join(tmpdir(), 'acia-mcp-hub-'));
   await hub.open(root);
   const ctx: ToolContext = { root, fs, runner: { run: () => Promise.reject(new Error('unused')) }, commandTimeoutS: 30 };
-  return { tool: hub.toolsFor('dev')[0]!, ctx };
+  return { tool: hub.toolsFor('dev')[0]!, ctx, hub };
 }
 
 describe('McpHub', () => {
   it('answers through a started server, and refuses a call once the time budget is spent', async () => {
-    const { tool, ctx } = await hubWith('ok');
+    const { tool, ctx, hub } = await hubWith('ok');
     expect(await callTool(tool, {}, ctx)).toMatchObject({ ok: true, forModel: 'pong', data: { server: 's', tool: 'ping' } });
+    // A released worktree's instance is stopped; the next session starts a fresh one.
+    await hub.release(ctx.root);
+    expect(await callTool(tool, {}, ctx)).toMatchObject({ ok: true, forModel: 'pong' });
     const late = await callTool(tool, {}, { ...ctx, deadlineMs: Date.now() - 1 });
     expect(late).toMatchObject({ ok: false, data: { errorCode: 'BUDGET_EXCEEDED' } });
     expect(late.forModel).toMatch(/time budget is spent/);
