@@ -1,5 +1,6 @@
 // One live MCP server instance: started (in the sandbox by default) with a startup time-out, its tools
 // listed, calls made with a time-out, and every way it can break turned into one clear message.
+import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -168,12 +169,16 @@ export async function spawnParams(spec: McpServerSpec, o: ConnectOptions): Promi
     // The server's own env is what the user configured on purpose (tokens included): passed as given.
     return { command: argv[0]!, args: argv.slice(1), env: { ...env, ...spec.env }, cwd: o.root };
   }
-  return {
-    command: 'setpriv',
-    args: ['--pdeathsig', 'KILL', '--', command, ...spec.args],
-    env: { ...getDefaultEnvironment(), ...spec.env },
-    cwd: o.root,
-  };
+  const env = { ...getDefaultEnvironment(), ...spec.env };
+  // Without util-linux (not Linux), the server still stops when its stdin closes, as most do.
+  if (!hasSetpriv()) return { command, args: spec.args, env, cwd: o.root };
+  return { command: 'setpriv', args: ['--pdeathsig', 'KILL', '--', command, ...spec.args], env, cwd: o.root };
+}
+
+let setprivFound: boolean | undefined;
+function hasSetpriv(): boolean {
+  setprivFound ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+  return setprivFound;
 }
 
 function httpTransport(spec: McpServerSpec): Transport {
