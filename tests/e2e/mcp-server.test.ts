@@ -44,7 +44,7 @@ async function stdioClient(repo: string): Promise<Client> {
 }
 
 describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () => {
-  it('runs the happy scenario to the end over stdio, streams progress, serves the wiki and verifies the ledger', async () => {
+  it('runs the happy scenario to the end over stdio, streams progress, serves the wiki, verifies the ledger; a departing client aborts its runs', async () => {
     const repo = makeRepo();
     const client = await stdioClient(repo);
     const tools = (await client.listTools()).tools.map((t) => t.name).sort();
@@ -88,6 +88,15 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     const badModel = await call(client, 'acia_run', { goal: 'x', model: 'scripted:no-such-script.json' });
     expect(badModel.isError).toBe(true);
     expect(badModel.structuredContent).toMatchObject({ code: 'FILE_NOT_FOUND', exitCode: 2 });
+
+    // A client that goes away stops the runs it started: recorded as aborted, resumable.
+    const second = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'parallel', 'script.json')}`, testCommand: 'node --test test/' });
+    const secondId = (second.structuredContent as { runId: string }).runId;
+    await client.close();
+    const until = Date.now() + 30_000;
+    const last = () => ledgerOf(repo, secondId).at(-1)!;
+    while (Date.now() < until && last().type !== 'RUN_COMPLETED') await new Promise((r) => setTimeout(r, 200));
+    expect(last().data).toMatchObject({ reason: 'aborted' });
   }, 120_000);
 
   it('answers an escalation through acia_answer over HTTP on 127.0.0.1; acia_run returns before the run ends', async () => {
