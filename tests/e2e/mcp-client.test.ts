@@ -148,6 +148,9 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
     expect(requestOf('pm').system).toMatch(/mcp__fs__write_file \(dev, qa\)/);
     expect(JSON.stringify(requestOf('dev:t1').messages[0])).toContain('Use these MCP tools for this task: mcp__fs__write_file');
 
+    expect(acia(['verify', runId], { cwd: repo }).code).toBe(0);
+    expect(acia(['show', runId], { cwd: repo }).stdout).toMatch(/MCP servers: fs \(\d+ tools\), .*silent FAILED: /);
+
     // Replay with no MCP server configured: the recorded catalog and results are enough.
     const empty = userConfig({});
     const replay = acia(['replay', runId, '--repo', repo], { env: { XDG_CONFIG_HOME: empty } });
