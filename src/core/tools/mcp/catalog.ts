@@ -33,6 +33,11 @@ export const McpCatalog = z.object({ servers: z.array(CatalogServer) });
 export type McpCatalog = z.infer<typeof McpCatalog>;
 
 const MAX_NAME = 64;
+const MAX_DESCRIPTION = 1024;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
 
 /** `mcp__<server>__<tool>` with characters the model APIs refuse replaced, shortened with a hash when long. */
 export function exposedName(server: string, tool: string): string {
@@ -58,7 +63,8 @@ export function catalogTools(spec: McpServerSpec, listed: readonly McpToolDef[])
     out.push({
       name: exposedName(spec.name, t.name),
       remoteName: t.name,
-      description: `${t.description ?? t.title ?? t.name} (MCP server ${spec.name})`,
+      // Every description goes into every request of every agent that has the tool: keep it bounded.
+      description: `${clip(t.description ?? t.title ?? t.name, MAX_DESCRIPTION)} (MCP server ${spec.name})`,
       inputSchema: schema,
       readOnly,
       roles,
