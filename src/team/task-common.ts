@@ -164,6 +164,7 @@ export interface TaskAgentOptions<O> {
  * the caller may retry; stop errors propagate.
  */
 export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): Promise<AgentOutcome<O>> {
+  ctx.deps.mcp?.prewarm(o.root, o.def.role);
   try {
     return await runAgent({
       llm: ctx.deps.llm,

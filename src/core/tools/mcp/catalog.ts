@@ -79,6 +79,8 @@ export interface McpToolSource {
   open(runRoot: string): Promise<McpCatalog>;
   /** The tools of the last opened catalog that `role` may use. */
   toolsFor(role: AgentRoleName): Tool[];
+  /** An agent session in `root` starts: servers with tools for `role` may start now, while the model thinks. */
+  prewarm(root: string, role: AgentRoleName): void;
   /** An agent session in `root` ended: its server instances may stop (a later session starts them again). */
   release(root: string): Promise<void>;
   close(): Promise<void>;

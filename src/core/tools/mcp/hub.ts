@@ -23,7 +23,7 @@ export class McpHub implements McpToolSource {
   private readonly conns = new Map<string, Promise<McpConnection>>();
   private readonly restarts = new Map<string, number>();
   private readonly byName: Map<string, McpServerSpec>;
-  private tools: { tool: Tool; roles: readonly string[] }[] = [];
+  private tools: { tool: Tool; roles: readonly string[]; server: string }[] = [];
 
   constructor(
     readonly servers: readonly McpServerSpec[],
@@ -34,7 +34,7 @@ export class McpHub implements McpToolSource {
 
   async open(runRoot: string): Promise<McpCatalog> {
     const servers = await Promise.all(this.servers.map((spec) => this.describe(spec, runRoot)));
-    this.tools = servers.flatMap((s) => s.tools.map((t) => ({ tool: mcpTool(s.name, t, (...a) => this.invoke(...a)), roles: t.roles })));
+    this.tools = servers.flatMap((s) => s.tools.map((t) => ({ tool: mcpTool(s.name, t, (...a) => this.invoke(...a)), roles: t.roles, server: s.name })));
     return { servers };
   }
 
@@ -52,6 +52,14 @@ export class McpHub implements McpToolSource {
       const message = errorMessage(e);
       this.o.warn(message.startsWith('MCP server') ? message : `MCP server ${spec.name}: ${message}`);
       return { ...base, error: message, tools: [] };
+    }
+  }
+
+  prewarm(root: string, role: AgentRoleName): void {
+    const wanted = new Set(this.tools.filter((t) => t.roles.includes(role)).map((t) => t.server));
+    for (const spec of this.servers) {
+      // A failed start is reported by the call that needs the server, which tries again.
+      if (wanted.has(spec.name)) this.connection(spec, root).catch(() => undefined);
     }
   }
 

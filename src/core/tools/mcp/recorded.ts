@@ -27,6 +27,10 @@ export class RecordedMcp implements McpToolSource {
     return this.tools.filter((t) => t.roles.includes(role)).map((t) => t.tool);
   }
 
+  prewarm(): void {
+    // Nothing starts during a replay.
+  }
+
   release(): Promise<void> {
     return Promise.resolve();
   }
