@@ -51,7 +51,8 @@ export async function mcpServeCommand(flags: McpServeFlags): Promise<number> {
   const { serveMcp } = await import('../serve/mcp-serve.js');
   const port = flags.http === undefined ? undefined : Number(flags.http);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new AciaError('USAGE', `--http expects a port number, got "${flags.http}"`);
-  await serveMcp({ repo: resolve(flags.repo), env: process.env, version: readVersion(), ...(port === undefined ? {} : { httpPort: port }) });
+  const token = process.env.ACIA_MCP_TOKEN;
+  await serveMcp({ repo: resolve(flags.repo), env: process.env, version: readVersion(), ...(port === undefined ? {} : { httpPort: port }), ...(token ? { httpToken: token } : {}) });
   return EXIT.OK;
 }
 

@@ -1,6 +1,6 @@
 // `acia mcp`: serves the team over stdio (one client), or over streamable HTTP on 127.0.0.1 (one MCP
 // session per client, all sharing the runs). Stops the runs it started when it is stopped.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -16,6 +16,8 @@ export interface ServeOptions {
   httpPort?: number;
   /** Where the listening address and warnings go (never stdout: in stdio mode that is the protocol). */
   log?: (line: string) => void;
+  /** The bearer token HTTP clients must send; generated (and printed) when not given. */
+  httpToken?: string;
 }
 
 export async function serveMcp(o: ServeOptions): Promise<void> {
@@ -39,11 +41,14 @@ export async function serveMcp(o: ServeOptions): Promise<void> {
     await stop();
     return;
   }
-  await serveHttp(o.httpPort, service, o.version, log);
+  const token = o.httpToken ?? randomBytes(24).toString('base64url');
+  await serveHttp(o.httpPort, service, o.version, log, token);
+  if (o.httpToken === undefined) log(`clients send the header "Authorization: Bearer ${token}" (set ACIA_MCP_TOKEN to choose it)`);
   await new Promise<void>(() => undefined);
 }
 
-async function serveHttp(port: number, service: RunsService, version: string, log: (line: string) => void): Promise<void> {
+async function serveHttp(port: number, service: RunsService, version: string, log: (line: string) => void, token: string): Promise<void> {
+  const expected = Buffer.from(`Bearer ${token}`);
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer((req, res) => {
     void handle(req, res).catch((e: unknown) => {
@@ -53,6 +58,12 @@ async function serveHttp(port: number, service: RunsService, version: string, lo
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (!(req.url ?? '').startsWith('/mcp')) {
       res.writeHead(404).end('acia mcp serves /mcp\n');
+      return;
+    }
+    // Any local user or process can reach 127.0.0.1; driving the team (your keys, your repos) needs the token.
+    const given = Buffer.from(req.headers.authorization ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'missing or wrong bearer token' }, id: null }));
       return;
     }
     const id = req.headers['mcp-session-id'];

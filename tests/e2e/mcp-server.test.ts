@@ -101,7 +101,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
 
   it('answers an escalation through acia_answer over HTTP on 127.0.0.1; acia_run returns before the run ends', async () => {
     const repo = makeRepo();
-    const server: ChildProcess = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--repo', repo], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    const server: ChildProcess = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--repo', repo], { env: { ...env(), ACIA_MCP_TOKEN: 'test-token' }, stdio: ['ignore', 'ignore', 'pipe'] });
     cleanup.push(async () => {
       server.kill('SIGTERM');
       await new Promise((r) => server.once('exit', r));
@@ -115,8 +115,11 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
       });
       server.once('exit', () => reject(new Error(`acia mcp exited: ${err}`)));
     });
+    // Without the bearer token, nothing: 127.0.0.1 is reachable by every local user.
+    const anonymous = new Client({ name: 'anonymous', version: '1' });
+    await expect(anonymous.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toThrow(/401|bearer/i);
     const client = new Client({ name: 'acia-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer test-token' } } }));
     cleanup.unshift(() => client.close());
 
     const started = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'escalate', 'script.json')}`, testCommand: 'node --test test/', maxIterations: 1 });
@@ -146,8 +149,8 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     // ACIA's own MCP client over streamable HTTP, pointed at this server: it lists the team's tools.
     const xdg = tempDir('mcp-serve-client');
     mkdirSync(join(xdg, 'acia'));
-    writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ mcpServers: { team: { type: 'http', url } } }));
-    const list = acia(['mcp', 'list'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg } });
+    writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ mcpServers: { team: { type: 'http', url, headers: { Authorization: 'Bearer ${TEAM_TOKEN}' } } } }));
+    const list = acia(['mcp', 'list'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg, TEAM_TOKEN: 'test-token' } });
     expect(list.stdout, list.stderr).toMatch(/^team {2}\(.*; http\) {2}starts, 6 tool\(s\)$/m);
     expect(list.stdout).toMatch(/^ {2}mcp__team__acia_status \[read-only\] {2}agents: pm, dev, qa/m);
   }, 120_000);
