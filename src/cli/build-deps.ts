@@ -26,6 +26,7 @@ import { readVersion } from './version.js';
 import { userConfigPath } from '../core/config/load.js';
 import { loadMcpServers, type TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
+import { repoMcpTrust } from './mcp-trust.js';
 
 export interface BuildDepsOptions {
   repo: string;
@@ -39,7 +40,7 @@ export interface BuildDepsOptions {
   anthropic?: { baseURL: string; apiKey: string };
   /** The demo may run unsandboxed (with a warning) where bubblewrap is missing. */
   allowSandboxFallback?: boolean;
-  /** Whether the repository's .mcp.json is trusted as it is now; not trusted when absent. */
+  /** Whether the repository's .mcp.json is trusted as it is now (default: src/cli/mcp-trust.ts). */
   isMcpJsonTrusted?: TrustPredicate;
 }
 
@@ -121,7 +122,7 @@ function mcpHub(o: BuildDepsOptions, mode: 'bwrap' | 'off'): McpHub | null {
   const set = loadMcpServers({
     repo: o.repo,
     user: { servers: o.config.mcpServers, file: userConfigPath(o.env) },
-    ...(o.isMcpJsonTrusted ? { isTrusted: o.isMcpJsonTrusted } : {}),
+    isTrusted: o.isMcpJsonTrusted ?? repoMcpTrust,
   });
   for (const b of set.blocked) o.warn(`MCP server ${b.name} from ${b.source} not started: ${b.reason}`);
   if (set.servers.length === 0) return null;
