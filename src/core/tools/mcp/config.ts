@@ -1,6 +1,6 @@
 // Which MCP servers a run may use: `mcpServers` from the user's config and, only once the user has
 // trusted it, the repository's `.mcp.json` (Claude Code's format). `${VAR}` expands when a server starts.
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AciaError } from '../../errors.js';
@@ -74,8 +74,8 @@ export interface McpServerSet {
   blocked: BlockedServer[];
 }
 
-/** Tells whether the user trusted this repository file with exactly this content (`acia trust`). */
-export type TrustPredicate = (file: string, content: string) => boolean;
+/** Tells whether the user trusted this repository file with exactly these bytes (`acia trust`). */
+export type TrustPredicate = (file: string, content: Buffer) => boolean;
 export const notTrusted: TrustPredicate = () => false;
 
 export interface LoadMcpOptions {
@@ -99,11 +99,14 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
   if (o.repo !== null) {
     const file = join(o.repo, '.mcp.json');
     const content = readIfExists(file);
-    if (content !== null) {
+    if (content === 'link') {
+      blocked.push({ name: '*', source: file, reason: 'it is a symbolic link; ACIA reads only a regular .mcp.json' });
+    } else if (content !== null) {
+      // The bytes checked for trust are the bytes parsed: no second read a swap could slip between.
       const trusted = (o.isTrusted ?? notTrusted)(file, content);
       let parsed: Record<string, z.infer<typeof RepoMcpServer>>;
       try {
-        parsed = parseMcpJson(file, content);
+        parsed = parseMcpJson(file, content.toString('utf8'));
       } catch (e) {
         // An untrusted file is never used, so its mistakes are not the user's problem yet.
         if (trusted) throw e;
@@ -167,9 +170,10 @@ function parseMcpJson(file: string, content: string): Record<string, z.infer<typ
   return parsed.data.mcpServers;
 }
 
-function readIfExists(file: string): string | null {
+function readIfExists(file: string): Buffer | 'link' | null {
   try {
-    return readFileSync(file, 'utf8');
+    if (lstatSync(file).isSymbolicLink()) return 'link';
+    return readFileSync(file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new AciaError('CONFIG_INVALID', `cannot read ${file}: ${(e as Error).message}`);

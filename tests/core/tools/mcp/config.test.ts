@@ -1,6 +1,6 @@
 // MCP configuration: where servers come from, the trust gate on the repository's .mcp.json, ${VAR}
 // expansion, names agents see, and which role gets which tool.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,7 +42,7 @@ describe('MCP server configuration', () => {
     const repo = repoWith(claudeStyle);
     const seen: [string, string][] = [];
     const trusted: TrustPredicate = (file, content) => {
-      seen.push([file, content]);
+      seen.push([file, content.toString('utf8')]);
       return true;
     };
     const set = loadMcpServers({ repo, user: null, isTrusted: trusted });
@@ -58,6 +58,15 @@ describe('MCP server configuration', () => {
     const github = set.servers.filter((s) => s.name === 'github');
     expect(github).toHaveLength(1);
     expect(github[0]).toMatchObject({ command: 'my-gh', sandbox: false, source: '/home/u/.config/acia/config.json' });
+  });
+
+  it('does not follow a symbolic link at .mcp.json', () => {
+    const elsewhere = repoWith(claudeStyle);
+    const repo = repoWith(undefined);
+    symlinkSync(join(elsewhere, '.mcp.json'), join(repo, '.mcp.json'));
+    const set = loadMcpServers({ repo, user: null, isTrusted: () => true });
+    expect(set.servers).toEqual([]);
+    expect(set.blocked[0]!.reason).toMatch(/symbolic link/);
   });
 
   it('reports an invalid trusted .mcp.json in one line, and only lists an invalid untrusted one', () => {
