@@ -47,7 +47,7 @@ export function sandboxChoice(config: Config): SandboxChoice {
 }
 
 export async function mcpServeCommand(flags: McpServeFlags): Promise<number> {
-  const { serveMcp } = await import('../serve/mcp-serve.js');
+  const { serveMcp } = await import('../serve/mcp/serve.js');
   const port = flags.http === undefined ? undefined : Number(flags.http);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new AciaError('USAGE', `--http expects a port number, got "${flags.http}"`);
   const token = process.env.ACIA_MCP_TOKEN;

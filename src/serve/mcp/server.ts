@@ -4,9 +4,9 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { errorMessage, isAciaError } from '../core/errors.js';
-import type { RunResult } from '../team/team.js';
-import { exitCodeFor } from '../index.js';
+import { errorMessage, isAciaError } from '../../core/errors.js';
+import type { RunResult } from '../../team/team.js';
+import { exitCodeFor } from '../../index.js';
 import type { RunEvent, RunsService } from './runs-service.js';
 
 type Extra = {

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createAciaMcpServer } from './mcp-server.js';
+import { createAciaMcpServer } from './server.js';
 import { RunsService } from './runs-service.js';
 
 export interface ServeOptions {

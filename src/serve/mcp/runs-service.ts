@@ -2,19 +2,19 @@
 // (this process), report status, list, show and verify runs. It uses the library API, like the CLI.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { LedgerEntry, PlanSet } from '../core/acm/contracts.js';
-import { systemClock } from '../core/acm/ids.js';
-import { loadConfig } from '../core/config/load.js';
-import { AciaError } from '../core/errors.js';
-import { readLedgerEntries } from '../core/ledger/line-reader.js';
-import { listRuns } from '../core/ledger/manifest.js';
-import { verifyRun, type RunVerification } from '../core/ledger/verify.js';
-import { noHuman } from '../team/deps.js';
-import { Git, repoRoot, requireCommit } from '../team/git.js';
-import { foldRun, openEscalation } from '../team/run-state.js';
-import { latestUnfinishedRun, resumeRun, startRun, type RunResult } from '../team/team.js';
+import type { LedgerEntry, PlanSet } from '../../core/acm/contracts.js';
+import { systemClock } from '../../core/acm/ids.js';
+import { loadConfig } from '../../core/config/load.js';
+import { AciaError } from '../../core/errors.js';
+import { readLedgerEntries } from '../../core/ledger/line-reader.js';
+import { listRuns } from '../../core/ledger/manifest.js';
+import { verifyRun, type RunVerification } from '../../core/ledger/verify.js';
+import { noHuman } from '../../team/deps.js';
+import { Git, repoRoot, requireCommit } from '../../team/git.js';
+import { foldRun, openEscalation } from '../../team/run-state.js';
+import { latestUnfinishedRun, resumeRun, startRun, type RunResult } from '../../team/team.js';
 // The library API's run assembly (what `acia run` uses too); never the CLI's commands.
-import { buildDeps, describeEntry, preflightModel } from '../index.js';
+import { buildDeps, describeEntry, preflightModel } from '../../index.js';
 
 export interface RunOptions {
   goal: string;
