@@ -12,6 +12,7 @@ import { ledgerBench, resumeBench } from './ledger.mjs';
 import { sandboxOverhead } from './sandbox.mjs';
 import { coldStart } from './cold-start.mjs';
 import { chaosFigures } from './chaos.mjs';
+import { mcpOverhead } from './mcp.mjs';
 import { bestOfOverhead } from './best-of.mjs';
 
 const args = process.argv.slice(2);
@@ -70,6 +71,22 @@ async function sandboxFigure() {
   };
 }
 
+async function mcpFigure() {
+  const m = await mcpOverhead(quick ? 100 : 300);
+  if (m.unavailable) return { mcp_call_overhead_ms: { value: null, unit: 'ms', how: `not measured: ${m.unavailable}`, goal: '<= 5', met: null } };
+  log(`  built-in read_file ${m.medianBuiltinMs} ms, MCP read_text_file ${m.medianMcpMs} ms`);
+  return {
+    mcp_call_overhead_ms: {
+      value: m.medianOverheadMs,
+      unit: 'ms',
+      how: `median callTool(mcp__fs__read_text_file) (server-filesystem over stdio, started, ${m.sandbox === 'bwrap' ? 'sandboxed' : 'unsandboxed'}) minus median callTool(read_file) on the same file, ${m.runs} interleaved calls (bench/mcp.mjs)`,
+      goal: '<= 5',
+      met: m.medianOverheadMs <= 5,
+      detail: { medianBuiltinMs: m.medianBuiltinMs, medianMcpMs: m.medianMcpMs },
+    },
+  };
+}
+
 const results = {};
 let fsyncMs = null;
 const benches = [
@@ -80,6 +97,7 @@ const benches = [
   }],
   ['sandbox', sandboxFigure],
   ['cold-start', () => coldStart({ runs: quick ? 7 : 15, log })],
+  ['mcp', mcpFigure],
   ['in-process', () => inProcessFigures({ log })],
   ['orchestrator', () => orchestratorOverhead({ runs: quick ? 1 : 3, fsyncMs, log })],
   ['rss', () => peakRss({ log })],

@@ -59,7 +59,13 @@ export { startRun, resumeRun, type RunResult, type StartOptions, type ResumeOpti
 export type { TeamDeps, Escalator, EscalationQuestion, HumanAnswer, TeamEvent } from './team/deps.js';
 export { foldRun, type RunState } from './team/run-state.js';
 export { replayRun, type ReplayReport } from './team/replay.js';
-export { buildDeps, type BuildDepsOptions } from './cli/build-deps.js';
+export { buildDeps, preflightModel, type BuildDepsOptions } from './cli/build-deps.js';
+export { describeEntry } from './cli/describe.js';
+export { exitCodeFor, EXIT } from './cli/exit-codes.js';
+export { loadConfig, userConfigPath, type LoadedConfig } from './core/config/load.js';
+export { loadMcpServers, expandVars, notTrusted, type McpServerSpec, type McpServerSet, type TrustPredicate } from './core/tools/mcp/config.js';
+export { McpHub } from './core/tools/mcp/hub.js';
+export type { McpCatalog, McpToolSource } from './core/tools/mcp/catalog.js';
 // acia eval: task sets, grading, reports, and the chaos trials.
 export { loadInstances, goalOf, EvalInstance, type LoadedInstance } from './eval/instances.js';
 export { runEval, instanceModelSpec, modelNameOf, type EvalOptions, type EvalProgress, type EvalSummary } from './eval/run-eval.js';

@@ -25,6 +25,10 @@ import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
 import type { Escalator, TeamDeps, TeamEvent } from '../team/deps.js';
 import { readVersion } from './version.js';
+import { userConfigPath } from '../core/config/load.js';
+import { loadMcpServers, type TrustPredicate } from '../core/tools/mcp/config.js';
+import { McpHub } from '../core/tools/mcp/hub.js';
+import { repoMcpTrust } from './mcp-trust.js';
 
 export interface BuildDepsOptions {
   repo: string;
@@ -38,6 +42,8 @@ export interface BuildDepsOptions {
   anthropic?: { baseURL: string; apiKey: string };
   /** The demo may run unsandboxed (with a warning) where bubblewrap is missing. */
   allowSandboxFallback?: boolean;
+  /** Whether the repository's .mcp.json is trusted as it is now (default: src/cli/mcp-trust.ts). */
+  isMcpJsonTrusted?: TrustPredicate;
 }
 
 export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
@@ -62,9 +68,11 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       return (await made).complete(request, options);
     },
   };
-  const runnerFor = chooseRunner(o);
+  const { runnerFor, mode } = chooseRunner(o);
+  const mcp = mcpHub(o, mode);
   return {
     ...staticDeps(o.config, o.warn),
+    ...(mcp ? { mcp } : {}),
     llm: client,
     model,
     modelSpec: o.config.model,
@@ -115,8 +123,20 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
   };
 }
 
+/** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no hub. */
+function mcpHub(o: BuildDepsOptions, mode: 'bwrap' | 'off'): McpHub | null {
+  const set = loadMcpServers({
+    repo: o.repo,
+    user: { servers: o.config.mcpServers, file: userConfigPath(o.env) },
+    isTrusted: o.isMcpJsonTrusted ?? repoMcpTrust,
+  });
+  for (const b of set.blocked) o.warn(`MCP server ${b.name} from ${b.source} not started: ${b.reason}`);
+  if (set.servers.length === 0) return null;
+  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion() });
+}
+
 /** Decides the sandbox once, then hands out one runner per worktree. */
-function chooseRunner(o: BuildDepsOptions): (root: string) => CommandRunner {
+function chooseRunner(o: BuildDepsOptions): { runnerFor: (root: string) => CommandRunner; mode: 'bwrap' | 'off' } {
   let mode: 'bwrap' | 'off' = 'bwrap';
   if (o.config.sandbox === 'off') {
     o.warn('the sandbox is off: agent commands run with your permissions, files and network');
@@ -135,7 +155,7 @@ function chooseRunner(o: BuildDepsOptions): (root: string) => CommandRunner {
     }
   }
   const runners = new Map<string, CommandRunner>();
-  return (root) => {
+  const runnerFor = (root: string): CommandRunner => {
     let r = runners.get(root);
     if (!r) {
       r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env });
@@ -143,6 +163,7 @@ function chooseRunner(o: BuildDepsOptions): (root: string) => CommandRunner {
     }
     return r;
   };
+  return { runnerFor, mode };
 }
 
 /** One clear line before any work starts when the chosen model cannot be reached. */

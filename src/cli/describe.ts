@@ -52,6 +52,10 @@ export function describeEntry(e: LedgerEntry): string {
     }
     case 'CHECKPOINT':
       return `checkpoint ${s(d.taskId)} ${s(d.commit).slice(0, 10)} (${(d.files as string[]).length} files)`;
+    case 'MCP_TOOLS': {
+      const servers = d.servers as { name: string; error: string | null; tools: number }[];
+      return `MCP servers: ${servers.map((x) => (x.error === null ? `${x.name} (${x.tools} tools)` : `${x.name} FAILED: ${x.error}`)).join(', ') || 'none'}`;
+    }
     case 'MERGE':
       return d.conflict ? `merge of ${s(d.taskId)} CONFLICTS in ${(d.files as string[]).join(', ')}` : `merged ${s(d.taskId)} into ${s(d.into)}`;
     case 'CANDIDATES_JUDGED':

@@ -29,6 +29,8 @@ export type ErrorCode =
   | 'RUN_NOT_FOUND'
   | 'BUDGET_EXCEEDED'
   | 'ABORTED'
+  | 'MCP_SERVER_FAILED'
+  | 'MCP_CALL_FAILED'
   | 'INTERNAL';
 
 export class AciaError extends Error {

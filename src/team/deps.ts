@@ -8,6 +8,7 @@ import type { RunLedger } from '../core/ledger/types.js';
 import type { LlmClient, LlmRequest, LlmToolSpec, Usage } from '../core/llm/types.js';
 import type { PolicyEngine } from '../core/policy/policy.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
+import type { McpToolSource } from '../core/tools/mcp/catalog.js';
 import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/events.js';
 import type { GuardEvaluator } from './scheduler.js';
 import type { CallTool } from './toolbox.js';
@@ -46,6 +47,8 @@ export interface TeamDeps {
   runnerFor: (root: string) => CommandRunner;
   fs: typeof NodeFs;
   tools: readonly Tool[];
+  /** MCP servers' tools for this run (absent: none); replay passes the recorded catalog. */
+  mcp?: McpToolSource;
   toSpec: (tool: Tool) => LlmToolSpec;
   callTool: CallTool;
   openLedger: (runDir: string, runId: string, opts: { create: boolean }) => Promise<RunLedger>;

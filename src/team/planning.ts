@@ -56,7 +56,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
   const capVersion = ctx.deps.capabilityMap.version;
   const capabilities = ctx.deps.capabilityMap.capabilities
     .map((c) => `- ${c.name} (${c.actor}): ${c.description}`)
-    .join('\n');
+    .join('\n') + mcpCapabilities(ctx);
   let attempt = ctx.state.planAttempts;
   let accepted: PlanSet | null = null;
 
@@ -70,7 +70,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     check: async (out) => {
       attempt++;
       const planSet = toPlanSet(out, goal, contextRef, capVersion);
-      const problems = ctx.deps.validatePlanSet(planSet);
+      const problems = [...ctx.deps.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
       await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
       return problems.map((p) => `${p.path}: ${p.message}`);
@@ -111,7 +111,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     contextRef,
     plans: saved.plans.map((p) => ({ ...p, goalId: goal.id, contextRef })),
   };
-  const problems = ctx.deps.validatePlanSet(planSet);
+  const problems = [...ctx.deps.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
   await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt: ctx.state.planAttempts + 1, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
@@ -126,4 +126,40 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     alternatives: planSet.plans.filter((p) => p.id !== chosen.id).map((p) => p.id),
   });
   return { kind: 'planned' };
+}
+
+/** The run's MCP tools as the PM sees them in its capability list: what a dev or qa task may be told to use. */
+function mcpCapabilities(ctx: RunContext): string {
+  const mcp = ctx.deps.mcp;
+  if (!mcp) return '';
+  const roles = new Map<string, { description: string; roles: string[] }>();
+  for (const role of ['dev', 'qa'] as const) {
+    for (const t of mcp.toolsFor(role)) {
+      const seen = roles.get(t.name) ?? { description: t.description, roles: [] };
+      seen.roles.push(role);
+      roles.set(t.name, seen);
+    }
+  }
+  if (roles.size === 0) return '';
+  const lines = [...roles].map(([name, t]) => `  - ${name} (${t.roles.join(', ')}): ${t.description}`);
+  return `\n\nMCP tools from the user's servers. A dev.* or qa.write_tests task may name the ones its agent should use in input.tools:\n${lines.join('\n')}`;
+}
+
+/** A task that names an MCP tool its agent will not have is a plan problem the PM can fix. */
+function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  planSet.plans.forEach((plan, p) =>
+    plan.tasks.forEach((task, t) => {
+      const tools = (task.input as { tools?: unknown }).tools;
+      if (!Array.isArray(tools)) return;
+      const role = task.capability.startsWith('qa.') ? 'qa' : 'dev';
+      const have = new Set((ctx.deps.mcp?.toolsFor(role) ?? []).map((x) => x.name));
+      tools.forEach((name, i) => {
+        if (typeof name === 'string' && !have.has(name)) {
+          out.push({ path: `$.plans[${p}].tasks[${t}].input.tools[${i}]`, message: `${name} is not an MCP tool a ${role} agent has in this run${have.size > 0 ? ` (it has: ${[...have].slice(0, 8).join(', ')}${have.size > 8 ? ', ...' : ''})` : ' (no MCP servers are configured)'}` });
+        }
+      });
+    }),
+  );
+  return out;
 }

@@ -1,7 +1,7 @@
 // Serves a recorded run back to the team: model responses by request hash, tool results and git
 // outcomes in the order each task met them, and the human's answers in order.
 import { basename } from 'node:path';
-import { contentAddress } from '../core/acm/canonical-json.js';
+import { canonicalJson, contentAddress } from '../core/acm/canonical-json.js';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import { AciaError } from '../core/errors.js';
 import type { EventDataOf } from '../core/ledger/events.js';
@@ -51,10 +51,19 @@ export function replayCallTool(entries: readonly LedgerEntry[], toolNames: Reado
     q.push(e);
     queues.set(key, q);
   }
-  return async (tool: Tool, _input: unknown, ctx: ToolContext): Promise<ToolResult> => {
+  // Read-only calls of one turn run concurrently and finish in any order: a call is served the first
+  // recorded result of the same tool with the same input, wherever it sits in the task's queue.
+  const inputs = new Map<string, string>();
+  for (const e of entries) {
+    if (e.type === 'TOOL_CALL') inputs.set((e.data as EventDataOf<'TOOL_CALL'>).toolUseId, canonicalJson((e.data as EventDataOf<'TOOL_CALL'>).input ?? null));
+  }
+  return async (tool: Tool, input: unknown, ctx: ToolContext): Promise<ToolResult> => {
     const dir = basename(ctx.root);
     const key = dir === '@run' ? 'plan' : dir;
-    const next = queues.get(key)?.shift();
+    const queue = queues.get(key);
+    const wanted = canonicalJson(input ?? null);
+    const at = queue?.findIndex((e) => e.type === 'TOOL_RESULT' && (e.data as EventDataOf<'TOOL_RESULT'>).name === tool.name && inputs.get((e.data as EventDataOf<'TOOL_RESULT'>).toolUseId) === wanted) ?? -1;
+    const next = at > 0 ? queue!.splice(at, 1)[0] : queue?.shift();
     if (!next) throw new AciaError('REPLAY_DIVERGED', `replay: task ${key} called ${tool.name} more often than recorded`);
     if (next.type === 'TOOL_RESULT') {
       const d = next.data as EventDataOf<'TOOL_RESULT'>;

@@ -11,6 +11,8 @@ import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
+import { McpCatalog } from '../core/tools/mcp/catalog.js';
+import { RecordedMcp } from '../core/tools/mcp/recorded.js';
 import type { TeamDeps } from './deps.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { rerunRecorded } from './team.js';
@@ -68,8 +70,16 @@ export async function replayRun(
     },
     write: () => Promise.resolve(),
   };
+  // MCP tools as the run saw them, from its recorded catalogs: no server starts during a replay.
+  const catalogs: McpCatalog[] = [];
+  for (const e of recorded) {
+    if (e.type === 'MCP_TOOLS') catalogs.push(McpCatalog.parse(JSON.parse((await getBlob((e.data as EventDataOf<'MCP_TOOLS'>).catalogRef)).toString('utf8'))));
+  }
+  const mcpNames = catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)));
+  const { mcp: _live, ...baseWithoutMcp } = base;
   const deps: TeamDeps = {
-    ...base,
+    ...baseWithoutMcp,
+    ...(catalogs.length > 0 ? { mcp: new RecordedMcp(catalogs) } : {}),
     config: {
       ...base.config,
       ...(typeof packet?.facts.testCommand === 'string' ? { testCommand: packet.facts.testCommand } : {}),
@@ -82,7 +92,7 @@ export async function replayRun(
     model: sentModel ?? modelIdOf(started.model),
     modelSpec: started.model,
     llm: new ReplayLlm(recorded, getBlob),
-    callTool: replayCallTool(recorded, new Set(base.tools.map((t) => t.name)), getBlob),
+    callTool: replayCallTool(recorded, new Set([...base.tools.map((t) => t.name), ...mcpNames]), getBlob),
     escalator: replayEscalator(recorded),
     openLedger: () => Promise.resolve(ledger),
     writeManifest: () => Promise.resolve(),
@@ -144,7 +154,19 @@ function byActor(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
     list.push(e);
     m.set(key, list);
   }
+  for (const list of m.values()) sortConcurrentResults(list);
   return m;
+}
+
+/** Results of calls that ran concurrently land in completion order: compare them in call order. */
+function sortConcurrentResults(list: LedgerEntry[]): void {
+  const useId = (e: LedgerEntry) => (e.data as { toolUseId?: string }).toolUseId ?? '';
+  for (let i = 0; i < list.length; ) {
+    let j = i;
+    while (j < list.length && list[j]!.type === 'TOOL_RESULT') j++;
+    if (j - i > 1) list.splice(i, j - i, ...list.slice(i, j).sort((a, b) => (useId(a) < useId(b) ? -1 : useId(a) > useId(b) ? 1 : 0)));
+    i = Math.max(j, i + 1);
+  }
 }
 
 /** Wall-clock facts (durations) are not decisions; everything else must match exactly. */

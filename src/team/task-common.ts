@@ -31,6 +31,7 @@ export function toolContext(ctx: RunContext, root: string): ToolContext {
     ...(ctx.deps.config.setup === undefined ? {} : { setupCommand: ctx.deps.config.setup }),
     commandTimeoutS: ctx.deps.config.commandTimeoutS,
     ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
+    ...(ctx.deps.config.budget.maxMinutes === undefined ? {} : { deadlineMs: ctx.sessionStartMs + ctx.deps.config.budget.maxMinutes * 60_000 }),
   };
 }
 
@@ -38,15 +39,21 @@ export function toolsFor(ctx: RunContext, names: readonly string[]) {
   return ctx.deps.tools.filter((t) => names.includes(t.name));
 }
 
+/** A role's built-in tools by name, then the MCP tools its servers' settings give that role. */
+function agentTools(ctx: RunContext, def: AgentDefinition<unknown>) {
+  return [...toolsFor(ctx, def.tools), ...(ctx.deps.mcp?.toolsFor(def.role) ?? [])];
+}
+
 /** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
 export function taskMessage(ctx: RunContext, spec: TaskSpec, extra: string[]): string {
-  const input = spec.input as { instructions?: unknown; files?: unknown; question?: unknown };
+  const input = spec.input as { instructions?: unknown; files?: unknown; question?: unknown; tools?: unknown };
   const lines = [
     `Goal of the run: ${ctx.state.started?.goal.intent ?? ''}`,
     `Your task: ${spec.id} (${spec.capability})${spec.title ? `: ${spec.title}` : ''}`,
   ];
   if (typeof input.instructions === 'string') lines.push(`Instructions: ${input.instructions}`);
   if (Array.isArray(input.files) && input.files.length > 0) lines.push(`Files: ${input.files.join(', ')}`);
+  if (Array.isArray(input.tools) && input.tools.length > 0) lines.push(`Use these MCP tools for this task: ${input.tools.join(', ')}`);
   if (ctx.testCommand !== null) lines.push(`Test command: ${ctx.testCommand}`);
   lines.push(...extra);
   return lines.join('\n') + renderInstructions(ctx.instructions);
@@ -202,6 +209,7 @@ export interface TaskAgentOptions<O> {
  * the caller may retry; stop errors propagate.
  */
 export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): Promise<AgentOutcome<O>> {
+  ctx.deps.mcp?.prewarm(o.root, o.def.role);
   try {
     return await runAgent({
       llm: ctx.deps.llm,
@@ -211,7 +219,7 @@ export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): 
       task: o.task,
       output: o.def.output,
       toolbox: makeToolbox({
-        tools: toolsFor(ctx, o.def.tools),
+        tools: agentTools(ctx, o.def as AgentDefinition<unknown>),
         toSpec: ctx.deps.toSpec,
         ctx: toolContext(ctx, o.root),
         callTool: ctx.deps.callTool,
@@ -232,6 +240,9 @@ export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): 
   } catch (e) {
     if (isStopError(e)) throw e;
     return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
+  } finally {
+    // A finished session's MCP server instances stop now rather than at the end of a long run.
+    await ctx.deps.mcp?.release(o.root);
   }
 }
 

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Goal, PlanSet } from '../core/acm/contracts.js';
+import { canonicalJson } from '../core/acm/canonical-json.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
@@ -158,6 +159,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   let outcome: DriveOutcome;
   try {
     await ctx.workspace.openRun(base, ctx.state.lastSeq <= 0);
+    await openMcp(ctx);
     const git = new Git(ctx.deps.clock);
     ctx.testCommand ??= detectTestCommand({ fs: ctx.deps.fs, root: ctx.workspace.runWorktree });
     await ensureContext(ctx, gitReader(git, ctx.repo, base), ctx.state.started!.goal);
@@ -172,6 +174,16 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }
   return finish(ctx, outcome);
+}
+
+/** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
+async function openMcp(ctx: RunContext): Promise<void> {
+  if (!ctx.deps.mcp) return;
+  const catalog = await ctx.deps.mcp.open(ctx.workspace.runWorktree);
+  if (catalog.servers.length === 0) return;
+  const catalogRef = await ctx.rec.blob(canonicalJson(catalog));
+  const servers = catalog.servers.map((s) => ({ name: s.name, source: s.source, error: s.error, tools: s.tools.length }));
+  await ctx.rec.record('team', 'MCP_TOOLS', { catalogRef, servers });
 }
 
 function packetRefOf(ctx: RunContext): string {
@@ -210,6 +222,7 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
     });
   } finally {
     // Even when the ledger can no longer be written (a full disk), release its lock and file handle.
+    await ctx.deps.mcp?.close();
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }

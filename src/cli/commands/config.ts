@@ -15,6 +15,8 @@ export function register(program: Command): void {
       const { detectTestCommandWithSource } = await import('../../core/tools/run-tests.js');
       const repo = path.resolve(opts.repo);
       const loaded = loadConfig({ repo, env: process.env, flags: {} });
+      const { mcpServerLines } = await import('../mcp-action.js');
+      const mcp = mcpServerLines(repo, loaded.config);
       // What QA will run and what runs before each agent: configured, or detected from the repository.
       const detected = loaded.config.testCommand === undefined ? detectTestCommandWithSource({ fs, root: repo }) : null;
       const tests =
@@ -25,13 +27,15 @@ export function register(program: Command): void {
             : { command: null, source: 'none configured or detected' };
       const setup = loaded.config.setup !== undefined ? { command: loaded.config.setup, source: `configured: setup, ${loaded.sources.setup ?? 'default'}` } : { command: null, source: 'none configured' };
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, testCommand: tests, setup }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, testCommand: tests, setup, mcpServers: mcp.json }, null, 2)}\n`);
         return;
       }
       const width = Math.max(...Object.keys(loaded.config).map((k) => k.length), 'test command'.length);
       for (const [k, v] of Object.entries(loaded.config)) {
+        if (k === 'mcpServers') continue;
         process.stdout.write(`${k.padEnd(width)}  ${JSON.stringify(v)}  (${loaded.sources[k] ?? 'default'})\n`);
       }
+      for (const line of mcp.lines) process.stdout.write(`${line}\n`);
       process.stdout.write('\n');
       process.stdout.write(`${'test command'.padEnd(width)}  ${tests.command ?? '(none)'}  (${tests.source})\n`);
       process.stdout.write(`${'setup'.padEnd(width)}  ${setup.command ?? '(none)'}  (${setup.source})\n`);

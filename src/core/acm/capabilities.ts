@@ -4,9 +4,13 @@ import type { CapabilityMap } from './contracts.js';
 
 export const ACIA_CAPS_VERSION = 'acia-caps@1';
 
+/** MCP tools (mcp__<server>__<tool>) the plan directs a task's agent to use; checked against the run's servers. */
+const McpToolRefs = z.array(z.string().regex(/^mcp__[A-Za-z0-9_-]+$/, 'an MCP tool name, mcp__<server>__<tool>')).optional();
+
 export const DevTaskInput = z.strictObject({
   instructions: z.string().min(1),
   files: z.array(z.string().min(1)).optional(),
+  tools: McpToolRefs,
 });
 export const QaVerifyInput = z.strictObject({
   instructions: z.string().min(1).optional(),
@@ -15,6 +19,7 @@ export const QaVerifyInput = z.strictObject({
 export const QaWriteTestsInput = z.strictObject({
   instructions: z.string().min(1),
   files: z.array(z.string().min(1)).optional(),
+  tools: McpToolRefs,
 });
 export const HumanApproveInput = z.strictObject({ question: z.string().min(1) });
 export const PmReplanInput = z.strictObject({ reason: z.string().min(1).optional() });

@@ -68,6 +68,12 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   if (opts.repo !== null) {
     const repoFile = join(opts.repo, '.acia', 'config.json');
     const v = readJsonFile(repoFile);
+    if (v !== undefined && 'mcpServers' in v) {
+      // A server runs a program of its choosing, with a sandbox opt-out: never the repository's call here.
+      throw new AciaError('CONFIG_INVALID', `"mcpServers" is not allowed in ${repoFile}`, {
+        hint: 'define MCP servers in your user config, or in the repository\'s .mcp.json (used only once you trust it)',
+      });
+    }
     if (v !== undefined) {
       files.push(repoFile);
       layer(v, () => repoFile, repoFile);

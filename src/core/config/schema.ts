@@ -1,6 +1,7 @@
 // The configuration contract: one strict zod schema shared by .acia/config.json, the user file, env and flags.
 import { z } from 'zod';
 import { isHostRule } from '../sandbox/egress-proxy.js';
+import { UserMcpServers } from '../tools/mcp/config.js';
 
 export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
 
@@ -39,6 +40,8 @@ export const Config = z.strictObject({
   prices: z.record(z.string(), PriceOverride).default({}),
   /** Append the lessons agents propose to .acia/wiki/memory/lessons.md when a session ends. */
   memoryLessons: z.boolean().default(true),
+  /** MCP servers whose tools agents may use; only the user's own config may define them (see .mcp.json). */
+  mcpServers: UserMcpServers.default({}),
   /**
    * Who does Dev tasks: `acia` (ACIA's own Dev agent), a name from `devAgents`, or `acp:<command>`
    * (an ACP agent started with that command line in the task's worktree, inside the sandbox).

@@ -93,6 +93,16 @@ export class BwrapRunner implements CommandRunner {
     return a;
   }
 
+  /**
+   * The argv and environment for a long-lived process in this sandbox (an MCP server): the same profile
+   * as `run`, with the egress proxy when hosts are allowed. The caller spawns it and owns its pipes.
+   */
+  async spawnSpec(command: string, cwd: string): Promise<{ argv: string[]; env: Record<string, string> }> {
+    const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
+    const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);
+    return { argv: this.argv(command, cwd, proxy ?? undefined), env };
+  }
+
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
     const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);

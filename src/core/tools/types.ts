@@ -43,6 +43,8 @@ export interface ToolContext {
   setupCommand?: string;
   commandTimeoutS: number;
   signal?: AbortSignal;
+  /** Epoch ms when the run's time budget ends; calls that wait on others (MCP) stop there. */
+  deadlineMs?: number;
 }
 
 export interface Tool<I = unknown> {

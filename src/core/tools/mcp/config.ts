@@ -1,0 +1,219 @@
+// Which MCP servers a run may use: `mcpServers` from the user's config and, only once the user has
+// trusted it, the repository's `.mcp.json` (Claude Code's format). `${VAR}` expands when a server starts.
+import { lstatSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AciaError } from '../../errors.js';
+import { isHostRule } from '../../sandbox/egress-proxy.js';
+import { isSecretName } from '../../sandbox/env.js';
+
+export type AgentRoleName = 'pm' | 'dev' | 'qa';
+/** What one role sees of a server: nothing, its tools annotated read-only, or all of them. */
+export const RoleAccess = z.enum(['none', 'readOnly', 'all']);
+export type RoleAccess = z.infer<typeof RoleAccess>;
+export const DEFAULT_ACCESS: Record<AgentRoleName, RoleAccess> = { pm: 'readOnly', dev: 'all', qa: 'all' };
+
+const ServerName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'a server name is 1-32 letters, digits, _ or -');
+
+/** The keys both places share; the repository's file may carry only these. */
+const sharedShape = {
+  type: z.enum(['stdio', 'http', 'streamable-http', 'sse']).optional(),
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  url: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+  includeTools: z.array(z.string()).optional(),
+  excludeTools: z.array(z.string()).default([]),
+  agents: z.strictObject({ pm: RoleAccess.optional(), dev: RoleAccess.optional(), qa: RoleAccess.optional() }).default({}),
+  allowedHosts: z.array(z.string().refine(isHostRule, 'expected a host, host:port or *.domain')).default([]),
+  startupTimeoutS: z.number().positive().max(600).optional(),
+  callTimeoutS: z.number().positive().max(3600).optional(),
+};
+
+/** An entry of `mcpServers` in the user's config: the only place that may turn a server's sandbox off. */
+export const UserMcpServer = z.strictObject({ ...sharedShape, sandbox: z.boolean().default(true) });
+export type UserMcpServer = z.infer<typeof UserMcpServer>;
+export const UserMcpServers = z.record(ServerName, UserMcpServer);
+
+/** `.mcp.json` as Claude Code writes it; unknown keys (other tools' settings) are ignored, `sandbox` too. */
+const RepoMcpServer = z.object(sharedShape);
+const McpJson = z.object({ mcpServers: z.record(ServerName, RepoMcpServer).default({}) });
+
+export interface McpServerSpec {
+  name: string;
+  /** Where it was defined: the user config path or the `.mcp.json` path. */
+  source: string;
+  transport: 'stdio' | 'http';
+  command: string | undefined;
+  args: string[];
+  env: Record<string, string>;
+  url: string | undefined;
+  headers: Record<string, string>;
+  includeTools: string[] | undefined;
+  excludeTools: string[];
+  access: Record<AgentRoleName, RoleAccess>;
+  allowedHosts: string[];
+  /** False only when the user's own config says so. */
+  sandbox: boolean;
+  /** Defined by the repository (.mcp.json): its `${VAR}`s may not reach secret-looking variables. */
+  fromRepo: boolean;
+  startupTimeoutMs: number;
+  callTimeoutMs: number | undefined;
+}
+
+/** A repository server the user has not trusted yet: listed, never started. */
+export interface BlockedServer {
+  name: string;
+  source: string;
+  reason: string;
+}
+
+export interface McpServerSet {
+  servers: McpServerSpec[];
+  blocked: BlockedServer[];
+}
+
+/** Tells whether the user trusted this repository file with exactly these bytes (`acia trust`). */
+export type TrustPredicate = (file: string, content: Buffer) => boolean;
+export const notTrusted: TrustPredicate = () => false;
+
+export interface LoadMcpOptions {
+  repo: string | null;
+  /** `mcpServers` from the user's config (already validated), and the file it came from. */
+  user: { servers: Record<string, UserMcpServer>; file: string } | null;
+  isTrusted?: TrustPredicate;
+}
+
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+
+/** The one reader of `.mcp.json`: its servers run only when `isTrusted` says so (default: never). */
+export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
+  const servers: McpServerSpec[] = [];
+  const blocked: BlockedServer[] = [];
+  const taken = new Set<string>();
+  for (const [name, s] of Object.entries(o.user?.servers ?? {})) {
+    servers.push(toSpec(name, o.user!.file, s, s.sandbox, false));
+    taken.add(name);
+  }
+  if (o.repo !== null) {
+    const file = join(o.repo, '.mcp.json');
+    const content = readIfExists(file);
+    if (content === 'link') {
+      blocked.push({ name: '*', source: file, reason: 'it is a symbolic link; ACIA reads only a regular .mcp.json' });
+    } else if (content !== null) {
+      // The bytes checked for trust are the bytes parsed: no second read a swap could slip between.
+      const trusted = (o.isTrusted ?? notTrusted)(file, content);
+      let parsed: Record<string, z.infer<typeof RepoMcpServer>>;
+      try {
+        parsed = parseMcpJson(file, content.toString('utf8'));
+      } catch (e) {
+        // An untrusted file is never used, so its mistakes are not the user's problem yet.
+        if (trusted) throw e;
+        blocked.push({ name: '*', source: file, reason: `not trusted, and not valid: ${(e as Error).message}` });
+        parsed = {};
+      }
+      for (const [name, s] of Object.entries(parsed)) {
+        // The user's own definition of a name wins over the repository's.
+        if (taken.has(name)) continue;
+        if (!trusted) blocked.push({ name, source: file, reason: 'the repository file .mcp.json is not trusted (run `acia trust` after reading it)' });
+        else servers.push(toSpec(name, file, s, true, true));
+      }
+    }
+  }
+  return { servers, blocked };
+}
+
+function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, sandbox: boolean, fromRepo: boolean): McpServerSpec {
+  const transport = s.type === 'http' || s.type === 'streamable-http' || (s.type === undefined && s.url !== undefined && s.command === undefined) ? 'http' : 'stdio';
+  if (s.type === 'sse') throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source}: the legacy "sse" transport is not supported; use "http" (streamable HTTP)`);
+  if (transport === 'stdio' && s.command === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source} has no "command" (or "url" for HTTP)`);
+  if (transport === 'http' && s.url === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source} has type "http" but no "url"`);
+  return {
+    name,
+    source,
+    transport,
+    command: s.command,
+    args: s.args,
+    env: s.env,
+    url: s.url,
+    headers: s.headers,
+    includeTools: s.includeTools,
+    excludeTools: s.excludeTools,
+    access: { ...DEFAULT_ACCESS, ...definedOnly(s.agents) },
+    allowedHosts: s.allowedHosts,
+    sandbox,
+    fromRepo,
+    startupTimeoutMs: (s.startupTimeoutS ?? DEFAULT_STARTUP_TIMEOUT_MS / 1000) * 1000,
+    callTimeoutMs: s.callTimeoutS === undefined ? undefined : s.callTimeoutS * 1000,
+  };
+}
+
+function definedOnly(a: Partial<Record<AgentRoleName, RoleAccess | undefined>>): Partial<Record<AgentRoleName, RoleAccess>> {
+  const out: Partial<Record<AgentRoleName, RoleAccess>> = {};
+  for (const [k, v] of Object.entries(a)) if (v !== undefined) out[k as AgentRoleName] = v;
+  return out;
+}
+
+function parseMcpJson(file: string, content: string): Record<string, z.infer<typeof RepoMcpServer>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch (e) {
+    throw new AciaError('CONFIG_INVALID', `${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  const parsed = McpJson.safeParse(value);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new AciaError('CONFIG_INVALID', `invalid value for "${first?.path.join('.') ?? ''}" in ${file}: ${first?.message ?? 'invalid'}`);
+  }
+  return parsed.data.mcpServers;
+}
+
+function readIfExists(file: string): Buffer | 'link' | null {
+  try {
+    if (lstatSync(file).isSymbolicLink()) return 'link';
+    return readFileSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new AciaError('CONFIG_INVALID', `cannot read ${file}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Expands `${VAR}` and `${VAR:-default}` the way Claude Code does. A variable that is unset and has
+ * no default is an error naming it, so a server never starts with half its configuration.
+ */
+export function expandVars(text: string, env: Readonly<Record<string, string | undefined>>, where: string): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback: string | undefined) => {
+    const v = env[name];
+    if (v !== undefined && v !== '') return v;
+    if (fallback !== undefined) return fallback;
+    throw new AciaError('CONFIG_INVALID', `${where} uses \${${name}}, which is not set`);
+  });
+}
+
+/** The spec with every `${VAR}` expanded; `ACIA_WORKTREE` is the worktree the instance serves. */
+export function expandSpec(spec: McpServerSpec, env: Readonly<Record<string, string | undefined>>): McpServerSpec {
+  const where = `MCP server ${spec.name} (${spec.source})`;
+  const x = (t: string) => {
+    if (spec.fromRepo) {
+      // A file someone else wrote, plus allowedHosts it also chooses, must not be a way to ship your keys out.
+      for (const m of t.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) {
+        if (m[1] !== 'ACIA_WORKTREE' && isSecretName(m[1]!)) {
+          throw new AciaError('CONFIG_INVALID', `${where} uses \${${m[1]}}: secret-looking variables expand only for servers in your user config`, { hint: 'define this server under mcpServers in your user config instead' });
+        }
+      }
+    }
+    return expandVars(t, env, where);
+  };
+  const mapValues = (r: Record<string, string>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, x(v)]));
+  return {
+    ...spec,
+    command: spec.command === undefined ? undefined : x(spec.command),
+    args: spec.args.map(x),
+    env: mapValues(spec.env),
+    url: spec.url === undefined ? undefined : x(spec.url),
+    headers: mapValues(spec.headers),
+  };
+}

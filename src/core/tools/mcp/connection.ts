@@ -1,0 +1,201 @@
+// One live MCP server instance: started (in the sandbox by default) with a startup time-out, its tools
+// listed, calls made with a time-out, and every way it can break turned into one clear message.
+import { spawnSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode as McpErrorCode, McpError, type CallToolResult, type Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js';
+import { AciaError, errorMessage } from '../../errors.js';
+import { BwrapRunner } from '../../sandbox/bwrap-runner.js';
+import type { McpServerSpec } from './config.js';
+
+export type SandboxChoice = 'bwrap' | 'off';
+
+export interface ConnectOptions {
+  /** The worktree this instance serves: its cwd, and the only writable place in its sandbox. */
+  root: string;
+  sandbox: SandboxChoice;
+  parentEnv: NodeJS.ProcessEnv;
+  clientVersion: string;
+}
+
+export interface CallOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: number, total: number | undefined) => void;
+}
+
+const CLOSE_GRACE_MS = 500;
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** Keeps the last few KB a server wrote to stderr: the best clue when it dies. */
+const STDERR_KEEP = 2048;
+
+export class McpConnection {
+  private failure: string | null = null;
+  private stderrTail = '';
+  private closed = false;
+  private stdio: StdioClientTransport | null = null;
+
+  private constructor(
+    readonly spec: McpServerSpec,
+    private readonly client: Client,
+  ) {}
+
+  /** Starts the server and completes the MCP handshake, or throws MCP_SERVER_FAILED with the reason. */
+  static async open(spec: McpServerSpec, o: ConnectOptions): Promise<McpConnection> {
+    const client = new Client({ name: 'acia', version: o.clientVersion }, { capabilities: {} });
+    const conn = new McpConnection(spec, client);
+    const transport = spec.transport === 'http' ? httpTransport(spec) : await conn.stdioTransport(o);
+    // A line on stdout that is not JSON-RPC means the protocol stream is corrupt: stop trusting it.
+    transport.onerror = (e) => conn.onTransportError(e);
+    client.onclose = () => {
+      conn.failure ??= spec.transport === 'http' ? 'the connection closed' : `the server process exited${conn.stderrNote()}`;
+    };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        client.connect(transport, { timeout: spec.startupTimeoutMs }),
+        new Promise((_r, reject) => {
+          timer = setTimeout(() => reject(new Error(`no MCP handshake within ${spec.startupTimeoutMs / 1000} s`)), spec.startupTimeoutMs);
+        }),
+      ]);
+    } catch (e) {
+      const why = conn.failure ?? mcpMessage(e);
+      await conn.close();
+      throw new AciaError('MCP_SERVER_FAILED', `MCP server ${spec.name} did not start: ${why}${conn.failure === null ? conn.stderrNote() : ''}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    return conn;
+  }
+
+  async listTools(): Promise<McpToolDef[]> {
+    const out: McpToolDef[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.spec.startupTimeoutMs });
+      out.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && out.length < 10_000);
+    return out;
+  }
+
+  /** Calls a tool; a broken server, a time-out or a cancel becomes MCP_CALL_FAILED with a message for the model. */
+  async call(tool: string, args: Record<string, unknown>, o: CallOptions): Promise<CallToolResult> {
+    if (this.failure !== null) throw new AciaError('MCP_CALL_FAILED', `MCP server ${this.spec.name} is unusable: ${this.failure}`);
+    try {
+      const result = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: o.timeoutMs,
+        maxTotalTimeout: o.timeoutMs,
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.onProgress ? { onprogress: (p: { progress: number; total?: number | undefined }) => o.onProgress?.(p.progress, p.total) } : {}),
+      });
+      return result as CallToolResult;
+    } catch (e) {
+      if (o.signal?.aborted) throw new AciaError('ABORTED', `${tool} was cancelled`);
+      if (e instanceof McpError && e.code === (McpErrorCode.RequestTimeout as number)) {
+        throw new AciaError('MCP_CALL_FAILED', `MCP server ${this.spec.name} did not answer ${tool} within ${Math.round(o.timeoutMs / 100) / 10} s`);
+      }
+      const why = this.failure ?? mcpMessage(e);
+      throw new AciaError('MCP_CALL_FAILED', `MCP server ${this.spec.name} failed during ${tool}: ${why}`);
+    }
+  }
+
+  get broken(): string | null {
+    return this.failure;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.failure ??= 'stopped';
+    // The SDK closes stdin and waits 2 s, then SIGTERM and 2 s more: a run's end (or Ctrl-C) should not
+    // wait on a server that ignores both, so after a short grace it is killed.
+    const pid = this.stdio?.pid ?? null;
+    const killer = pid === null ? undefined : setTimeout(() => killQuietly(pid), CLOSE_GRACE_MS);
+    await this.client.close().catch(() => undefined);
+    clearTimeout(killer);
+  }
+
+  private onTransportError(e: Error): void {
+    if (this.failure !== null) return;
+    if (e instanceof SyntaxError || e.name === 'ZodError' || /JSON/.test(e.message)) {
+      this.failure = `it printed something that is not MCP (JSON-RPC) on stdout: ${e.message.slice(0, 120)}`;
+      // Closing rejects every pending call at once instead of letting each run into its time-out.
+      void this.client.close().catch(() => undefined);
+    }
+  }
+
+  private stderrNote(): string {
+    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
+    return tail === '' ? '' : ` (stderr: ${tail.slice(-300)})`;
+  }
+
+  private async stdioTransport(o: ConnectOptions): Promise<Transport> {
+    const spec = this.spec;
+    const stderr = new PassThrough();
+    stderr.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEEP);
+    });
+    const params = await spawnParams(spec, o);
+    const transport = new StdioClientTransport({ ...params, stderr: 'pipe' });
+    transport.stderr?.pipe(stderr);
+    this.stdio = transport;
+    return transport;
+  }
+}
+
+/**
+ * How a stdio server is spawned. Sandboxed: bubblewrap with the worktree writable, no network but the
+ * server's allowedHosts, and `--die-with-parent`, so a kill -9 of ACIA takes the server with it.
+ * Unsandboxed (the user's opt-out): `setpriv --pdeathsig KILL` gives the same no-orphan guarantee.
+ */
+export async function spawnParams(spec: McpServerSpec, o: ConnectOptions): Promise<{ command: string; args: string[]; env: Record<string, string>; cwd: string }> {
+  const command = spec.command!;
+  if (o.sandbox === 'bwrap' && spec.sandbox) {
+    const runner = new BwrapRunner({ root: o.root, allowedHosts: spec.allowedHosts, parentEnv: o.parentEnv });
+    const shell = ['exec', command, ...spec.args].map(shellQuote).join(' ');
+    const { argv, env } = await runner.spawnSpec(shell, o.root);
+    // The server's own env is what the user configured on purpose (tokens included): passed as given.
+    return { command: argv[0]!, args: argv.slice(1), env: { ...env, ...spec.env }, cwd: o.root };
+  }
+  const env = { ...getDefaultEnvironment(), ...spec.env };
+  // Without util-linux (not Linux), the server still stops when its stdin closes, as most do.
+  if (!hasSetpriv()) return { command, args: spec.args, env, cwd: o.root };
+  return { command: 'setpriv', args: ['--pdeathsig', 'KILL', '--', command, ...spec.args], env, cwd: o.root };
+}
+
+let setprivFound: boolean | undefined;
+function hasSetpriv(): boolean {
+  setprivFound ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+  return setprivFound;
+}
+
+function httpTransport(spec: McpServerSpec): Transport {
+  let url: URL;
+  try {
+    url = new URL(spec.url!);
+  } catch {
+    throw new AciaError('MCP_SERVER_FAILED', `MCP server ${spec.name}: "${spec.url}" is not a URL`);
+  }
+  return new StreamableHTTPClientTransport(url, { requestInit: { headers: spec.headers } });
+}
+
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function mcpMessage(e: unknown): string {
+  if (e instanceof McpError && e.code === (McpErrorCode.ConnectionClosed as number)) return 'the connection closed';
+  return errorMessage(e).replace(/^MCP error -?\d+: /, '');
+}

@@ -1,0 +1,135 @@
+// The live MCP side of a run: starts each configured server once per worktree it serves (stdio) or
+// once per run (HTTP), lists their tools, routes calls, and stops every instance when the run ends.
+import { AciaError, errorMessage, isAciaError } from '../../errors.js';
+import { toolError } from '../define-tool.js';
+import type { Tool, ToolContext, ToolResult } from '../types.js';
+import { catalogTools, type CatalogServer, type McpCatalog, type McpToolSource } from './catalog.js';
+import { expandSpec, type AgentRoleName, type McpServerSpec } from './config.js';
+import { McpConnection, type SandboxChoice } from './connection.js';
+import { mcpTool, toToolResult } from './mcp-tool.js';
+
+export interface McpHubOptions {
+  sandbox: SandboxChoice;
+  parentEnv: NodeJS.ProcessEnv;
+  /** One line for the user: a server that failed to start or broke during a call. */
+  warn: (line: string) => void;
+  clientVersion: string;
+}
+
+/** A server that keeps dying is restarted this many times per worktree, then left broken. */
+const MAX_RESTARTS = 2;
+
+export class McpHub implements McpToolSource {
+  private readonly conns = new Map<string, Promise<McpConnection>>();
+  private readonly restarts = new Map<string, number>();
+  private readonly byName: Map<string, McpServerSpec>;
+  private tools: { tool: Tool; roles: readonly string[]; server: string }[] = [];
+
+  constructor(
+    readonly servers: readonly McpServerSpec[],
+    private readonly o: McpHubOptions,
+  ) {
+    this.byName = new Map(servers.map((s) => [s.name, s]));
+  }
+
+  async open(runRoot: string): Promise<McpCatalog> {
+    const servers = await Promise.all(this.servers.map((spec) => this.describe(spec, runRoot)));
+    this.tools = servers.flatMap((s) => s.tools.map((t) => ({ tool: mcpTool(s.name, t, (...a) => this.invoke(...a)), roles: t.roles, server: s.name })));
+    return { servers };
+  }
+
+  toolsFor(role: AgentRoleName): Tool[] {
+    return this.tools.filter((t) => t.roles.includes(role)).map((t) => t.tool);
+  }
+
+  /** Starts one server in `root` and lists its tools; a failure is recorded, never thrown. */
+  async describe(spec: McpServerSpec, root: string): Promise<CatalogServer> {
+    const base = { name: spec.name, source: spec.source, transport: spec.transport, sandboxed: spec.transport === 'stdio' && spec.sandbox && this.o.sandbox === 'bwrap' };
+    try {
+      const conn = await this.connection(spec, root);
+      return { ...base, error: null, tools: catalogTools(spec, await conn.listTools()) };
+    } catch (e) {
+      const message = errorMessage(e);
+      this.o.warn(message.startsWith('MCP server') ? message : `MCP server ${spec.name}: ${message}`);
+      return { ...base, error: message, tools: [] };
+    }
+  }
+
+  prewarm(root: string, role: AgentRoleName): void {
+    const wanted = new Set(this.tools.filter((t) => t.roles.includes(role)).map((t) => t.server));
+    for (const spec of this.servers) {
+      // A failed start is reported by the call that needs the server, which tries again.
+      if (wanted.has(spec.name)) this.connection(spec, root).catch(() => undefined);
+    }
+  }
+
+  async release(root: string): Promise<void> {
+    const mine = [...this.conns.entries()].filter(([key]) => key.endsWith(`\0${root}`));
+    for (const [key] of mine) {
+      this.conns.delete(key);
+      this.restarts.delete(key);
+    }
+    await Promise.all(mine.map(([, p]) => p.then((c) => c.close(), () => undefined)));
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.conns.values()];
+    this.conns.clear();
+    await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+  }
+
+  private connection(spec: McpServerSpec, root: string): Promise<McpConnection> {
+    const key = spec.transport === 'http' ? spec.name : `${spec.name}\0${root}`;
+    let p = this.conns.get(key);
+    if (p === undefined) {
+      p = (async () => {
+        const expanded = expandSpec(spec, { ...this.o.parentEnv, ACIA_WORKTREE: root });
+        return McpConnection.open(expanded, { root, sandbox: this.o.sandbox, parentEnv: this.o.parentEnv, clientVersion: this.o.clientVersion });
+      })();
+      this.conns.set(key, p);
+      // A failed start is not cached: the next use tries again (bounded below).
+      p.catch(() => this.conns.delete(key));
+    }
+    return p;
+  }
+
+  private async invoke(server: string, remoteName: string, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const spec = this.byName.get(server);
+    const exposed = `mcp__${server}__${remoteName}`;
+    if (!spec) return toolError(`no MCP server ${server} in this run`, { errorCode: 'MCP_SERVER_FAILED' });
+    const key = spec.transport === 'http' ? spec.name : `${spec.name}\0${ctx.root}`;
+    const timeoutMs = callTimeout(spec, ctx);
+    if (timeoutMs <= 0) return toolError(`${exposed} was not called: the run's time budget is spent`, { errorCode: 'BUDGET_EXCEEDED' });
+    let progress = 0;
+    try {
+      let conn = await this.connection(spec, ctx.root);
+      if (conn.broken !== null) {
+        // The server died after an earlier call: start a fresh instance, a bounded number of times.
+        const n = this.restarts.get(key) ?? 0;
+        if (n >= MAX_RESTARTS) throw new AciaError('MCP_CALL_FAILED', `MCP server ${server} is unusable: ${conn.broken} (restarted ${n} times)`);
+        this.restarts.set(key, n + 1);
+        this.conns.delete(key);
+        conn = await this.connection(spec, ctx.root);
+      }
+      const result = await conn.call(remoteName, input, {
+        timeoutMs,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        onProgress: () => {
+          progress++;
+        },
+      });
+      return toToolResult(result, exposed, { server, tool: remoteName, ...(progress > 0 ? { progressNotifications: progress } : {}) });
+    } catch (e) {
+      if (isAciaError(e) && e.code === 'ABORTED') throw e;
+      const message = errorMessage(e);
+      this.o.warn(message);
+      return toolError(`${exposed} failed: ${message}`, { errorCode: isAciaError(e) ? e.code : 'MCP_CALL_FAILED', server, tool: remoteName });
+    }
+  }
+}
+
+/** The server's call time-out (the command time-out by default), never past the run's time budget. */
+function callTimeout(spec: McpServerSpec, ctx: ToolContext): number {
+  const own = spec.callTimeoutMs ?? ctx.commandTimeoutS * 1000;
+  return ctx.deadlineMs === undefined ? own : Math.min(own, ctx.deadlineMs - Date.now());
+}

@@ -1,0 +1,61 @@
+// McpHub without the sandbox (setpriv only): the run's time budget bounds a call, a server that keeps
+// crashing is restarted a bounded number of times, and every failure is a tool result, never a throw.
+import * as fs from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { callTool } from '../../../../src/core/tools/define-tool.js';
+import { loadMcpServers, UserMcpServer } from '../../../../src/core/tools/mcp/config.js';
+import { McpHub } from '../../../../src/core/tools/mcp/hub.js';
+import type { ToolContext } from '../../../../src/core/tools/types.js';
+
+const FAULT = join(import.meta.dirname, '..', '..', '..', 'fixtures', 'mcp', 'fault-server.mjs');
+let hubs: McpHub[] = [];
+afterEach(async () => {
+  await Promise.all(hubs.map((h) => h.close()));
+  hubs = [];
+});
+
+async function hubWith(mode: string, warnings: string[] = []) {
+  const servers = { s: UserMcpServer.parse({ command: process.execPath, args: [FAULT, mode], sandbox: false }) };
+  const hub = new McpHub(loadMcpServers({ repo: null, user: { servers, file: 'test' } }).servers, { sandbox: 'off', parentEnv: process.env, warn: (w) => warnings.push(w), clientVersion: 't' });
+  hubs.push(hub);
+  const root = mkdtempSync(join(tmpdir(), 'acia-mcp-hub-'));
+  await hub.open(root);
+  const ctx: ToolContext = { root, fs, runner: { run: () => Promise.reject(new Error('unused')) }, commandTimeoutS: 30 };
+  return { tool: hub.toolsFor('dev')[0]!, ctx, hub };
+}
+
+describe('McpHub', () => {
+  it('answers through a started server, and refuses a call once the time budget is spent', async () => {
+    const { tool, ctx, hub } = await hubWith('ok');
+    expect(await callTool(tool, {}, ctx)).toMatchObject({ ok: true, forModel: 'pong', data: { server: 's', tool: 'ping' } });
+    // A released worktree's instance is stopped; the next session starts a fresh one.
+    await hub.release(ctx.root);
+    expect(await callTool(tool, {}, ctx)).toMatchObject({ ok: true, forModel: 'pong' });
+    const late = await callTool(tool, {}, { ...ctx, deadlineMs: Date.now() - 1 });
+    expect(late).toMatchObject({ ok: false, data: { errorCode: 'BUDGET_EXCEEDED' } });
+    expect(late.forModel).toMatch(/time budget is spent/);
+  });
+
+  it('restarts a crashed server for the next call, at most twice, then reports it unusable', async () => {
+    const warnings: string[] = [];
+    const { tool, ctx } = await hubWith('crash', warnings);
+    const outcomes = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await callTool(tool, {}, ctx));
+    expect(outcomes.map((o) => o.ok)).toEqual([false, false, false, false]);
+    expect(outcomes[0]!.forModel).toMatch(/MCP server s failed during crash: the server process exited \(stderr: fault-server: crashing on purpose\)/);
+    expect(outcomes[3]!.forModel).toMatch(/is unusable: .* \(restarted 2 times\)/);
+    expect(warnings).toHaveLength(4);
+  });
+
+  it('stops a call that outlives the budget deadline', async () => {
+    const { tool, ctx } = await hubWith('hang');
+    const t0 = Date.now();
+    const r = await callTool(tool, {}, { ...ctx, deadlineMs: Date.now() + 400 });
+    expect(r.ok).toBe(false);
+    expect(r.forModel).toMatch(/did not answer hang within 0\.4 s/);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+});
