@@ -139,6 +139,7 @@ export function exitCodeForReason(reason: TerminalReason): number {
   switch (reason) {
     case 'succeeded':
       return EXIT.OK;
+    case 'failed':
     case 'verification_failed':
     case 'error':
       return EXIT.FAILED;

@@ -5,6 +5,7 @@ import type { Goal, PlanSet } from '../core/acm/contracts.js';
 import { buildContextPacket, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
 import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
 import { loadTemplate, renderTemplate } from '../agents/prompt-template.js';
+import type { EventDataOf } from '../core/ledger/events.js';
 import type { RunContext } from './run-context.js';
 import { policyCheck, runTaskAgent } from './task-common.js';
 
@@ -22,6 +23,13 @@ export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goa
   });
   ctx.instructions = built.instructions;
   ctx.facts = built.packet.facts;
+  const recorded = recordedPacketRef(ctx);
+  if (ctx.state.contextRef !== null && recorded !== null) {
+    // A resumed run goes on with the packet it planned from, never a rebuilt one: guards read its facts.
+    const packet = JSON.parse((await ctx.rec.ledger.getBlob(recorded)).toString('utf8')) as { facts?: Record<string, unknown> };
+    ctx.facts = packet.facts ?? {};
+    return;
+  }
   if (ctx.state.contextRef !== null) return;
   const packetRef = await ctx.rec.blob(canonicalJson(built.packet));
   await ctx.rec.record('pm', 'CONTEXT_BUILT', {
@@ -29,6 +37,11 @@ export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goa
     packetRef,
     summary: `${String(built.packet.facts.fileCount)} files, ${built.packet.sources.length} sources, test command ${ctx.testCommand ?? 'none'}`,
   });
+}
+
+function recordedPacketRef(ctx: RunContext): string | null {
+  for (const e of ctx.rec.ledger.entries()) if (e.type === 'CONTEXT_BUILT') return (e.data as EventDataOf<'CONTEXT_BUILT'>).packetRef;
+  return null;
 }
 
 export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string): PlanSet {

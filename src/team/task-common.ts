@@ -12,6 +12,7 @@ import { loadTemplate } from '../agents/prompt-template.js';
 import { BudgetExceededError } from './budget.js';
 import { modelHooks } from './run-context.js';
 import { makeToolbox } from './toolbox.js';
+import { routesError } from './scheduler.js';
 import { renderInstructions } from '../agents/pm/context-packet.js';
 import type { RunContext } from './run-context.js';
 import type { TaskWorktree } from './workspace.js';
@@ -106,6 +107,18 @@ export async function startAttempt(
   const pre = await policyCheck(ctx, 'task.pre', spec);
   if (pre.allow || ctx.state.tasks.get(taskId)?.policyOverride) return { wt, denied: null };
   return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` } };
+}
+
+/**
+ * A change `task.post` denied, already reset: the task fails with COMPENSATION_REQUIRED. When the plan
+ * routes that failure along a compensation edge the executor follows it; only without one is a human asked.
+ */
+export async function compensationRequired(ctx: RunContext, taskId: string, attempt: number, reason: string | undefined): Promise<TaskOutcome> {
+  const message = `policy denied the change: ${reason ?? 'no reason given'}`;
+  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'COMPENSATION_REQUIRED', message });
+  const plan = ctx.state.plan;
+  if (plan && routesError(ctx.state, plan, taskId, 'COMPENSATION_REQUIRED')) return { kind: 'failed', errorKind: 'COMPENSATION_REQUIRED', message };
+  return { kind: 'escalate', reason: 'policy_denied', message: `policy denied the changes of ${taskId}: ${reason ?? 'no reason given'}` };
 }
 
 /** The `lessons` member for a TASK_COMPLETED or TASK_FAILED entry, when the agent proposed any. */

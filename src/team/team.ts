@@ -15,7 +15,8 @@ import { adoptPlan, ensureContext, planRun } from './planning.js';
 import { Recorder } from './recorder.js';
 import type { RunContext } from './run-context.js';
 import { emptyRunState, foldRun, openEscalation, type RunState } from './run-state.js';
-import { effectiveSource } from './scheduler.js';
+import { judgeRun, outcomeMessage } from './outcome.js';
+import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
 import { applyLessons } from './lessons.js';
 import { detectTestCommand } from '../core/tools/run-tests.js';
@@ -165,7 +166,10 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
     if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
-    else outcome = await execute(ctx);
+    else {
+      outcome = await execute(ctx);
+      if (outcome.kind === 'done' && judgeRun(ctx.state).needsFinalTestRun) await runFinalTests(ctx);
+    }
   } catch (e) {
     if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
@@ -256,19 +260,8 @@ function terminal(ctx: RunContext, outcome: DriveOutcome): { reason: TerminalRea
     case 'error':
       return { reason: 'error', message: outcome.message };
     case 'done': {
-      const stuck = [...ctx.state.tasks.values()].filter((t) => t.status === 'pending' || t.status === 'running').map((t) => t.spec.id);
-      if (stuck.length > 0) return { reason: 'error', message: `the executor stopped with tasks that never finished: ${stuck.join(', ')}` };
-      const failedQa = [...ctx.state.tasks.entries()].find(([id, t]) => {
-        const last = effectiveSource(ctx.state, id);
-        return t.spec.capability.startsWith('qa.') && last?.status === 'failed';
-      });
-      if (failedQa) return { reason: 'verification_failed', message: `verification ${failedQa[0]} failed` };
-      const failed = [...ctx.state.tasks.values()].find((t) => t.status === 'failed' && t.supersededBy === null);
-      if (failed) return { reason: 'error', message: `task ${failed.spec.id} failed: ${failed.lastError?.message ?? ''}` };
-      const done = [...ctx.state.tasks.values()].filter((t) => t.status === 'completed').length;
-      const skippedQa = [...ctx.state.tasks.values()].filter((t) => t.status === 'skipped' && t.spec.capability.startsWith('qa.') && ctx.state.escalations.some((e) => e.taskId === t.spec.id && e.answer?.action === 'skip'));
-      const note = skippedQa.length > 0 ? ` (verification ${skippedQa.map((t) => t.spec.id).join(', ')} skipped by a human)` : '';
-      return { reason: 'succeeded', message: `${done} task(s) completed${note}` };
+      const o = judgeRun(ctx.state);
+      return { reason: o.verdict, message: outcomeMessage(ctx.state, o) };
     }
   }
 }

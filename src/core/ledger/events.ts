@@ -13,6 +13,8 @@ const UsageData = z.object({
 
 export const TERMINAL_REASONS = [
   'succeeded',
+  /** The outcome rule does not hold (a needed task failed or was skipped, or nothing verified the final head). */
+  'failed',
   'verification_failed',
   'awaiting_human',
   'budget_exhausted',
@@ -69,7 +71,16 @@ export const EventData = {
     rationale: z.string(),
     alternatives: z.array(z.string()),
   }),
-  BRANCH_TAKEN: z.object({ from: z.string(), to: z.string(), guard: z.string(), value: z.boolean() }),
+  BRANCH_TAKEN: z.object({
+    from: z.string(),
+    to: z.string(),
+    guard: z.string(),
+    value: z.boolean(),
+    /** Set when the edge is an error edge: the failure kind it routed. */
+    onError: ErrorKind.optional(),
+    /** What the guard saw as `policy` (the recorded PDP response), so a reader can check the value. */
+    policy: z.object({ allow: z.boolean(), reason: z.string().optional() }).optional(),
+  }),
   POLICY_DECISION: z.object({
     hook: z.enum(['plan.admit', 'task.pre', 'task.post']),
     taskId: z.string().optional(),
@@ -130,6 +141,8 @@ export const EventData = {
     failedCount: z.number().nullable(),
     outputRef: BlobRef,
     source: z.enum(['qa_run', 'team_run', 'check']),
+    /** The commit whose tree the tests ran on (absent in older runs and for expression checks). */
+    commit: z.string().optional(),
   }),
   RETRY_SCHEDULED: z.object({ taskId: z.string(), attempt: z.number(), delayMs: z.number(), reason: z.string() }),
   ESCALATION_REQUESTED: z.object({
@@ -151,7 +164,12 @@ export const EventData = {
     lessons: z.array(z.string()).optional(),
   }),
   TASK_FAILED: z.object({ taskId: z.string(), attempt: z.number(), errorKind: ErrorKind, message: z.string(), lessons: z.array(z.string()).optional() }),
-  TASK_SKIPPED: z.object({ taskId: z.string(), reason: z.string() }),
+  TASK_SKIPPED: z.object({
+    taskId: z.string(),
+    reason: z.string(),
+    /** guard: every way in was a guard that held false; human: a human answered skip; upstream: a predecessor failed or was skipped. */
+    cause: z.enum(['guard', 'human', 'upstream']).optional(),
+  }),
   LEDGER_RECOVERED: z.object({ truncatedBytes: z.number(), reason: z.string() }),
   RUN_COMPLETED: z.object({
     reason: TerminalReason,
