@@ -27,7 +27,7 @@ export type RunKind =
   | { kind: 'run'; goal: string }
   | { kind: 'resume'; runId?: string }
   | { kind: 'plan'; goal: string; out?: string }
-  | { kind: 'exec'; file: string; goal?: string };
+  | { kind: 'exec'; file: string; goal?: string; rebindContext?: boolean };
 
 export interface RunEnvironment {
   /** For the demo: the fake server's URL and key, instead of the user's. */
@@ -113,7 +113,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
         result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true });
         break;
       case 'exec':
-        result = await startRun(deps, { dir: repo, goal: what.goal ?? `execute ${saved!.file}`, planSet: saved!.planSet });
+        result = await startRun(deps, { dir: repo, goal: what.goal ?? `execute ${saved!.file}`, planSet: saved!.planSet, rebindContext: what.rebindContext ?? false });
         break;
       case 'resume':
         result = await resumeRun(deps, { dir: repo, ...(what.runId === undefined ? {} : { runId: what.runId }), ...(flags.answer === undefined ? {} : { answer: flags.answer }) });
@@ -132,7 +132,8 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
 
 /** The exit code for a run's result: its terminal reason, except that rejected credentials are a configuration error. */
 export function exitCodeForResult(result: Pick<RunResult, 'reason' | 'errorCode'>): number {
-  return result.reason === 'error' && result.errorCode === 'LLM_AUTH' ? EXIT.USAGE : exitCodeForReason(result.reason);
+  // Rejected credentials and a saved plan refused as input (a stale contextRef) are the caller's to fix.
+  return result.reason === 'error' && (result.errorCode === 'LLM_AUTH' || result.errorCode === 'INPUT_INVALID') ? EXIT.USAGE : exitCodeForReason(result.reason);
 }
 
 export function exitCodeForReason(reason: TerminalReason): number {

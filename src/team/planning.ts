@@ -6,10 +6,11 @@ import { buildContextPacket, renderInstructions, type RepoReader } from '../agen
 import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
 import { loadTemplate, renderTemplate } from '../agents/prompt-template.js';
 import type { EventDataOf } from '../core/ledger/events.js';
+import type { ErrorCode } from '../core/errors.js';
 import type { RunContext } from './run-context.js';
 import { policyCheck, runTaskAgent } from './task-common.js';
 
-export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string } | { kind: 'denied'; message: string };
+export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string; code?: ErrorCode } | { kind: 'denied'; message: string };
 
 export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goal): Promise<void> {
   const memory = await ctx.deps.readMemory(ctx.repo);
@@ -111,13 +112,24 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
 }
 
 /**
- * `acia exec`: a saved plan set, validated like the PM's, re-bound to this run's context packet and
- * goal (the ledger keeps the original references in the rationale), chosen by the human who ran it.
+ * `acia exec`: a saved plan set, validated like the PM's and chosen by the human who ran it. Its
+ * contextRef must be this run's packet (the plan was made from what the planner saw); a plan made
+ * against another packet is refused naming both, unless the human re-binds it, which is recorded.
  */
 export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOutcome> {
   if (ctx.state.plan) return { kind: 'planned' };
   const goal = ctx.state.started!.goal;
   const contextRef = ctx.state.contextRef!;
+  const stale = [saved.contextRef, ...saved.plans.map((p) => p.contextRef)].find((ref) => ref !== contextRef);
+  const attempt = ctx.state.planAttempts + 1;
+  if (stale !== undefined && !ctx.mode.rebindContext) {
+    const message = `the saved plan was made against context ${stale}, but this run's Context Packet is ${contextRef}; plan again with \`acia plan\`, or pass --rebind-context to execute it against this packet`;
+    await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet: saved, valid: false, problems: [{ path: '$.contextRef', message }] });
+    return { kind: 'failed', message, code: 'INPUT_INVALID' };
+  }
+  if (stale !== undefined) {
+    await ctx.rec.record('human', 'GOAL_AMENDED', { by: 'human', delta: `saved plan set re-bound from context ${stale} to ${contextRef} (acia exec --rebind-context)` });
+  }
   const planSet: PlanSet = {
     ...saved,
     goalId: goal.id,
@@ -125,7 +137,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     plans: saved.plans.map((p) => ({ ...p, goalId: goal.id, contextRef })),
   };
   const problems = ctx.deps.validatePlanSet(planSet);
-  await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt: ctx.state.planAttempts + 1, planSet, valid: problems.length === 0, problems });
+  await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
   ctx.state.plan = chosen;
@@ -135,7 +147,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
   await ctx.rec.record('pm', 'PLAN_SELECTED', {
     planId: chosen.id,
     method: 'human',
-    rationale: `executed from a saved plan (planned against ${saved.contextRef}): ${planSet.selection.rationale}`,
+    rationale: `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`,
     alternatives: planSet.plans.filter((p) => p.id !== chosen.id).map((p) => p.id),
   });
   return { kind: 'planned' };

@@ -3,7 +3,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import type { Goal, PlanSet } from '../core/acm/contracts.js';
+import { PlanSet, type Goal } from '../core/acm/contracts.js';
+import { canonicalJson } from '../core/acm/canonical-json.js';
+import { ACM_VERSION } from '../core/acm/acm-version.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
@@ -47,6 +49,8 @@ export interface StartOptions {
   planOnly?: boolean;
   /** Execute this saved plan set instead of asking the PM (`acia exec`). */
   planSet?: PlanSet;
+  /** Execute the saved plan set even when it was planned against another Context Packet (recorded as GOAL_AMENDED). */
+  rebindContext?: boolean;
 }
 
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
@@ -61,8 +65,11 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const ledger = await deps.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
-  ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null };
-  const goal: Goal = { id: `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
+  // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
+  // the same Context Packet and the plan's contextRef can be checked against it.
+  const goal: Goal = { id: opts.planSet?.goalId ?? `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  const exec = opts.planSet ? { planSetRef: await ctx.rec.blob(canonicalJson(opts.planSet)), rebindContext: opts.rebindContext ?? false } : undefined;
   return beginRun(ctx, {
     goal,
     repo,
@@ -72,6 +79,9 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     model: deps.modelSpec,
     settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget, memoryLessons: deps.config.memoryLessons },
     aciaVersion: deps.aciaVersion,
+    acmVersion: ACM_VERSION,
+    ...(exec ? { exec } : {}),
+    ...(opts.planOnly ? { planOnly: true } : {}),
   });
 }
 
@@ -87,7 +97,14 @@ async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): P
  */
 export async function rerunRecorded(deps: TeamDeps, repo: string, runId: string, ledger: RunLedger, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
   const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState(), new Git(deps.clock));
+  ctx.mode = await recordedMode(ledger, started);
   return beginRun(ctx, started);
+}
+
+/** An `acia exec` run goes on (resume, replay) with the plan set it was given; an `acia plan` run stops where it stopped. */
+async function recordedMode(ledger: RunLedger, started: EventDataOf<'RUN_STARTED'>): Promise<RunContext['mode']> {
+  const planSet = started.exec ? PlanSet.parse(JSON.parse((await ledger.getBlob(started.exec.planSetRef)).toString('utf8'))) : null;
+  return { planOnly: started.planOnly ?? false, planSet, rebindContext: started.exec?.rebindContext ?? false };
 }
 
 export interface ResumeOptions {
@@ -112,6 +129,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     });
   }
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
+  ctx.mode = await recordedMode(ledger, state.started);
   if (state.completed?.reason === 'succeeded') {
     // A crash after RUN_COMPLETED but before the manifest: anchor the head now, redo nothing.
     await ledger.close();
@@ -151,7 +169,7 @@ function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string
     facts: {},
     testCommand: deps.config.testCommand ?? null,
     sessionStartMs: deps.clock.now().getTime(),
-    mode: { planOnly: false, planSet: null },
+    mode: { planOnly: false, planSet: null, rebindContext: false },
   };
 }
 
@@ -164,7 +182,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     await ensureContext(ctx, gitReader(git, ctx.repo, base), ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
-    if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message };
+    if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
     else {
       outcome = await execute(ctx);

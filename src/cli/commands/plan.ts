@@ -22,11 +22,12 @@ export function register(program: Command): void {
       .description('execute a saved, validated plan set (from `acia plan --out`) without asking the PM')
       .argument('<plan>', 'a plan set or plan JSON file')
       .option('--goal <text>', 'the goal to record (default: taken from the plan file name)')
+      .option('--rebind-context', "execute the plan even though it was made against another Context Packet (recorded as GOAL_AMENDED)")
       .option('--apply', 'after success, merge the run branch into your current branch'),
   )
     .addHelpText('after', '\nExample:\n  acia exec plan.json --parallel 4')
-    .action(async (file: string, flags: RunFlags & { goal?: string }) => {
+    .action(async (file: string, flags: RunFlags & { goal?: string; rebindContext?: boolean }) => {
       const { runCommand } = await import('../run-action.js');
-      process.exitCode = await runCommand({ kind: 'exec', file, ...(flags.goal === undefined ? {} : { goal: flags.goal }) }, flags);
+      process.exitCode = await runCommand({ kind: 'exec', file, ...(flags.goal === undefined ? {} : { goal: flags.goal }), rebindContext: flags.rebindContext ?? false }, flags);
     });
 }

@@ -56,6 +56,12 @@ export const EventData = {
       memoryLessons: z.boolean().optional(),
     }),
     aciaVersion: z.string(),
+    /** `acia exec`: the saved plan set as given (a blob) and whether it may be re-bound to this run's packet. */
+    exec: z.object({ planSetRef: BlobRef, rebindContext: z.boolean() }).optional(),
+    /** `acia plan`: the run stops once a plan is chosen. */
+    planOnly: z.boolean().optional(),
+    /** The ACM version whose artifacts and ledger this run records. */
+    acmVersion: z.string().optional(),
   }),
   RUN_RESUMED: z.object({ pid: z.number(), answer: z.string().optional() }),
   CONTEXT_BUILT: z.object({ contextRef: BlobRef, packetRef: BlobRef, summary: z.string() }),
