@@ -29,6 +29,10 @@ export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goa
     // A resumed run goes on with the packet it planned from, never a rebuilt one: guards read its facts.
     const packet = JSON.parse((await ctx.rec.ledger.getBlob(recorded)).toString('utf8')) as { facts?: Record<string, unknown> };
     ctx.facts = packet.facts ?? {};
+    // The test command is one of those facts: a resumed session runs the tests the plan was made for
+    // (and a replay of it asks the same questions).
+    const recordedCommand = ctx.facts.testCommand;
+    if (typeof recordedCommand === 'string' || recordedCommand === null) ctx.testCommand = recordedCommand;
     return;
   }
   if (ctx.state.contextRef !== null) return;

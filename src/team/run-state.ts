@@ -270,8 +270,10 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
       const response = { allow: p.response.allow, ...(p.response.reason === undefined ? {} : { reason: p.response.reason }) };
       if (p.hook === 'plan.admit') state.admitPolicy = response;
       const t = p.taskId === undefined ? undefined : state.tasks.get(p.taskId);
-      // task.post judges the change itself; a later task.pre of a new attempt does not erase its verdict.
-      if (t && (p.hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook: p.hook, ...response };
+      // task.post judges the change itself; a later task.pre of a new attempt does not erase its verdict,
+      // nor does the allow an attempt gets after a human overrode the denial (policy never said yes).
+      const overridden = t?.policyOverride === true && t.policy?.hook === 'task.post' && !t.policy.allow;
+      if (t && !overridden && (p.hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook: p.hook, ...response };
       break;
     }
     case 'GOAL_AMENDED':
