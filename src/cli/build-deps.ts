@@ -8,6 +8,7 @@ import { modelIdOf, type Config } from '../core/config/schema.js';
 import { randomIds, systemClock } from '../core/acm/ids.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
+import { buildBundle } from '../core/ledger/bundle.js';
 import { readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
@@ -78,6 +79,9 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       await renderWiki(repo);
     },
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
+    writeBundle: async (repo, runId, manifest) => {
+      await buildBundle(repo, runId, undefined, { runManifest: manifest });
+    },
     ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   };

@@ -64,6 +64,8 @@ export interface TeamDeps {
   /** Renders the wiki after a run stops; failures are reported, not fatal. */
   renderWiki: (repo: string) => Promise<void>;
   writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;
+  /** Writes the run's replay bundle; called when a session ends, before the manifest marks it finished. Replay passes none. */
+  writeBundle?: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
   /** The git side of a run; replay passes one that serves recorded outcomes. */
   workspace?: (repo: string, runId: string) => RunWorkspace;
   onEvent?: (event: TeamEvent) => void;

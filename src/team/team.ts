@@ -133,7 +133,9 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   if (state.completed?.reason === 'succeeded') {
     // A crash after RUN_COMPLETED but before the manifest: anchor the head now, redo nothing.
     await ledger.close();
-    await deps.writeManifest(runDir, manifestOf(ctx, 'succeeded'));
+    const manifest = manifestOf(ctx, 'succeeded');
+    await writeBundle(ctx, manifest);
+    await deps.writeManifest(runDir, manifest);
     await deps.renderWiki(repo).catch(() => undefined);
     return resultOf(ctx, 'succeeded', `already finished: ${state.completed.message}`);
   }
@@ -235,7 +237,9 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }
-  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, reason));
+  const manifest = manifestOf(ctx, reason);
+  await writeBundle(ctx, manifest);
+  await ctx.deps.writeManifest(ctx.runDir, manifest);
   try {
     await ctx.deps.renderWiki(ctx.repo);
   } catch (e) {
@@ -243,6 +247,20 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
   }
   const result = resultOf(ctx, reason, message);
   return outcome.kind === 'error' && outcome.code !== undefined ? { ...result, errorCode: outcome.code } : result;
+}
+
+/**
+ * The replay bundle, complete before the manifest marks the session's end (ACM 000 §17). A bundle that
+ * cannot be written is reported, not fatal: the ledger it is built from is already safe, and
+ * `acia bundle` can build it again.
+ */
+async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<void> {
+  if (!ctx.deps.writeBundle) return;
+  try {
+    await ctx.deps.writeBundle(ctx.repo, ctx.runId, manifest);
+  } catch (e) {
+    process.emitWarning(`replay bundle not written: ${errorMessage(e)}`);
+  }
 }
 
 function resultOf(ctx: RunContext, reason: TerminalReason, message: string): RunResult {

@@ -1,6 +1,6 @@
 // Trustworthy outcomes through the built CLI: saved plans run with `acia exec` and scripted agents,
 // each asserting the exit code, the terminal reason and the ledger.
-import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/core/acm/contracts.js';
@@ -227,5 +227,39 @@ describe('guards over recorded facts and policy, across a resume', () => {
     const replay = acia(['replay', runId, '--repo', f.repo]);
     expect(replay.stdout + replay.stderr).toContain('identical');
     expect(replay.code).toBe(0);
+  });
+});
+
+describe('the replay bundle, written when the run ends', () => {
+  it('after a re-plan it holds the plan actually executed, every task spec that ran, the real capability map and the planner prompts', () => {
+    const repo = join(tempDir('outcome-bundle'), 'repo');
+    const r = acia(['demo', '--scenario', 'plan-b', '--dir', repo, '--quiet']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    expect(ofType(entries, 'REPLAN_TRIGGERED')).toEqual([expect.objectContaining({ fromPlanId: 'plan-A', toPlanId: 'plan-B' })]);
+    expect(ofType(entries, 'RUN_STARTED')[0]).toMatchObject({ acmVersion: 'v0.5' });
+    const dir = join(repo, '.acia', 'bundles', runId);
+    const read = (p: string) => JSON.parse(readFileSync(join(dir, p), 'utf8')) as Record<string, unknown>;
+    const manifest = read('manifest.json') as { acmVersion: string; head: { seq: number }; files: Record<string, string> };
+    expect(manifest.acmVersion).toBe('v0.5');
+    // Complete: its head is the ledger's last entry (RUN_COMPLETED), and it verifies.
+    expect(manifest.head.seq).toBe(entries.at(-1)!.seq);
+    expect(entries.at(-1)!.type).toBe('RUN_COMPLETED');
+    const chosen = read('plans/chosen.json') as { planId: string; replans: unknown[]; plan: { id: string } };
+    expect(chosen.planId).toBe('plan-B');
+    expect(chosen.replans).toHaveLength(1);
+    const started = new Set(ofType(entries, 'TASK_STARTED').map((d) => d.taskId as string));
+    const specs = Object.keys(manifest.files).filter((p) => p.startsWith('task-specs/')).map((p) => p.slice('task-specs/'.length, -'.json'.length));
+    expect(new Set(specs)).toEqual(started);
+    expect(started.has('t1') && started.has('b1')).toBe(true);
+    const caps = read('capability-map/capability-map.json') as { version: string; capabilities: { name: string }[] };
+    expect(caps.version).toBe('acia-caps@1');
+    expect(caps.capabilities.map((c) => c.name)).toContain('qa.write_tests');
+    const pmCalls = ofType(entries, 'LLM_CALL').filter((d) => d.caller === 'pm');
+    expect(pmCalls.length).toBeGreaterThan(0);
+    for (const c of pmCalls) expect(manifest.files).toHaveProperty(`planner/prompts/${(c.requestHash as string).slice('sha256:'.length)}`);
+    expect(read('plans/chosen.acm.json')).toMatchObject({ id: 'plan-B', tasks: expect.arrayContaining([expect.objectContaining({ capabilityRef: 'dev.implement@acia-caps@1' })]) as unknown });
+    expect(acia(['verify', dir]).code).toBe(0);
   });
 });
