@@ -136,6 +136,8 @@ describe('compensation edges', () => {
     expect(ofType(entries, 'TASK_SKIPPED')).toEqual([expect.objectContaining({ taskId: 't1', cause: 'human' })]);
     expect(ofType(entries, 'TASK_COMPLETED').map((d) => d.taskId)).toEqual(['t2', 'q']);
     expect(last(entries)).toMatchObject({ reason: 'failed', message: expect.stringContaining('task t1 was skipped by a human') as unknown });
+    expect(acia(['show', runId, '--repo', f.repo]).stdout).toContain('outcome rule: failed — task t1 was skipped by a human');
+    expect(readFileSync(join(f.repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8')).toMatch(/\| t1 \| dev\.implement \|.*\| skipped \|/);
     const replay = acia(['replay', runId, '--repo', f.repo]);
     expect(replay.stdout + replay.stderr).toContain('identical');
   });
@@ -261,5 +263,7 @@ describe('the replay bundle, written when the run ends', () => {
     for (const c of pmCalls) expect(manifest.files).toHaveProperty(`planner/prompts/${(c.requestHash as string).slice('sha256:'.length)}`);
     expect(read('plans/chosen.acm.json')).toMatchObject({ id: 'plan-B', tasks: expect.arrayContaining([expect.objectContaining({ capabilityRef: 'dev.implement@acia-caps@1' })]) as unknown });
     expect(acia(['verify', dir]).code).toBe(0);
+    // The wiki reads the same executed plan: plan-B, not the plan first selected.
+    expect(readFileSync(join(repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8')).toContain('**plan-B** (chosen)');
   });
 });
