@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { ContextPacket, LedgerEntry } from '../core/acm/contracts.js';
-import { memoryFromPacket } from '../agents/pm/context-packet.js';
+import { memoryFromPacket, packetReader } from '../agents/pm/context-packet.js';
 import { asRunId } from '../core/acm/ids.js';
 import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
@@ -41,8 +41,9 @@ export async function replayRun(
   repo: string,
   runId: string,
   recorded: readonly LedgerEntry[],
+  /** Where the run's blobs are: the run directory (default), or a bundle's memory-ledger/. */
+  runDir: string = join(repo, '.acia', 'runs', runId),
 ): Promise<ReplayReport> {
-  const runDir = join(repo, '.acia', 'runs', runId);
   const getBlob = (ref: string) => readFile(join(runDir, 'blobs', ref.replace(/^sha256:/, '')));
   const started = recorded.find((e) => e.type === 'RUN_STARTED')?.data as EventDataOf<'RUN_STARTED'> | undefined;
   if (!started) throw new AciaError('LEDGER_CORRUPT', `run ${runId} has no RUN_STARTED entry`);
@@ -88,6 +89,8 @@ export async function replayRun(
     renderWiki: () => Promise.resolve(),
     memoryPages,
     workspace: () => new ReplayWorkspace(recorded, repo, runId),
+    // The packet as recorded: the replay needs no repository when the packet can rebuild itself.
+    ...(packet && packetReader(packet) ? { repoReader: () => packetReader(packet)! } : {}),
     sleep: () => Promise.resolve(),
     // The memory the run saw, not what the wiki holds now.
     readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),

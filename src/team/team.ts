@@ -181,7 +181,8 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     await ctx.workspace.openRun(base, ctx.state.lastSeq <= 0);
     const git = new Git(ctx.deps.clock);
     ctx.testCommand ??= detectTestCommand({ fs: ctx.deps.fs, root: ctx.workspace.runWorktree });
-    await ensureContext(ctx, gitReader(git, ctx.repo, base), ctx.state.started!.goal);
+    const reader = ctx.deps.repoReader ? ctx.deps.repoReader(ctx.repo, base) : gitReader(git, ctx.repo, base);
+    await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
     if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };

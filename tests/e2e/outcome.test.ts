@@ -263,6 +263,12 @@ describe('the replay bundle, written when the run ends', () => {
     for (const c of pmCalls) expect(manifest.files).toHaveProperty(`planner/prompts/${(c.requestHash as string).slice('sha256:'.length)}`);
     expect(read('plans/chosen.acm.json')).toMatchObject({ id: 'plan-B', tasks: expect.arrayContaining([expect.objectContaining({ capabilityRef: 'dev.implement@acia-caps@1' })]) as unknown });
     expect(acia(['verify', dir]).code).toBe(0);
+    // A third party holding only the bundle replays the run, re-planning included, without the repository.
+    const copy = join(tempDir('outcome-bundle-copy'), 'bundle');
+    cpSync(dir, copy, { recursive: true });
+    const replay = acia(['replay', copy], { cwd: tempDir('outcome-elsewhere') });
+    expect(replay.stdout + replay.stderr).toContain('identical');
+    expect(replay.code).toBe(0);
     // The wiki reads the same executed plan: plan-B, not the plan first selected.
     expect(readFileSync(join(repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8')).toContain('**plan-B** (chosen)');
   });
