@@ -154,8 +154,20 @@ async function askHuman(ctx: RunContext, seq: number): Promise<boolean> {
     options: OPTIONS[esc.reason],
   });
   if (answer === null) return false;
-  await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: seq, action: answer.action, ...(answer.text === undefined ? {} : { text: answer.text }) });
+  await recordAnswer(ctx, seq, answer.action, answer.text);
   return true;
+}
+
+/**
+ * A human's answer, and when it carries guidance, the goal as amended by it: guidance changes what the
+ * team is asked to do from here on, so the record says so in the spec's own terms (GOAL_AMENDED).
+ */
+export async function recordAnswer(ctx: RunContext, escalationSeq: number, action: HumanAction, text: string | undefined): Promise<void> {
+  await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq, action, ...(text === undefined ? {} : { text }) });
+  if (text !== undefined && text.trim() !== '') {
+    const esc = ctx.state.escalations.find((e) => e.seq === escalationSeq);
+    await ctx.rec.record('human', 'GOAL_AMENDED', { by: 'human', delta: `guidance${esc?.taskId === undefined ? '' : ` for ${esc.taskId}`}: ${text.trim()}` });
+  }
 }
 
 /** The tail of the task's last test output, for the human and for fix tasks. */

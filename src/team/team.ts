@@ -11,7 +11,7 @@ import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../c
 import type { RunLedger } from '../core/ledger/types.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { TeamDeps } from './deps.js';
-import { execute, type ExecOutcome } from './executor.js';
+import { execute, recordAnswer, type ExecOutcome } from './executor.js';
 import { excludeAciaDir, Git, repoRoot, requireCommit, snapshotWorkingTree } from './git.js';
 import { adoptPlan, ensureContext, planRun } from './planning.js';
 import { Recorder } from './recorder.js';
@@ -145,7 +145,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const open = openEscalation(state);
   if (opts.answer !== undefined && open !== null) {
     const { action, text } = parseAnswer(opts.answer);
-    await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: open.seq, action, ...(text === undefined ? {} : { text }) });
+    await recordAnswer(ctx, open.seq, action, text);
   }
   return drive(ctx, state.started.baseCommit);
 }

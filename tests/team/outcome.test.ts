@@ -166,3 +166,15 @@ describe('guards over recorded policy', () => {
     expect(result.reason, result.message).toBe('succeeded');
   });
 });
+
+describe('goal amendments', () => {
+  it('human guidance is recorded as GOAL_AMENDED after the answer', async () => {
+    const { result, entries } = await runPlanInProcess(
+      { tasks: [{ id: 'd1', capability: 'dev.implement', touchesProtected: true }], edges: [], joins: [] },
+      { human: scriptedHuman([{ action: 'guidance', text: 'keep secrets out of the change' }]) },
+    );
+    const i = entries.findIndex((e) => e.type === 'HUMAN_RESPONSE');
+    expect(entries[i + 1]).toMatchObject({ type: 'GOAL_AMENDED', actor: 'human', data: { by: 'human', delta: 'guidance for d1: keep secrets out of the change' } });
+    expect(result.reason).toBe('awaiting_human');
+  });
+});
