@@ -291,6 +291,11 @@ async function replan(ctx: RunContext, cause: string): Promise<boolean> {
   const base = ctx.state.started!.baseCommit;
   await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId: current.id, reason: `abandoning ${current.id}: run branch reset`, resetTo: base });
   await ctx.workspace.resetRun(base);
-  await ctx.rec.record('pm', 'REPLAN_TRIGGERED', { cause, fromPlanId: current.id, toPlanId: next.id, scope: 'whole plan' });
+  const before = new Set(current.tasks.map((t) => `${t.capability}:${t.id}`));
+  const after = new Set(next.tasks.map((t) => `${t.capability}:${t.id}`));
+  const dropped = [...before].filter((x) => !after.has(x)).length;
+  const added = [...after].filter((x) => !before.has(x)).length;
+  const diff = `${current.id} (${current.tasks.length} tasks, ${current.edges.length} edges) -> ${next.id} (${next.tasks.length} tasks, ${next.edges.length} edges): ${dropped} task(s) dropped, ${added} added; run branch reset to the base commit`;
+  await ctx.rec.record('pm', 'REPLAN_TRIGGERED', { cause, fromPlanId: current.id, toPlanId: next.id, scope: 'whole plan', diff });
   return true;
 }

@@ -239,7 +239,7 @@ describe('the replay bundle, written when the run ends', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const runId = onlyRunId(repo);
     const entries = ledgerOf(repo, runId);
-    expect(ofType(entries, 'REPLAN_TRIGGERED')).toEqual([expect.objectContaining({ fromPlanId: 'plan-A', toPlanId: 'plan-B' })]);
+    expect(ofType(entries, 'REPLAN_TRIGGERED')).toEqual([expect.objectContaining({ fromPlanId: 'plan-A', toPlanId: 'plan-B', diff: expect.stringContaining('2 task(s) dropped, 2 added') as unknown })]);
     expect(ofType(entries, 'RUN_STARTED')[0]).toMatchObject({ acmVersion: 'v0.5' });
     const dir = join(repo, '.acia', 'bundles', runId);
     const read = (p: string) => JSON.parse(readFileSync(join(dir, p), 'utf8')) as Record<string, unknown>;

@@ -93,7 +93,14 @@ export const EventData = {
     request: z.unknown(),
     response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
   }),
-  REPLAN_TRIGGERED: z.object({ cause: z.string(), fromPlanId: z.string(), toPlanId: z.string(), scope: z.string() }),
+  REPLAN_TRIGGERED: z.object({
+    cause: z.string(),
+    fromPlanId: z.string(),
+    toPlanId: z.string(),
+    scope: z.string(),
+    /** A summary of how the new plan differs from the abandoned one (absent in older runs). */
+    diff: z.string().optional(),
+  }),
   COMPENSATION_APPLIED: z.object({ taskId: z.string(), reason: z.string(), resetTo: z.string() }),
   GOAL_AMENDED: z.object({ by: z.string(), delta: z.string() }),
   TASK_ADDED: z.object({
