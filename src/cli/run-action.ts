@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { PlanSet } from '../core/acm/contracts.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
+import { planFromSpec, planSetFromSpec } from '../core/acm/spec-names.js';
 import { planMermaid } from '../core/wiki/mermaid.js';
 import { readEntries } from './runs-action.js';
 import type { CliEventLine } from './progress.js';
@@ -228,10 +229,14 @@ function readPlanFile(file: string): { file: string; planSet: PlanSet } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AciaError('INPUT_INVALID', `${file} is not a plan: expected a JSON object (a plan set from \`acia plan --out\`, or one plan)`);
   }
+  // Plans written with the ACM spec's names (on_error, plan-level join, capabilityRef...) are mapped first.
+  const spec = 'plans' in value ? planSetFromSpec(value) : planFromSpec(value);
+  const doc = spec.value as Record<string, unknown>;
+  if (spec.errors.length > 0) throw new AciaError('INPUT_INVALID', `${file} is not a valid plan: ${spec.errors[0]!.path}: ${spec.errors[0]!.message}`);
   const set =
-    'plans' in value
-      ? value
-      : { goalId: (value as { goalId?: unknown }).goalId, contextRef: (value as { contextRef?: unknown }).contextRef, plans: [value], selection: { method: 'human', chosenPlanId: (value as { id?: unknown }).id, rationale: 'saved plan' } };
+    'plans' in doc
+      ? doc
+      : { goalId: doc.goalId, contextRef: doc.contextRef, plans: [doc], selection: { method: 'human', chosenPlanId: doc.id, rationale: 'saved plan' } };
   // Checked in full (structure, cycles, capabilities) before a run exists: a bad file is bad input, exit 2.
   const checked = validatePlanSet(set, defaultCapabilityMap);
   if (!checked.ok || !checked.planSet) {
