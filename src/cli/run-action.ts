@@ -6,6 +6,7 @@ import type { PlanSet } from '../core/acm/contracts.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
 import { planFromSpec, planSetFromSpec } from '../core/acm/spec-names.js';
+import { parseDocumentText } from '../core/acm/json-text.js';
 import { planMermaid } from '../core/wiki/mermaid.js';
 import { readEntries } from './runs-action.js';
 import type { CliEventLine } from './progress.js';
@@ -218,13 +219,16 @@ function printSummary(r: RunResult, json: boolean, repo: string, planOut?: strin
 }
 
 function readPlanFile(file: string): { file: string; planSet: PlanSet } {
-  let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'JSON_PARSE', code === 'ENOENT' ? `no such file: ${file}` : `${file} is not valid JSON: ${(e as Error).message}`);
+    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'INPUT_INVALID', code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${(e as Error).message}`);
   }
+  const parsed = parseDocumentText(text, file);
+  if (!parsed.ok) throw new AciaError('JSON_PARSE', `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: line ${parsed.line} column ${parsed.column}: ${parsed.message}`);
+  const value = parsed.value;
   // A bare plan becomes a plan set of one, chosen by the human who runs it.
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AciaError('INPUT_INVALID', `${file} is not a plan: expected a JSON object (a plan set from \`acia plan --out\`, or one plan)`);

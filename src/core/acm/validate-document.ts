@@ -3,7 +3,7 @@ import { checkLedgerChain } from '../ledger/check-chain.js';
 import { defaultCapabilityMap } from './capabilities.js';
 import { contentAddress } from './canonical-json.js';
 import type { CapabilityMap } from './contracts.js';
-import { parseJsonText } from './json-text.js';
+import { parseDocumentText, parseJsonText } from './json-text.js';
 import { isSchemaId, SCHEMA_IDS, schemaValidator } from './schema-validator.js';
 import { validatePlan, validatePlanSet } from './validate-plan.js';
 import { planFromSpec, planSetFromSpec } from './spec-names.js';
@@ -29,7 +29,7 @@ export function validateDocument(text: string, fileName: string, options: Valida
   const asLedger = options.kind === 'ledger' || (options.kind === undefined && (fileName.endsWith('.jsonl') || looksLikeLedgerLines(text)));
   if (asLedger) return validateLedgerText(text);
 
-  const parsed = parseJsonText(text);
+  const parsed = parseDocumentText(text, fileName);
   if (!parsed.ok) return { status: 'unreadable', message: parsed.message, line: parsed.line, column: parsed.column };
   const value = parsed.value;
   const kind = options.kind ?? detectKind(value);

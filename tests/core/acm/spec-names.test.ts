@@ -54,3 +54,26 @@ describe('ACM spec names', () => {
     expect(badKind).toMatchObject({ ok: false, errors: [expect.objectContaining({ path: '$.edges[0].onError' })] });
   });
 });
+
+describe('YAML documents', () => {
+  it('reads a spec-style plan written in YAML, and names the line of a YAML syntax error', () => {
+    const yaml = [
+      'id: plan-A',
+      `contextRef: "${REF}"`,
+      'capabilityMapVersion: acia-caps@1',
+      'tasks:',
+      '  - id: a',
+      '    capabilityRef: dev.implement@acia-caps@1',
+      '    input: { instructions: "do a" }',
+      '  - id: undo',
+      '    capability: dev.fix',
+      '    input: { instructions: "undo a" }',
+      'edges:',
+      '  - { from: a, to: undo, on_error: COMPENSATION_REQUIRED }',
+    ].join('\n');
+    expect(validateDocument(yaml, 'plan.yaml')).toMatchObject({ status: 'checked', kind: 'plan', ok: true });
+    const broken = validateDocument('id: [unclosed\ntasks: 1\n', 'plan.yml');
+    expect(broken).toMatchObject({ status: 'unreadable', message: expect.stringContaining('not valid YAML') as unknown });
+    expect(broken.status === 'unreadable' && broken.line).toBeGreaterThanOrEqual(1);
+  });
+});
