@@ -2,7 +2,8 @@
 // human prompt, the summary and the exit code.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { PlanSet } from '../core/acm/contracts.js';
+import { ContextPacket, type PlanSet } from '../core/acm/contracts.js';
+import { zodProblems } from '../core/acm/zod-paths.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
 import { planFromSpec, planSetFromSpec } from '../core/acm/spec-names.js';
@@ -28,7 +29,7 @@ import type { RunFlags } from './commands/run.js';
 export type RunKind =
   | { kind: 'run'; goal: string }
   | { kind: 'resume'; runId?: string }
-  | { kind: 'plan'; goal: string; out?: string }
+  | { kind: 'plan'; goal: string; out?: string; context?: string }
   | { kind: 'exec'; file: string; goal?: string; rebindContext?: boolean };
 
 export interface RunEnvironment {
@@ -68,6 +69,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const stderr = process.stderr;
   if (what.kind !== 'resume') preflightModel(config, process.env, env.anthropic !== undefined, repo);
   const saved = what.kind === 'exec' ? readPlanFile(what.file) : null;
+  const givenPacket = what.kind === 'plan' && what.context !== undefined ? readContextPacket(what.context) : null;
 
   if (what.kind === 'run' && !flags.includeUncommitted && (await git.isDirty(repo))) {
     stderr.write(`${chalk.yellow('warning:')} the working tree has uncommitted changes; the team works from the last commit and will not see them (use --include-uncommitted to include them)\n`);
@@ -112,7 +114,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
         result = await startRun(deps, { dir: repo, goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false });
         break;
       case 'plan':
-        result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true });
+        result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true, ...(givenPacket ? { contextPacket: givenPacket } : {}) });
         break;
       case 'exec':
         result = await startRun(deps, { dir: repo, goal: what.goal ?? `execute ${saved!.file}`, planSet: saved!.planSet, rebindContext: what.rebindContext ?? false });
@@ -216,6 +218,25 @@ function printSummary(r: RunResult, json: boolean, repo: string, planOut?: strin
   else if (ok && planOut !== undefined) lines.push(`  next     ${planOut === null ? 'acia plan ... --out plan.json, then acia exec plan.json' : `acia exec ${planOut}`}`);
   else if (ok) lines.push(`  next     ${gitC} diff HEAD...${r.runBranch}   then   ${gitC} merge ${r.runBranch}`);
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** A Context Packet file for `acia plan --context`: checked in full before a run exists, so bad input is exit 2. */
+function readContextPacket(file: string): ContextPacket {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'INPUT_INVALID', code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${(e as Error).message}`);
+  }
+  const parsed = parseDocumentText(text, file);
+  if (!parsed.ok) throw new AciaError('JSON_PARSE', `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: line ${parsed.line} column ${parsed.column}: ${parsed.message}`);
+  const packet = ContextPacket.safeParse(parsed.value);
+  if (!packet.success) {
+    const first = zodProblems(packet.error)[0];
+    throw new AciaError('INPUT_INVALID', `${file} is not a Context Packet: ${first?.path ?? '$'}: ${first?.message ?? 'invalid'}`, { hint: `see every problem with \`acia validate --kind context-packet ${file}\`` });
+  }
+  return packet.data;
 }
 
 function readPlanFile(file: string): { file: string; planSet: PlanSet } {

@@ -27,7 +27,7 @@ function standing(state: RunState): [string, TaskState][] {
  * (2) every verification expression of every task held when last evaluated; (3) a real test run passed
  * (exit 0) on the final run-branch head, recorded after the last merge.
  */
-export function judgeRun(state: RunState): Outcome {
+export function judgeRun(state: RunState, head: string | null = state.runHead): Outcome {
   const reasons: string[] = [];
   let testsFailed = false;
   if (state.plan === null) return { verdict: 'failed', reasons: ['no plan was chosen'], needsFinalTestRun: false };
@@ -53,15 +53,18 @@ export function judgeRun(state: RunState): Outcome {
       }
     }
   }
-  const last = state.testRuns.at(-1);
-  const proof = state.testRuns.find((r) => r.seq > state.lastMergeSeq && r.exitCode === 0 && r.commit !== null && r.commit === state.runHead);
-  const lastOnHead = last !== undefined && last.seq > state.lastMergeSeq && last.commit === state.runHead;
-  if (lastOnHead && last.exitCode !== 0) {
+  // `head` is the final run-branch head: by default the one the ledger's merges lead to; the team passes
+  // its workspace's (the same in a live run; in a replay, where parallel merges may interleave otherwise,
+  // the recorded one). A test run on that exact commit is necessarily after the merge that made it.
+  const onHead = state.testRuns.filter((r) => r.commit !== null && r.commit === head);
+  const proof = onHead.find((r) => r.exitCode === 0);
+  const last = onHead.at(-1);
+  if (last !== undefined && last.exitCode !== 0) {
     testsFailed = true;
-    reasons.push(`the tests fail on the final run-branch head ${short(state.runHead)} (exit ${String(last.exitCode)})`);
+    reasons.push(`the tests fail on the final run-branch head ${short(head)} (exit ${String(last.exitCode)})`);
   }
   const needsFinalTestRun = reasons.length === 0 && proof === undefined;
-  if (needsFinalTestRun) reasons.push(`no passing test run on the final run-branch head ${short(state.runHead)} after the last merge`);
+  if (needsFinalTestRun) reasons.push(`no passing test run on the final run-branch head ${short(head)} after the last merge`);
   if (reasons.length === 0) return { verdict: 'succeeded', reasons, needsFinalTestRun: false };
   return { verdict: testsFailed ? 'verification_failed' : 'failed', reasons, needsFinalTestRun };
 }
@@ -71,12 +74,12 @@ function short(commit: string | null): string {
 }
 
 /** The one-line message for a verdict. */
-export function outcomeMessage(state: RunState, o: Outcome): string {
+export function outcomeMessage(state: RunState, o: Outcome, head: string | null = state.runHead): string {
   if (o.verdict === 'succeeded') {
     const done = [...state.tasks.values()].filter((t) => t.status === 'completed').length;
     const skipped = [...state.tasks.values()].filter((t) => t.status === 'skipped').length;
-    const proof = state.testRuns.filter((r) => r.exitCode === 0 && r.commit === state.runHead).at(-1);
-    return `${done} task(s) completed${skipped > 0 ? `, ${skipped} not taken by guards` : ''}; tests pass on ${short(state.runHead)}${proof ? ` (${proof.taskId})` : ''}`;
+    const proof = state.testRuns.filter((r) => r.exitCode === 0 && r.commit === head).at(-1);
+    return `${done} task(s) completed${skipped > 0 ? `, ${skipped} not taken by guards` : ''}; tests pass on ${short(head)}${proof ? ` (${proof.taskId})` : ''}`;
   }
   const [first, ...rest] = o.reasons;
   return `${first ?? 'the outcome rule does not hold'}${rest.length > 0 ? ` (and ${rest.length} more: ${rest.join('; ')})` : ''}`;

@@ -1,8 +1,8 @@
 // The plan phase: freeze the Context Packet, let the PM propose Plan-A/Plan-B, validate them (invalid
 // plans go back to the PM with the problems), admit by policy, and record the selection.
-import { canonicalJson } from '../core/acm/canonical-json.js';
-import type { Goal, PlanSet } from '../core/acm/contracts.js';
-import { buildContextPacket, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
+import { canonicalJson, contentAddress } from '../core/acm/canonical-json.js';
+import { ContextPacket, type Goal, type PlanSet } from '../core/acm/contracts.js';
+import { buildContextPacket, packetReader, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
 import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
 import { loadTemplate, renderTemplate } from '../agents/prompt-template.js';
 import type { EventDataOf } from '../core/ledger/events.js';
@@ -13,6 +13,8 @@ import { policyCheck, runTaskAgent } from './task-common.js';
 export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string; code?: ErrorCode } | { kind: 'denied'; message: string };
 
 export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goal): Promise<void> {
+  const given = ctx.state.started?.contextPacketRef;
+  if (given !== undefined) return useGivenContext(ctx, given);
   const memory = await ctx.deps.readMemory(ctx.repo);
   const built = await buildContextPacket({
     goal,
@@ -41,6 +43,27 @@ export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goa
     contextRef: built.contextRef,
     packetRef,
     summary: `${String(built.packet.facts.fileCount)} files, ${built.packet.sources.length} sources, test command ${ctx.testCommand ?? 'none'}`,
+  });
+}
+
+/** `acia plan --context`: the caller's packet is the planning input, recorded as it was given. */
+async function useGivenContext(ctx: RunContext, packetRef: string): Promise<void> {
+  const packet = ContextPacket.parse(JSON.parse((await ctx.rec.ledger.getBlob(packetRef)).toString('utf8')));
+  ctx.facts = packet.facts;
+  const reader = packetReader(packet);
+  ctx.instructions = [];
+  if (reader) {
+    for (const f of packet.facts.instructionFiles as string[]) {
+      const text = await reader.readText(f, Number.MAX_SAFE_INTEGER);
+      if (text !== null) ctx.instructions.push({ path: f, content: text });
+    }
+  }
+  if (typeof packet.facts.testCommand === 'string') ctx.testCommand = packet.facts.testCommand;
+  if (ctx.state.contextRef !== null) return;
+  await ctx.rec.record('pm', 'CONTEXT_BUILT', {
+    contextRef: contentAddress(packet),
+    packetRef,
+    summary: `given by the caller: ${packet.sources.length} sources, ${Object.keys(packet.facts).length} facts`,
   });
 }
 

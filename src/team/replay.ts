@@ -128,9 +128,10 @@ export function compare(recorded: readonly LedgerEntry[], replayed: readonly Led
       break;
     }
   }
-  const lastOf = (l: readonly LedgerEntry[]) => (l.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: string } | undefined)?.reason;
-  if (first === null && lastOf(recorded) !== lastOf(replayed)) {
-    first = { actor: 'team', index: 0, recorded: null, replayed: null, reason: `the run ended ${String(lastOf(recorded))} but the replay ended ${String(lastOf(replayed))}` };
+  const endOf = (l: readonly LedgerEntry[]) => l.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: string; message?: string } | undefined;
+  const [a0, b0] = [endOf(recorded), endOf(replayed)];
+  if (first === null && a0?.reason !== b0?.reason) {
+    first = { actor: 'team', index: 0, recorded: null, replayed: null, reason: `the run ended ${String(a0?.reason)} but the replay ended ${String(b0?.reason)}: ${b0?.message ?? ''}` };
   }
   return { runId, identical: first === null, recordedEntries: recorded.length, replayedEntries: replayed.length, divergence: first };
 }

@@ -82,8 +82,6 @@ export interface RunState {
   lessonsApplied: number;
   /** A MEMORY_UPDATED with no RUN_COMPLETED after it: the session died around its page write, which resume finishes. */
   lastMemoryUpdate: EventDataOf<'MEMORY_UPDATED'> | null;
-  /** Seq of the last MERGE that moved the run branch; -1 when nothing was merged. */
-  lastMergeSeq: number;
   /** The run branch head after the last MERGE (or reset); null until one is recorded. */
   runHead: string | null;
   /** Real test runs in ledger order. */
@@ -119,7 +117,6 @@ export function emptyRunState(): RunState {
     lessons: [],
     lessonsApplied: 0,
     lastMemoryUpdate: null,
-    lastMergeSeq: -1,
     runHead: null,
     testRuns: [],
     admitPolicy: null,
@@ -241,7 +238,6 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
       const t = state.tasks.get(p.taskId);
       if (t && !p.conflict) t.merged = true;
       if (!p.conflict && p.commit !== null && p.commit !== state.runHead) {
-        state.lastMergeSeq = entry.seq;
         state.runHead = p.commit;
       }
       break;
@@ -250,7 +246,6 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
       // A re-plan resets the run branch to the base commit: tests run before it prove nothing about the new head.
       const p = d as EventDataOf<'COMPENSATION_APPLIED'>;
       if (state.plan && p.taskId === state.plan.id && p.resetTo !== state.runHead) {
-        state.lastMergeSeq = entry.seq;
         state.runHead = p.resetTo;
       }
       break;

@@ -3,7 +3,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { PlanSet, type Goal } from '../core/acm/contracts.js';
+import { PlanSet, type ContextPacket, type Goal } from '../core/acm/contracts.js';
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import { ACM_VERSION } from '../core/acm/acm-version.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
@@ -51,6 +51,8 @@ export interface StartOptions {
   planSet?: PlanSet;
   /** Execute the saved plan set even when it was planned against another Context Packet (recorded as GOAL_AMENDED). */
   rebindContext?: boolean;
+  /** Plan from this Context Packet instead of one built from the repository (`acia plan --context`). */
+  contextPacket?: ContextPacket;
 }
 
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
@@ -68,7 +70,8 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
   // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
   // the same Context Packet and the plan's contextRef can be checked against it.
-  const goal: Goal = { id: opts.planSet?.goalId ?? `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  const goal: Goal = { id: opts.planSet?.goalId ?? opts.contextPacket?.goalId ?? `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  const contextPacketRef = opts.contextPacket ? await ctx.rec.blob(canonicalJson(opts.contextPacket)) : undefined;
   const exec = opts.planSet ? { planSetRef: await ctx.rec.blob(canonicalJson(opts.planSet)), rebindContext: opts.rebindContext ?? false } : undefined;
   return beginRun(ctx, {
     goal,
@@ -82,6 +85,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     acmVersion: ACM_VERSION,
     ...(exec ? { exec } : {}),
     ...(opts.planOnly ? { planOnly: true } : {}),
+    ...(contextPacketRef === undefined ? {} : { contextPacketRef }),
   });
 }
 
@@ -189,7 +193,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
     else {
       outcome = await execute(ctx);
-      if (outcome.kind === 'done' && judgeRun(ctx.state).needsFinalTestRun) await runFinalTests(ctx);
+      if (outcome.kind === 'done' && judgeRun(ctx.state, await ctx.workspace.runHead()).needsFinalTestRun) await runFinalTests(ctx);
     }
   } catch (e) {
     if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
@@ -207,7 +211,6 @@ function packetRefOf(ctx: RunContext): string {
 type DriveOutcome = ExecOutcome | { kind: 'error'; message: string; code?: ErrorCode } | { kind: 'planned_only' };
 
 async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult> {
-  const { reason, message } = terminal(ctx, outcome);
   let headCommit: string | null = null;
   let filesChanged: string[] = [];
   try {
@@ -216,6 +219,7 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
   } catch {
     // The run worktree may not exist when the run failed early; the result says so with nulls.
   }
+  const { reason, message } = terminal(ctx, outcome, headCommit);
   try {
     await applyLessons(ctx, reason);
   } catch (e) {
@@ -282,7 +286,7 @@ function resultOf(ctx: RunContext, reason: TerminalReason, message: string): Run
   };
 }
 
-function terminal(ctx: RunContext, outcome: DriveOutcome): { reason: TerminalReason; message: string } {
+function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): { reason: TerminalReason; message: string } {
   switch (outcome.kind) {
     case 'planned_only':
       return { reason: 'succeeded', message: `planned only: ${ctx.state.plan?.id ?? '?'} chosen, nothing executed` };
@@ -297,8 +301,8 @@ function terminal(ctx: RunContext, outcome: DriveOutcome): { reason: TerminalRea
     case 'error':
       return { reason: 'error', message: outcome.message };
     case 'done': {
-      const o = judgeRun(ctx.state);
-      return { reason: o.verdict, message: outcomeMessage(ctx.state, o) };
+      const o = judgeRun(ctx.state, head);
+      return { reason: o.verdict, message: outcomeMessage(ctx.state, o, head) };
     }
   }
 }

@@ -273,3 +273,55 @@ describe('the replay bundle, written when the run ends', () => {
     expect(readFileSync(join(repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8')).toContain('**plan-B** (chosen)');
   });
 });
+
+describe('plan, then exec', () => {
+  const pm = {
+    caller: 'pm',
+    toolCalls: [
+      {
+        name: 'return_result',
+        input: {
+          plans: [{ id: 'plan-A', rationale: 'one task', tasks: [{ id: 't1', capability: 'dev.implement', input: { instructions: 'add a note' } }], edges: [] }],
+          chosenPlanId: 'plan-A',
+          selectionRationale: 'the only plan',
+        },
+      },
+    ],
+  };
+
+  it('a plan saved by `acia plan` executes with no flag on an unchanged repository: the contextRef matches', () => {
+    const f = fixture('roundtrip');
+    const model = saveScript(f, [pm, ...write('dev:t1', 'docs/note.md', 'a note\n')]);
+    const out = join(f.dir, 'saved.json');
+    const planned = acia(['plan', 'add a note', '--out', out, ...runFlags(f, model)]);
+    expect(planned.code, planned.stdout + planned.stderr).toBe(0);
+    const saved = JSON.parse(readFileSync(out, 'utf8')) as { contextRef: string };
+    const first = onlyRunId(f.repo);
+    const exec = acia(['exec', out, ...runFlags(f, model)]);
+    expect(exec.code, exec.stdout + exec.stderr).toBe(0);
+    const entries = ledgerOf(f.repo, otherRun(f.repo, [first]));
+    expect(ofType(entries, 'CONTEXT_BUILT')[0]!.contextRef).toBe(saved.contextRef);
+    expect(ofType(entries, 'GOAL_AMENDED')).toEqual([]);
+    expect(last(entries).reason).toBe('succeeded');
+  });
+
+  it('`acia plan --context` plans from a given Context Packet (YAML), recorded as given; a malformed one is refused with its path', () => {
+    const f = fixture('packet');
+    const model = saveScript(f, [pm]);
+    const packet = join(f.dir, 'packet.yaml');
+    writeFileSync(packet, ['id: ctx-1', 'goalId: goal-given', 'sources:', '  - uri: "doc:brief"', 'facts:', '  tier: gold', '  testCommand: "node --test test/"', 'assumptions: []', 'constraints: {}', 'provenance: { builder: hand }'].join('\n'));
+    const r = acia(['plan', 'add a note', '--context', packet, ...runFlags(f, model)]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const entries = ledgerOf(f.repo, onlyRunId(f.repo));
+    const built = ofType(entries, 'CONTEXT_BUILT')[0]!;
+    const stored = JSON.parse(readFileSync(join(f.repo, '.acia', 'runs', onlyRunId(f.repo), 'blobs', (built.packetRef as string).slice(7)), 'utf8')) as { facts: { tier: string } };
+    expect(stored.facts.tier).toBe('gold');
+    expect(ofType(entries, 'RUN_STARTED')[0]).toMatchObject({ goal: { id: 'goal-given' }, planOnly: true });
+    const plans = ofType(entries, 'PLAN_PROPOSED')[0]!.planSet as { contextRef: string };
+    expect(plans.contextRef).toBe(built.contextRef);
+    writeFileSync(packet, 'id: ctx-1\ngoalId: goal-given\nsources: nope\n');
+    const bad = acia(['plan', 'add a note', '--context', packet, ...runFlags(f, model)]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/packet\.yaml is not a Context Packet: \$\.sources/);
+  });
+});

@@ -58,6 +58,8 @@ export const EventData = {
     aciaVersion: z.string(),
     /** `acia exec`: the saved plan set as given (a blob) and whether it may be re-bound to this run's packet. */
     exec: z.object({ planSetRef: BlobRef, rebindContext: z.boolean() }).optional(),
+    /** `acia plan --context <file>`: the Context Packet given by the caller (a blob), planned from instead of a built one. */
+    contextPacketRef: BlobRef.optional(),
     /** `acia plan`: the run stops once a plan is chosen. */
     planOnly: z.boolean().optional(),
     /** The ACM version whose artifacts and ledger this run records. */
