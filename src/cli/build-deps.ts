@@ -9,7 +9,7 @@ import { randomIds, systemClock } from '../core/acm/ids.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
 import { buildBundle } from '../core/ledger/bundle.js';
-import { readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
+import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
@@ -73,7 +73,14 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
     fs: nodeFs,
     openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
     escalator: o.escalator,
-    readMemory: async (repo) => (await readMemory(repo)).map((p) => ({ page: p.page, content: p.content })),
+    readMemory: async (repo) => {
+      // An untouched template says nothing about the project; leaving it out keeps the Context Packet the
+      // same before and after the first run creates the pages, so a plan saved then still matches.
+      const pages = await readMemory(repo);
+      const kept: { page: string; content: string }[] = [];
+      for (const p of pages) if (p.content !== (await memoryTemplate(p.page).catch(() => null))) kept.push({ page: p.page, content: p.content });
+      return kept;
+    },
     memoryPages: { read: readMemoryPage, write: writeMemoryPage },
     renderWiki: async (repo) => {
       await renderWiki(repo);
