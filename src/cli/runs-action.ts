@@ -55,7 +55,7 @@ export async function showRunCommand(dir: string, runId: string, json: boolean):
   const state = foldRun(entries);
   const out: string[] = [];
   out.push(`run ${runId}: ${state.completed?.reason ?? 'running or interrupted'}`);
-  if (state.plan) {
+  if (state.plan && state.started?.planOnly !== true) {
     // The outcome rule re-checked over the ledger, so a reader need not trust the recorded reason.
     const o = judgeRun(state);
     out.push(`outcome rule: ${o.verdict}${o.reasons.length > 0 ? ` — ${o.reasons.join('; ')}` : ''}`);

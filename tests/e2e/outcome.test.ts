@@ -89,6 +89,11 @@ describe('acia exec and the Context Packet a plan was made from', () => {
     expect(ofType(second, 'GOAL_AMENDED')).toEqual([expect.objectContaining({ by: 'human', delta: expect.stringContaining(ZERO_REF) as unknown })]);
     expect(last(second).reason).toBe('succeeded');
     const id2 = second[0]!.runId;
+    // The saved plan set is kept as a blob the ledger names, so verify checks it too.
+    expect(ofType(second, 'RUN_STARTED')[0]).toMatchObject({ exec: { rebindContext: true } });
+    expect(acia(['verify', id2, '--repo', f.repo]).code).toBe(0);
+    const goalCard = JSON.parse(readFileSync(join(f.repo, '.acia', 'bundles', id2, 'goal', 'goal.json'), 'utf8')) as Record<string, unknown>;
+    expect(goalCard).toMatchObject({ id: 'goal-saved', context_required: true, contextRef: ofType(second, 'CONTEXT_BUILT')[0]!.contextRef });
     const replay = acia(['replay', id2, '--repo', f.repo]);
     expect(replay.stdout + replay.stderr).toContain('identical');
     expect(replay.code).toBe(0);

@@ -65,7 +65,10 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const ofType = (...types: string[]): LedgerEntry[] => entries.filter((e) => types.includes(e.type));
 
   const started = ofType('RUN_STARTED')[0];
-  json('goal/goal.json', started ? (started.data as { goal: unknown }).goal : null);
+  // The Goal Card with the context it was bound to at planning (ACM 002 §15: context_required, contextRef).
+  const boundTo = (ofType('CONTEXT_BUILT')[0]?.data as { contextRef?: string } | undefined)?.contextRef;
+  const goal = started ? (started.data as { goal: Record<string, unknown> }).goal : null;
+  json('goal/goal.json', goal ? { ...goal, context_required: goal.contextRequired ?? true, ...(boundTo === undefined ? {} : { contextRef: boundTo }) } : null);
   jsonl('goal/amendments.jsonl', ofType('GOAL_AMENDED'));
 
   const contextEntries = ofType('CONTEXT_BUILT');
