@@ -103,6 +103,13 @@ class FakeWorkspace implements RunWorkspace {
   changedSinceBase(): Promise<string[]> {
     return Promise.resolve([]);
   }
+  diffSize(): Promise<number> {
+    return Promise.resolve(0);
+  }
+  adopt(): Promise<void> {
+    // Best-of-N is not exercised here: one Dev agent per task.
+    return Promise.resolve();
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }
