@@ -32,6 +32,8 @@ export const ESCALATION_REASONS = [
   'human_approve',
   'merge_conflict',
   'task_failed',
+  /** The test command could not start (exit 127, a missing runner): the environment, not the code. */
+  'environment_broken',
 ] as const;
 export const EscalationReason = z.enum(ESCALATION_REASONS);
 export type EscalationReason = z.infer<typeof EscalationReason>;
@@ -180,6 +182,8 @@ export const EventData = {
     source: z.enum(['qa_run', 'team_run', 'check']),
     /** The commit whose tree the tests ran on (absent in older runs and for expression checks). */
     commit: z.string().optional(),
+    /** Why the command could not run at all (the "not found" line), when that is why it failed. */
+    cannotRun: z.string().optional(),
   }),
   RETRY_SCHEDULED: z.object({ taskId: z.string(), attempt: z.number(), delayMs: z.number(), reason: z.string() }),
   ESCALATION_REQUESTED: z.object({
