@@ -8,7 +8,8 @@ import { modelIdOf, type Config } from '../core/config/schema.js';
 import { randomIds, systemClock } from '../core/acm/ids.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
-import { readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
+import { buildBundle } from '../core/ledger/bundle.js';
+import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
@@ -82,12 +83,22 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
     fs: nodeFs,
     openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
     escalator: o.escalator,
-    readMemory: async (repo) => (await readMemory(repo)).map((p) => ({ page: p.page, content: p.content })),
+    readMemory: async (repo) => {
+      // An untouched template says nothing about the project; leaving it out keeps the Context Packet the
+      // same before and after the first run creates the pages, so a plan saved then still matches.
+      const pages = await readMemory(repo);
+      const kept: { page: string; content: string }[] = [];
+      for (const p of pages) if (p.content !== (await memoryTemplate(p.page).catch(() => null))) kept.push({ page: p.page, content: p.content });
+      return kept;
+    },
     memoryPages: { read: readMemoryPage, write: writeMemoryPage },
     renderWiki: async (repo) => {
       await renderWiki(repo);
     },
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
+    writeBundle: async (repo, runId, manifest) => {
+      await buildBundle(repo, runId, undefined, { runManifest: manifest });
+    },
     modelEndpoint: o.anthropic
       ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
       : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },

@@ -8,16 +8,32 @@ import type { CommandRunner } from '../core/tools/types.js';
 import { AciaError } from '../core/errors.js';
 import { staticDeps } from './build-deps.js';
 import { readEntries, resolveRun } from './runs-action.js';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readBundleManifest } from '../core/ledger/bundle.js';
+import { Config as ConfigSchema } from '../core/config/schema.js';
 
 /** Replay never runs a command; a call here means the replay tried a side effect. */
 const refuseRunner: CommandRunner = {
   run: () => Promise.reject(new AciaError('REPLAY_DIVERGED', 'replay tried to run a command')),
 };
 
-export async function replayCommand(dir: string, runId: string, json: boolean): Promise<number> {
-  const { repo } = await resolveRun(dir, runId);
-  const entries = await readEntries(`${repo}/.acia/runs/${runId}`);
-  const { config } = loadConfig({ repo, env: process.env, flags: {} });
+/** `target` is a run id in the repository at `dir`, or a bundle directory (`acia bundle`, `.acia/bundles/<run>`). */
+export async function replayCommand(dir: string, target: string, json: boolean): Promise<number> {
+  const bundle = existsSync(join(target, 'manifest.json')) ? await readBundleManifest(resolve(target)) : null;
+  let repo: string;
+  let runDir: string;
+  let runId = target;
+  if (bundle) {
+    // A bundle replays on its own: its ledger and blobs, its recorded Context Packet; no repository needed.
+    runId = bundle.runId;
+    runDir = join(resolve(target), 'memory-ledger');
+    repo = resolve(target);
+  } else {
+    ({ repo, runDir } = await resolveRun(dir, runId));
+  }
+  const entries = await readEntries(runDir);
+  const { config } = bundle ? { config: ConfigSchema.parse({}) } : loadConfig({ repo, env: process.env, flags: {} });
   const frozen: Clock = { now: () => new Date(entries[0]?.ts ?? 0) };
   const report = await replayRun(
     {
@@ -33,6 +49,7 @@ export async function replayCommand(dir: string, runId: string, json: boolean): 
     repo,
     runId,
     entries,
+    runDir,
   );
   if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (report.identical) process.stdout.write(`replay of ${runId}: identical (${report.recordedEntries} recorded entries, ${report.replayedEntries} replayed)\n`);

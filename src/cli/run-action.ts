@@ -2,9 +2,12 @@
 // human prompt, the summary and the exit code.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { PlanSet } from '../core/acm/contracts.js';
+import { ContextPacket, type PlanSet } from '../core/acm/contracts.js';
+import { zodProblems } from '../core/acm/zod-paths.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
+import { planFromSpec, planSetFromSpec } from '../core/acm/spec-names.js';
+import { parseDocumentText } from '../core/acm/json-text.js';
 import { planMermaid } from '../core/wiki/mermaid.js';
 import { readEntries } from './runs-action.js';
 import type { CliEventLine } from './progress.js';
@@ -26,8 +29,8 @@ import type { RunFlags } from './commands/run.js';
 export type RunKind =
   | { kind: 'run'; goal: string }
   | { kind: 'resume'; runId?: string }
-  | { kind: 'plan'; goal: string; out?: string }
-  | { kind: 'exec'; file: string; goal?: string };
+  | { kind: 'plan'; goal: string; out?: string; context?: string }
+  | { kind: 'exec'; file: string; goal?: string; rebindContext?: boolean };
 
 export interface RunEnvironment {
   /** For the demo: the fake server's URL and key, instead of the user's. */
@@ -66,6 +69,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const stderr = process.stderr;
   if (what.kind !== 'resume') preflightModel(config, process.env, env.anthropic !== undefined, repo);
   const saved = what.kind === 'exec' ? readPlanFile(what.file) : null;
+  const givenPacket = what.kind === 'plan' && what.context !== undefined ? readContextPacket(what.context) : null;
 
   if (what.kind === 'run' && !flags.includeUncommitted && (await git.isDirty(repo))) {
     stderr.write(`${chalk.yellow('warning:')} the working tree has uncommitted changes; the team works from the last commit and will not see them (use --include-uncommitted to include them)\n`);
@@ -110,10 +114,10 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
         result = await startRun(deps, { dir: repo, goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false });
         break;
       case 'plan':
-        result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true });
+        result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true, ...(givenPacket ? { contextPacket: givenPacket } : {}) });
         break;
       case 'exec':
-        result = await startRun(deps, { dir: repo, goal: what.goal ?? `execute ${saved!.file}`, planSet: saved!.planSet });
+        result = await startRun(deps, { dir: repo, goal: what.goal ?? `execute ${saved!.file}`, planSet: saved!.planSet, rebindContext: what.rebindContext ?? false });
         break;
       case 'resume':
         result = await resumeRun(deps, { dir: repo, ...(what.runId === undefined ? {} : { runId: what.runId }), ...(flags.answer === undefined ? {} : { answer: flags.answer }) });
@@ -132,13 +136,15 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
 
 /** The exit code for a run's result: its terminal reason, except that rejected credentials are a configuration error. */
 export function exitCodeForResult(result: Pick<RunResult, 'reason' | 'errorCode'>): number {
-  return result.reason === 'error' && result.errorCode === 'LLM_AUTH' ? EXIT.USAGE : exitCodeForReason(result.reason);
+  // Rejected credentials and a saved plan refused as input (a stale contextRef) are the caller's to fix.
+  return result.reason === 'error' && (result.errorCode === 'LLM_AUTH' || result.errorCode === 'INPUT_INVALID') ? EXIT.USAGE : exitCodeForReason(result.reason);
 }
 
 export function exitCodeForReason(reason: TerminalReason): number {
   switch (reason) {
     case 'succeeded':
       return EXIT.OK;
+    case 'failed':
     case 'verification_failed':
     case 'error':
       return EXIT.FAILED;
@@ -215,22 +221,48 @@ function printSummary(r: RunResult, json: boolean, repo: string, planOut?: strin
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-function readPlanFile(file: string): { file: string; planSet: PlanSet } {
-  let value: unknown;
+/** A Context Packet file for `acia plan --context`: checked in full before a run exists, so bad input is exit 2. */
+function readContextPacket(file: string): ContextPacket {
+  let text: string;
   try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'JSON_PARSE', code === 'ENOENT' ? `no such file: ${file}` : `${file} is not valid JSON: ${(e as Error).message}`);
+    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'INPUT_INVALID', code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${(e as Error).message}`);
   }
+  const parsed = parseDocumentText(text, file);
+  if (!parsed.ok) throw new AciaError('JSON_PARSE', `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: line ${parsed.line} column ${parsed.column}: ${parsed.message}`);
+  const packet = ContextPacket.safeParse(parsed.value);
+  if (!packet.success) {
+    const first = zodProblems(packet.error)[0];
+    throw new AciaError('INPUT_INVALID', `${file} is not a Context Packet: ${first?.path ?? '$'}: ${first?.message ?? 'invalid'}`, { hint: `see every problem with \`acia validate --kind context-packet ${file}\`` });
+  }
+  return packet.data;
+}
+
+function readPlanFile(file: string): { file: string; planSet: PlanSet } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'INPUT_INVALID', code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${(e as Error).message}`);
+  }
+  const parsed = parseDocumentText(text, file);
+  if (!parsed.ok) throw new AciaError('JSON_PARSE', `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: line ${parsed.line} column ${parsed.column}: ${parsed.message}`);
+  const value = parsed.value;
   // A bare plan becomes a plan set of one, chosen by the human who runs it.
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AciaError('INPUT_INVALID', `${file} is not a plan: expected a JSON object (a plan set from \`acia plan --out\`, or one plan)`);
   }
+  // Plans written with the ACM spec's names (on_error, plan-level join, capabilityRef...) are mapped first.
+  const spec = 'plans' in value ? planSetFromSpec(value) : planFromSpec(value);
+  const doc = spec.value as Record<string, unknown>;
+  if (spec.errors.length > 0) throw new AciaError('INPUT_INVALID', `${file} is not a valid plan: ${spec.errors[0]!.path}: ${spec.errors[0]!.message}`);
   const set =
-    'plans' in value
-      ? value
-      : { goalId: (value as { goalId?: unknown }).goalId, contextRef: (value as { contextRef?: unknown }).contextRef, plans: [value], selection: { method: 'human', chosenPlanId: (value as { id?: unknown }).id, rationale: 'saved plan' } };
+    'plans' in doc
+      ? doc
+      : { goalId: doc.goalId, contextRef: doc.contextRef, plans: [doc], selection: { method: 'human', chosenPlanId: doc.id, rationale: 'saved plan' } };
   // Checked in full (structure, cycles, capabilities) before a run exists: a bad file is bad input, exit 2.
   const checked = validatePlanSet(set, defaultCapabilityMap);
   if (!checked.ok || !checked.planSet) {

@@ -10,6 +10,7 @@ import { readLedgerEntries } from '../core/ledger/line-reader.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, repoRoot } from '../team/git.js';
 import { foldRun } from '../team/run-state.js';
+import { judgeRun } from '../team/outcome.js';
 import { describeEntry } from './describe.js';
 
 export async function resolveRun(dir: string, runId: string): Promise<{ repo: string; runDir: string }> {
@@ -56,6 +57,11 @@ export async function showRunCommand(dir: string, runId: string, json: boolean):
   const state = foldRun(entries);
   const out: string[] = [];
   out.push(`run ${runId}: ${state.completed?.reason ?? 'running or interrupted'}`);
+  if (state.plan && state.started?.planOnly !== true) {
+    // The outcome rule re-checked over the ledger, so a reader need not trust the recorded reason.
+    const o = judgeRun(state);
+    out.push(`outcome rule: ${o.verdict}${o.reasons.length > 0 ? ` — ${o.reasons.join('; ')}` : ''}`);
+  }
   out.push(`goal: ${state.started?.goal.intent ?? '?'}`);
   if (state.plan) {
     out.push(`plan ${state.plan.id}: ${state.plan.rationale}`);

@@ -93,6 +93,8 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   await mkdir(runDir, { recursive: true });
   deps.ids = { runId: () => asRunId(job.runId) };
   deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d });
+  // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
+  delete deps.writeBundle;
   deps.workspace = (repo, runId) => new PushingWorkspace(git, repo, runId, job.repoUrl);
   const local = deps.writeManifest;
   deps.writeManifest = async (d, manifest) => {

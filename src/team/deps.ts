@@ -11,6 +11,7 @@ import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { McpToolSource } from '../core/tools/mcp/catalog.js';
 import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/events.js';
 import type { GuardEvaluator } from './scheduler.js';
+import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
 
@@ -67,6 +68,10 @@ export interface TeamDeps {
   /** Renders the wiki after a run stops; failures are reported, not fatal. */
   renderWiki: (repo: string) => Promise<void>;
   writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;
+  /** Writes the run's replay bundle; called when a session ends, before the manifest marks it finished. Replay passes none. */
+  writeBundle?: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
+  /** Where the Context Packet is read from (default: the repository at the base commit); replay passes the recorded packet. */
+  repoReader?: (repo: string, commit: string) => RepoReader;
   /** The git side of a run; replay passes one that serves recorded outcomes. */
   workspace?: (repo: string, runId: string) => RunWorkspace;
   /**

@@ -8,7 +8,7 @@ import { failureExcerpt } from '../core/tools/test-failures.js';
 import { BudgetExceededError } from './budget.js';
 import type { RunContext } from './run-context.js';
 import { openEscalation, type TaskState } from './run-state.js';
-import { guardScope, schedule } from './scheduler.js';
+import { failureRouted, guardScope, schedule } from './scheduler.js';
 import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
@@ -156,8 +156,20 @@ async function askHuman(ctx: RunContext, seq: number): Promise<boolean> {
     options: OPTIONS[esc.reason],
   });
   if (answer === null) return false;
-  await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: seq, action: answer.action, ...(answer.text === undefined ? {} : { text: answer.text }) });
+  await recordAnswer(ctx, seq, answer.action, answer.text);
   return true;
+}
+
+/**
+ * A human's answer, and when it carries guidance, the goal as amended by it: guidance changes what the
+ * team is asked to do from here on, so the record says so in the spec's own terms (GOAL_AMENDED).
+ */
+export async function recordAnswer(ctx: RunContext, escalationSeq: number, action: HumanAction, text: string | undefined): Promise<void> {
+  await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq, action, ...(text === undefined ? {} : { text }) });
+  if (text !== undefined && text.trim() !== '') {
+    const esc = ctx.state.escalations.find((e) => e.seq === escalationSeq);
+    await ctx.rec.record('human', 'GOAL_AMENDED', { by: 'human', delta: `guidance${esc?.taskId === undefined ? '' : ` for ${esc.taskId}`}: ${text.trim()}` });
+  }
 }
 
 /** The failing part of the task's last test output (failure reports with head and tail), for the human and for fix tasks. */
@@ -175,30 +187,58 @@ export async function lastFailureText(ctx: RunContext, taskId: string | undefine
 /** Records what the state implies. Returns true when it recorded anything (the loop then re-reads). */
 async function reconcile(ctx: RunContext): Promise<boolean> {
   const plan = ctx.state.plan!;
-  const sched = schedule(ctx.state, plan);
   let changed = false;
+  // A human's skip is applied by the fold; it is written down here so every reader sees it as a skip.
+  for (const [id, t] of ctx.state.tasks) {
+    if (t.status === 'skipped' && t.skipCause === 'human' && !t.skipLogged) {
+      await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason: 'a human answered skip; the plan goes on past it', cause: 'human' });
+      changed = true;
+    }
+  }
+  if (changed) return true;
+  const sched = schedule(ctx.state, plan);
   for (const edge of sched.guardsToRecord) {
+    const scope = guardScope(ctx.state, ctx.facts, edge.from);
     let value = false;
     try {
-      value = ctx.deps.evalGuard(edge.guard!, guardScope(ctx.state, ctx.facts));
+      value = ctx.deps.evalGuard(edge.guard!, scope);
     } catch {
       value = false;
     }
-    await ctx.rec.record('team', 'BRANCH_TAKEN', { from: edge.from, to: edge.to, guard: edge.guard!, value });
+    const policy = scope.policy as { allow?: boolean; reason?: string };
+    await ctx.rec.record('team', 'BRANCH_TAKEN', {
+      from: edge.from,
+      to: edge.to,
+      guard: edge.guard!,
+      value,
+      ...(typeof policy.allow === 'boolean' ? { policy: { allow: policy.allow, ...(policy.reason === undefined ? {} : { reason: policy.reason }) } } : {}),
+    });
+    changed = true;
+  }
+  // Error-edge choices are decisions too: which failure went where.
+  for (const edge of sched.errorRoutesToRecord) {
+    await ctx.rec.record('team', 'BRANCH_TAKEN', { from: edge.from, to: edge.to, guard: `on_error == ${edge.onError!}`, value: true, onError: edge.onError! });
     changed = true;
   }
   if (changed) return true;
   for (const id of sched.skip) {
-    await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason: 'no incoming edge was taken' });
+    const cause = sched.skipCauses.get(id) ?? 'upstream';
+    const reason = cause === 'guard' ? 'no incoming edge was taken: the guards on the way here are false' : 'a task before it failed or was skipped';
+    await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason, cause });
     changed = true;
   }
   if (changed) return true;
   for (const [id, t] of ctx.state.tasks) {
     if (t.status !== 'failed' || t.supersededBy !== null) continue;
     if (ctx.state.escalations.some((e) => e.taskId === id && e.seq > t.failedSeq)) continue;
-    if (plan.edges.some((e) => e.from === id && e.onError === t.lastError?.kind)) continue;
+    if (failureRouted(ctx.state, plan, id)) continue;
     if (t.lastVerification && !t.lastVerification.passed && t.spec.capability.startsWith('qa.')) {
       await onVerificationFailed(ctx, id, t);
+      return true;
+    }
+    if (t.lastError?.kind === 'COMPENSATION_REQUIRED') {
+      // No compensation edge in the plan: a human decides (approve the change, retry, skip or abort).
+      await escalate(ctx, 'policy_denied', id, `task ${id} needs compensation and the plan has no compensation edge for it: ${t.lastError.message}`);
       return true;
     }
     if (await replan(ctx, `task ${id} failed: ${t.lastError?.message ?? ''}`)) return true;
@@ -229,7 +269,16 @@ async function onVerificationFailed(ctx: RunContext, qaId: string, qa: TaskState
     input: { instructions: `The project's tests fail after the team's changes. Find the cause and fix the code so they pass; do not weaken or delete tests.${guidance}`, failure },
     verification: [],
   };
-  const reverify: TaskSpec = { id: reId, capability: qa.spec.capability, title: `re-verify after ${fixId}`, input: qa.spec.input, verification: [] };
+  // A re-verification runs the tests again (qa.write_tests' tests are already merged); the failed task's
+  // own verification expressions still have to hold on the replacement.
+  const reverify: TaskSpec = {
+    id: reId,
+    capability: 'qa.verify',
+    title: `re-verify after ${fixId}`,
+    input: qa.spec.capability === 'qa.write_tests' ? { instructions: 'Run the project tests (including the tests written earlier in this run) and report the verdict.' } : qa.spec.input,
+    verification: qa.spec.verification,
+    ...(qa.spec.retry === undefined ? {} : { retry: qa.spec.retry }),
+  };
   await ctx.rec.record('team', 'TASK_ADDED', { task: fix, edges: [], reason: 'fix', parent: qaId, iteration: k });
   await ctx.rec.record('team', 'TASK_ADDED', { task: reverify, edges: [{ from: fixId, to: reId }], reason: 'reverify', parent: qaId, replaces: qaId, iteration: k });
 }
@@ -244,6 +293,11 @@ async function replan(ctx: RunContext, cause: string): Promise<boolean> {
   const base = ctx.state.started!.baseCommit;
   await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId: current.id, reason: `abandoning ${current.id}: run branch reset`, resetTo: base });
   await ctx.workspace.resetRun(base);
-  await ctx.rec.record('pm', 'REPLAN_TRIGGERED', { cause, fromPlanId: current.id, toPlanId: next.id, scope: 'whole plan' });
+  const before = new Set(current.tasks.map((t) => `${t.capability}:${t.id}`));
+  const after = new Set(next.tasks.map((t) => `${t.capability}:${t.id}`));
+  const dropped = [...before].filter((x) => !after.has(x)).length;
+  const added = [...after].filter((x) => !before.has(x)).length;
+  const diff = `${current.id} (${current.tasks.length} tasks, ${current.edges.length} edges) -> ${next.id} (${next.tasks.length} tasks, ${next.edges.length} edges): ${dropped} task(s) dropped, ${added} added; run branch reset to the base commit`;
+  await ctx.rec.record('pm', 'REPLAN_TRIGGERED', { cause, fromPlanId: current.id, toPlanId: next.id, scope: 'whole plan', diff });
   return true;
 }

@@ -66,7 +66,7 @@ export function appendLessons(page: string, runId: string, lessons: readonly { t
  * its lessons wait for that session.
  */
 function runIsOver(ctx: RunContext, reason: TerminalReason): boolean {
-  return reason === 'succeeded' || reason === 'verification_failed' || (reason === 'aborted' && ctx.state.abortRequested);
+  return reason === 'succeeded' || reason === 'failed' || reason === 'verification_failed' || (reason === 'aborted' && ctx.state.abortRequested);
 }
 
 /**

@@ -1,16 +1,20 @@
 // The plan phase: freeze the Context Packet, let the PM propose Plan-A/Plan-B, validate them (invalid
 // plans go back to the PM with the problems), admit by policy, and record the selection.
-import { canonicalJson } from '../core/acm/canonical-json.js';
-import type { Goal, PlanSet } from '../core/acm/contracts.js';
-import { buildContextPacket, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
+import { canonicalJson, contentAddress } from '../core/acm/canonical-json.js';
+import { ContextPacket, type Goal, type PlanSet } from '../core/acm/contracts.js';
+import { buildContextPacket, packetReader, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
 import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
 import { loadTemplate, renderTemplate } from '../agents/prompt-template.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import type { ErrorCode } from '../core/errors.js';
 import type { RunContext } from './run-context.js';
 import { policyCheck, runTaskAgent } from './task-common.js';
 
-export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string } | { kind: 'denied'; message: string };
+export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string; code?: ErrorCode } | { kind: 'denied'; message: string };
 
 export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goal): Promise<void> {
+  const given = ctx.state.started?.contextPacketRef;
+  if (given !== undefined) return useGivenContext(ctx, given);
   const memory = await ctx.deps.readMemory(ctx.repo);
   const built = await buildContextPacket({
     goal,
@@ -22,6 +26,17 @@ export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goa
   });
   ctx.instructions = built.instructions;
   ctx.facts = built.packet.facts;
+  const recorded = recordedPacketRef(ctx);
+  if (ctx.state.contextRef !== null && recorded !== null) {
+    // A resumed run goes on with the packet it planned from, never a rebuilt one: guards read its facts.
+    const packet = JSON.parse((await ctx.rec.ledger.getBlob(recorded)).toString('utf8')) as { facts?: Record<string, unknown> };
+    ctx.facts = packet.facts ?? {};
+    // The test command is one of those facts: a resumed session runs the tests the plan was made for
+    // (and a replay of it asks the same questions).
+    const recordedCommand = ctx.facts.testCommand;
+    if (typeof recordedCommand === 'string' || recordedCommand === null) ctx.testCommand = recordedCommand;
+    return;
+  }
   if (ctx.state.contextRef !== null) return;
   const packetRef = await ctx.rec.blob(canonicalJson(built.packet));
   await ctx.rec.record('pm', 'CONTEXT_BUILT', {
@@ -29,6 +44,32 @@ export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goa
     packetRef,
     summary: `${String(built.packet.facts.fileCount)} files, ${built.packet.sources.length} sources, test command ${ctx.testCommand ?? 'none'}`,
   });
+}
+
+/** `acia plan --context`: the caller's packet is the planning input, recorded as it was given. */
+async function useGivenContext(ctx: RunContext, packetRef: string): Promise<void> {
+  const packet = ContextPacket.parse(JSON.parse((await ctx.rec.ledger.getBlob(packetRef)).toString('utf8')));
+  ctx.facts = packet.facts;
+  const reader = packetReader(packet);
+  ctx.instructions = [];
+  if (reader) {
+    for (const f of packet.facts.instructionFiles as string[]) {
+      const text = await reader.readText(f, Number.MAX_SAFE_INTEGER);
+      if (text !== null) ctx.instructions.push({ path: f, content: text });
+    }
+  }
+  if (typeof packet.facts.testCommand === 'string') ctx.testCommand = packet.facts.testCommand;
+  if (ctx.state.contextRef !== null) return;
+  await ctx.rec.record('pm', 'CONTEXT_BUILT', {
+    contextRef: contentAddress(packet),
+    packetRef,
+    summary: `given by the caller: ${packet.sources.length} sources, ${Object.keys(packet.facts).length} facts`,
+  });
+}
+
+function recordedPacketRef(ctx: RunContext): string | null {
+  for (const e of ctx.rec.ledger.entries()) if (e.type === 'CONTEXT_BUILT') return (e.data as EventDataOf<'CONTEXT_BUILT'>).packetRef;
+  return null;
 }
 
 export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string): PlanSet {
@@ -98,13 +139,24 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
 }
 
 /**
- * `acia exec`: a saved plan set, validated like the PM's, re-bound to this run's context packet and
- * goal (the ledger keeps the original references in the rationale), chosen by the human who ran it.
+ * `acia exec`: a saved plan set, validated like the PM's and chosen by the human who ran it. Its
+ * contextRef must be this run's packet (the plan was made from what the planner saw); a plan made
+ * against another packet is refused naming both, unless the human re-binds it, which is recorded.
  */
 export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOutcome> {
   if (ctx.state.plan) return { kind: 'planned' };
   const goal = ctx.state.started!.goal;
   const contextRef = ctx.state.contextRef!;
+  const stale = [saved.contextRef, ...saved.plans.map((p) => p.contextRef)].find((ref) => ref !== contextRef);
+  const attempt = ctx.state.planAttempts + 1;
+  if (stale !== undefined && !ctx.mode.rebindContext) {
+    const message = `the saved plan was made against context ${stale}, but this run's Context Packet is ${contextRef}; plan again with \`acia plan\`, or pass --rebind-context to execute it against this packet`;
+    await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet: saved, valid: false, problems: [{ path: '$.contextRef', message }] });
+    return { kind: 'failed', message, code: 'INPUT_INVALID' };
+  }
+  if (stale !== undefined) {
+    await ctx.rec.record('human', 'GOAL_AMENDED', { by: 'human', delta: `saved plan set re-bound from context ${stale} to ${contextRef} (acia exec --rebind-context)` });
+  }
   const planSet: PlanSet = {
     ...saved,
     goalId: goal.id,
@@ -112,7 +164,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     plans: saved.plans.map((p) => ({ ...p, goalId: goal.id, contextRef })),
   };
   const problems = [...ctx.deps.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
-  await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt: ctx.state.planAttempts + 1, planSet, valid: problems.length === 0, problems });
+  await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
   ctx.state.plan = chosen;
@@ -122,7 +174,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
   await ctx.rec.record('pm', 'PLAN_SELECTED', {
     planId: chosen.id,
     method: 'human',
-    rationale: `executed from a saved plan (planned against ${saved.contextRef}): ${planSet.selection.rationale}`,
+    rationale: `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`,
     alternatives: planSet.plans.filter((p) => p.id !== chosen.id).map((p) => p.id),
   });
   return { kind: 'planned' };

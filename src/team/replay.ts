@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { ContextPacket, LedgerEntry } from '../core/acm/contracts.js';
-import { memoryFromPacket } from '../agents/pm/context-packet.js';
+import { memoryFromPacket, packetReader } from '../agents/pm/context-packet.js';
 import { asRunId } from '../core/acm/ids.js';
 import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
@@ -44,8 +44,9 @@ export async function replayRun(
   repo: string,
   runId: string,
   recorded: readonly LedgerEntry[],
+  /** Where the run's blobs are: the run directory (default), or a bundle's memory-ledger/. */
+  runDir: string = join(repo, '.acia', 'runs', runId),
 ): Promise<ReplayReport> {
-  const runDir = join(repo, '.acia', 'runs', runId);
   const getBlob = (ref: string) => readFile(join(runDir, 'blobs', ref.replace(/^sha256:/, '')));
   const started = recorded.find((e) => e.type === 'RUN_STARTED')?.data as EventDataOf<'RUN_STARTED'> | undefined;
   if (!started) throw new AciaError('LEDGER_CORRUPT', `run ${runId} has no RUN_STARTED entry`);
@@ -99,6 +100,8 @@ export async function replayRun(
     renderWiki: () => Promise.resolve(),
     memoryPages,
     workspace: () => new ReplayWorkspace(recorded, repo, runId),
+    // The packet as recorded: the replay needs no repository when the packet can rebuild itself.
+    ...(packet && packetReader(packet) ? { repoReader: () => packetReader(packet)! } : {}),
     sleep: () => Promise.resolve(),
     // The memory the run saw, not what the wiki holds now.
     readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
@@ -136,9 +139,10 @@ export function compare(recorded: readonly LedgerEntry[], replayed: readonly Led
       break;
     }
   }
-  const lastOf = (l: readonly LedgerEntry[]) => (l.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: string } | undefined)?.reason;
-  if (first === null && lastOf(recorded) !== lastOf(replayed)) {
-    first = { actor: 'team', index: 0, recorded: null, replayed: null, reason: `the run ended ${String(lastOf(recorded))} but the replay ended ${String(lastOf(replayed))}` };
+  const endOf = (l: readonly LedgerEntry[]) => l.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: string; message?: string } | undefined;
+  const [a0, b0] = [endOf(recorded), endOf(replayed)];
+  if (first === null && a0?.reason !== b0?.reason) {
+    first = { actor: 'team', index: 0, recorded: null, replayed: null, reason: `the run ended ${String(a0?.reason)} but the replay ended ${String(b0?.reason)}: ${b0?.message ?? ''}` };
   }
   return { runId, identical: first === null, recordedEntries: recorded.length, replayedEntries: replayed.length, divergence: first };
 }

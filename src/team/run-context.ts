@@ -24,7 +24,7 @@ export interface RunContext {
   /** Wall-clock ms when this process started or resumed the run (budget minutes count from here). */
   sessionStartMs: number;
   /** `acia plan` stops after planning; `acia exec` brings its own plan set. */
-  mode: { planOnly: boolean; planSet: PlanSet | null };
+  mode: { planOnly: boolean; planSet: PlanSet | null; rebindContext: boolean };
 }
 
 /** The model-visible part of a request: what its hash and stored blob cover. */

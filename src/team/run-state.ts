@@ -25,6 +25,25 @@ export interface TaskState {
   policyOverride: boolean;
   /** Seq of the last TASK_FAILED: escalations after it are about this failure. */
   failedSeq: number;
+  /** Why the task was skipped: a guard made it unreachable, a human chose to skip it, or it lost its predecessors. */
+  skipCause: SkipCause | null;
+  /** The last recorded PDP response about this task (task.post wins over task.pre): guards read it as `policy`. */
+  policy: { hook: string; allow: boolean; reason?: string } | null;
+  /** The last recorded value of each of the task's verification expressions. */
+  checks: Record<string, boolean>;
+  /** A TASK_SKIPPED entry records the skip (a human's skip is applied before one is written). */
+  skipLogged: boolean;
+}
+
+export type SkipCause = 'guard' | 'human' | 'upstream';
+
+/** A real test run (not a verification expression) as recorded. */
+export interface TestRun {
+  seq: number;
+  taskId: string;
+  exitCode: number | null;
+  /** The commit whose tree was tested, when recorded. */
+  commit: string | null;
 }
 
 export interface PendingEscalation {
@@ -63,6 +82,14 @@ export interface RunState {
   lessonsApplied: number;
   /** A MEMORY_UPDATED with no RUN_COMPLETED after it: the session died around its page write, which resume finishes. */
   lastMemoryUpdate: EventDataOf<'MEMORY_UPDATED'> | null;
+  /** The run branch head after the last MERGE (or reset); null until one is recorded. */
+  runHead: string | null;
+  /** Real test runs in ledger order. */
+  testRuns: TestRun[];
+  /** The last plan.admit response: the policy scope of guards on edges whose source has no decision of its own. */
+  admitPolicy: { allow: boolean; reason?: string } | null;
+  /** The goal as amended by humans (GOAL_AMENDED), in order. */
+  goalAmendments: string[];
 }
 
 export function emptyRunState(): RunState {
@@ -90,6 +117,10 @@ export function emptyRunState(): RunState {
     lessons: [],
     lessonsApplied: 0,
     lastMemoryUpdate: null,
+    runHead: null,
+    testRuns: [],
+    admitPolicy: null,
+    goalAmendments: [],
   };
 }
 
@@ -114,6 +145,10 @@ function newTask(spec: TaskSpec, addedBy: string | null): TaskState {
     guidance: null,
     policyOverride: false,
     failedSeq: -1,
+    skipCause: null,
+    policy: null,
+    checks: {},
+    skipLogged: false,
   };
 }
 
@@ -131,6 +166,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
   switch (entry.type) {
     case 'RUN_STARTED':
       state.started = d;
+      state.runHead = (d as EventDataOf<'RUN_STARTED'>).baseCommit;
       break;
     case 'RUN_RESUMED':
       state.completed = null;
@@ -201,14 +237,43 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
       const p = d as EventDataOf<'MERGE'>;
       const t = state.tasks.get(p.taskId);
       if (t && !p.conflict) t.merged = true;
+      if (!p.conflict && p.commit !== null && p.commit !== state.runHead) {
+        state.runHead = p.commit;
+      }
+      break;
+    }
+    case 'COMPENSATION_APPLIED': {
+      // A re-plan resets the run branch to the base commit: tests run before it prove nothing about the new head.
+      const p = d as EventDataOf<'COMPENSATION_APPLIED'>;
+      if (state.plan && p.taskId === state.plan.id && p.resetTo !== state.runHead) {
+        state.runHead = p.resetTo;
+      }
       break;
     }
     case 'VERIFICATION': {
       const p = d as EventDataOf<'VERIFICATION'>;
       const t = state.tasks.get(p.taskId);
-      if (t) t.lastVerification = p;
+      if (t) {
+        t.lastVerification = p;
+        if (p.source === 'check') t.checks[p.command] = p.passed;
+      }
+      if (p.source !== 'check') state.testRuns.push({ seq: entry.seq, taskId: p.taskId, exitCode: p.exitCode, commit: p.commit ?? null });
       break;
     }
+    case 'POLICY_DECISION': {
+      const p = d as EventDataOf<'POLICY_DECISION'>;
+      const response = { allow: p.response.allow, ...(p.response.reason === undefined ? {} : { reason: p.response.reason }) };
+      if (p.hook === 'plan.admit') state.admitPolicy = response;
+      const t = p.taskId === undefined ? undefined : state.tasks.get(p.taskId);
+      // task.post judges the change itself; a later task.pre of a new attempt does not erase its verdict,
+      // nor does the allow an attempt gets after a human overrode the denial (policy never said yes).
+      const overridden = t?.policyOverride === true && t.policy?.hook === 'task.post' && !t.policy.allow;
+      if (t && !overridden && (p.hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook: p.hook, ...response };
+      break;
+    }
+    case 'GOAL_AMENDED':
+      state.goalAmendments.push((d as EventDataOf<'GOAL_AMENDED'>).delta);
+      break;
     case 'TASK_COMPLETED': {
       const p = d as EventDataOf<'TASK_COMPLETED'>;
       const t = state.tasks.get(p.taskId);
@@ -237,8 +302,14 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
       break;
     }
     case 'TASK_SKIPPED': {
-      const t = state.tasks.get((d as EventDataOf<'TASK_SKIPPED'>).taskId);
-      if (t) t.status = 'skipped';
+      const p = d as EventDataOf<'TASK_SKIPPED'>;
+      const t = state.tasks.get(p.taskId);
+      if (t) {
+        t.status = 'skipped';
+        t.skipLogged = true;
+        // Ledgers written before causes were recorded: a skip is only trusted as a guard's when it says so.
+        t.skipCause = p.cause ?? t.skipCause ?? 'upstream';
+      }
       break;
     }
     case 'ESCALATION_REQUESTED': {
@@ -300,6 +371,7 @@ function applyHumanAnswer(state: RunState, esc: PendingEscalation, a: EventDataO
   if (a.text !== undefined) t.guidance = a.text;
   if (a.action === 'skip') {
     t.status = 'skipped';
+    t.skipCause = 'human';
     return;
   }
   switch (esc.reason) {

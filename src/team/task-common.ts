@@ -12,6 +12,7 @@ import { loadTemplate } from '../agents/prompt-template.js';
 import { BudgetExceededError } from './budget.js';
 import { modelHooks } from './run-context.js';
 import { makeToolbox } from './toolbox.js';
+import { routesError } from './scheduler.js';
 import { renderInstructions } from '../agents/pm/context-packet.js';
 import type { RunContext } from './run-context.js';
 import type { TaskWorktree } from './workspace.js';
@@ -131,7 +132,7 @@ type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } 
  * start (exit 127) is the environment's fault: the task escalates. One that runs and fails (a build
  * broken by the code) is the task's to see: its agent is told, with the output.
  */
-async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
+export async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
   const command = ctx.deps.config.setup;
   const tool = ctx.deps.tools.find((t) => t.name === 'run_setup');
   if (command === undefined || tool === undefined) return { kind: 'none' };
@@ -158,6 +159,18 @@ async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number,
   const cannotRun = result.data?.cannotRun;
   if (typeof cannotRun === 'string') return { kind: 'broken', message: `the setup command could not run: ${cannotRun}`, output: result.forModel };
   return { kind: 'failed', note: `The setup command (${command}) failed in your worktree before you started:\n${result.forModel}` };
+}
+
+/**
+ * A change `task.post` denied, already reset: the task fails with COMPENSATION_REQUIRED. When the plan
+ * routes that failure along a compensation edge the executor follows it; only without one is a human asked.
+ */
+export async function compensationRequired(ctx: RunContext, taskId: string, attempt: number, reason: string | undefined): Promise<TaskOutcome> {
+  const message = `policy denied the change: ${reason ?? 'no reason given'}`;
+  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'COMPENSATION_REQUIRED', message });
+  const plan = ctx.state.plan;
+  if (plan && routesError(ctx.state, plan, taskId, 'COMPENSATION_REQUIRED')) return { kind: 'failed', errorKind: 'COMPENSATION_REQUIRED', message };
+  return { kind: 'escalate', reason: 'policy_denied', message: `policy denied the changes of ${taskId}: ${reason ?? 'no reason given'}` };
 }
 
 /** The `lessons` member for a TASK_COMPLETED or TASK_FAILED entry, when the agent proposed any. */

@@ -5,8 +5,8 @@ import type { RunContext } from './run-context.js';
 import { devAgentsOf } from './agents-acp/dev-agent-choice.js';
 import { runBestOf } from './agents-acp/best-of-n.js';
 import { runAcpDevAgent } from './agents-acp/acp-dev-worker.js';
-import { guardScope } from './scheduler.js';
-import { lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
+import { effectiveSource, guardScope } from './scheduler.js';
+import { compensationRequired, lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
 
 export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -46,8 +46,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
       if (!post.allow && !task.policyOverride) {
         await ctx.workspace.prepareTask(taskId, wt.baseCommit);
         await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
-        await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'COMPENSATION_REQUIRED', message: `policy denied the change: ${post.reason ?? ''}` });
-        return { kind: 'escalate', reason: 'policy_denied', message: `policy denied the changes of ${taskId}: ${post.reason ?? 'no reason given'}` };
+        return compensationRequired(ctx, taskId, attempt, post.reason);
       }
 
       const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
@@ -96,6 +95,8 @@ export async function runChecks(ctx: RunContext, taskId: string, checks: readonl
   for (const check of checks) {
     const scope = guardScope(ctx.state, ctx.facts);
     scope.tasks[taskId] = output;
+    // A re-verification answers for the task it replaced: expressions written against that id read this output.
+    for (const [id, t] of ctx.state.tasks) if (effectiveSource(ctx.state, id) === ctx.state.tasks.get(taskId) && t !== ctx.state.tasks.get(taskId)) scope.tasks[id] = output;
     let passed: boolean;
     try {
       passed = ctx.deps.evalGuard(check, scope);

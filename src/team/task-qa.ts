@@ -5,13 +5,14 @@ import { failureExcerpt } from '../core/tools/test-failures.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
-import { lessonsOf, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { compensationRequired, lessonsOf, maxAttempts, policyCheck, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { runChecks } from './task-dev.js';
 
-export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
+export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: number): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
   const spec = task.spec;
   const actor = `qa:${taskId}`;
-  const attempt = task.attempts + 1;
+  const attempt = nextAttempt ?? task.attempts + 1;
   const { wt, denied, setupNote } = await startAttempt(ctx, spec, attempt, null);
   if (denied) return denied;
 
@@ -44,6 +45,15 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
   const data = tests?.data ?? {};
   const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null;
   const passed = exitCode === 0;
+  const claim = outcome.kind === 'returned' ? outcome.result : null;
+  // Tests QA wrote become part of the run when they pass, or always for qa.write_tests. They are
+  // committed before the verdict is recorded so the verdict names the exact commit it tested.
+  let commit: string | null = null;
+  let files: string[] = [];
+  if (passed || spec.capability === 'qa.write_tests') {
+    ({ commit, files } = await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): tests\n\nRun: ${ctx.runId}`));
+    if (commit) await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
+  }
   const outputRef = await ctx.rec.blob(canonicalJson({ forModel: tests?.forModel ?? 'no test command could be run', forDisplay: tests?.forDisplay ?? '' }));
   await ctx.rec.record('team', 'VERIFICATION', {
     taskId,
@@ -54,29 +64,40 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
     failedCount: typeof data.failed === 'number' ? data.failed : null,
     outputRef,
     source,
+    commit: commit ?? wt.baseCommit,
     ...(!passed && typeof data.cannotRun === 'string' ? { cannotRun: data.cannotRun } : {}),
   });
 
-  const claim = outcome.kind === 'returned' ? outcome.result : null;
-  // Tests QA wrote become part of the run when they pass, or always for qa.write_tests.
-  if (passed || spec.capability === 'qa.write_tests') {
-    const { commit, files } = await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): tests\n\nRun: ${ctx.runId}`);
-    if (commit) {
-      await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
-      const merged = await ctx.workspace.merge(taskId);
-      await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
-      if (merged.conflict) return { kind: 'escalate', reason: 'merge_conflict', message: `tests written by ${taskId} conflict with merged work` };
+  // The same gates as a dev task: policy judges the files QA changed, the task's expressions must hold.
+  if (commit) {
+    const post = await policyCheck(ctx, 'task.post', spec, files);
+    if (!post.allow && !task.policyOverride) {
+      await ctx.workspace.prepareTask(taskId, wt.baseCommit);
+      await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
+      return compensationRequired(ctx, taskId, attempt, post.reason);
     }
+  }
+  const output: Record<string, unknown> = { passed, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null };
+  if (passed) {
+    const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
+    if (failedCheck !== null) {
+      const message = `verification ${failedCheck} is false`;
+      if (attempt < maxAttempts(spec)) {
+        await ctx.rec.record('team', 'RETRY_SCHEDULED', { taskId, attempt: attempt + 1, delayMs: 0, reason: message });
+        return runQaTask(ctx, taskId, attempt + 1);
+      }
+      await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message });
+      return { kind: 'failed', errorKind: 'FATAL_ERROR', message };
+    }
+  }
+  if (commit) {
+    const merged = await ctx.workspace.merge(taskId);
+    await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
+    if (merged.conflict) return { kind: 'escalate', reason: 'merge_conflict', message: `tests written by ${taskId} conflict with merged work` };
   }
   const summary = claim?.summary ?? `no QA report (${outcome.kind}); verdict from the team's own test run`;
   if (passed) {
-    await ctx.rec.record('team', 'TASK_COMPLETED', {
-      taskId,
-      attempt,
-      output: { passed: true, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null },
-      summary,
-      ...lessonsOf(claim?.passed === passed ? claim : null),
-    });
+    await ctx.rec.record('team', 'TASK_COMPLETED', { taskId, attempt, output, summary, ...lessonsOf(claim?.passed === passed ? claim : null) });
     return { kind: 'completed' };
   }
   if (typeof data.cannotRun === 'string') {

@@ -3,20 +3,22 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import type { Goal, PlanSet } from '../core/acm/contracts.js';
+import { PlanSet, type ContextPacket, type Goal } from '../core/acm/contracts.js';
 import { canonicalJson } from '../core/acm/canonical-json.js';
+import { ACM_VERSION } from '../core/acm/acm-version.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { TeamDeps } from './deps.js';
-import { execute, type ExecOutcome } from './executor.js';
+import { execute, recordAnswer, type ExecOutcome } from './executor.js';
 import { excludeAciaDir, Git, repoRoot, requireCommit, snapshotWorkingTree } from './git.js';
 import { adoptPlan, ensureContext, planRun } from './planning.js';
 import { Recorder } from './recorder.js';
 import type { RunContext } from './run-context.js';
 import { emptyRunState, foldRun, openEscalation, type RunState } from './run-state.js';
-import { effectiveSource } from './scheduler.js';
+import { judgeRun, outcomeMessage } from './outcome.js';
+import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
 import { applyLessons } from './lessons.js';
 import { detectTestCommand } from '../core/tools/run-tests.js';
@@ -47,6 +49,10 @@ export interface StartOptions {
   planOnly?: boolean;
   /** Execute this saved plan set instead of asking the PM (`acia exec`). */
   planSet?: PlanSet;
+  /** Execute the saved plan set even when it was planned against another Context Packet (recorded as GOAL_AMENDED). */
+  rebindContext?: boolean;
+  /** Plan from this Context Packet instead of one built from the repository (`acia plan --context`). */
+  contextPacket?: ContextPacket;
 }
 
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
@@ -61,8 +67,12 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const ledger = await deps.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
-  ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null };
-  const goal: Goal = { id: `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
+  // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
+  // the same Context Packet and the plan's contextRef can be checked against it.
+  const goal: Goal = { id: opts.planSet?.goalId ?? opts.contextPacket?.goalId ?? `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  const contextPacketRef = opts.contextPacket ? await ctx.rec.blob(canonicalJson(opts.contextPacket)) : undefined;
+  const exec = opts.planSet ? { planSetRef: await ctx.rec.blob(canonicalJson(opts.planSet)), rebindContext: opts.rebindContext ?? false } : undefined;
   return beginRun(ctx, {
     goal,
     repo,
@@ -72,6 +82,10 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     model: deps.modelSpec,
     settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget, memoryLessons: deps.config.memoryLessons },
     aciaVersion: deps.aciaVersion,
+    acmVersion: ACM_VERSION,
+    ...(exec ? { exec } : {}),
+    ...(opts.planOnly ? { planOnly: true } : {}),
+    ...(contextPacketRef === undefined ? {} : { contextPacketRef }),
   });
 }
 
@@ -87,7 +101,14 @@ async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): P
  */
 export async function rerunRecorded(deps: TeamDeps, repo: string, runId: string, ledger: RunLedger, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
   const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState(), new Git(deps.clock));
+  ctx.mode = await recordedMode(ledger, started);
   return beginRun(ctx, started);
+}
+
+/** An `acia exec` run goes on (resume, replay) with the plan set it was given; an `acia plan` run stops where it stopped. */
+async function recordedMode(ledger: RunLedger, started: EventDataOf<'RUN_STARTED'>): Promise<RunContext['mode']> {
+  const planSet = started.exec ? PlanSet.parse(JSON.parse((await ledger.getBlob(started.exec.planSetRef)).toString('utf8'))) : null;
+  return { planOnly: started.planOnly ?? false, planSet, rebindContext: started.exec?.rebindContext ?? false };
 }
 
 export interface ResumeOptions {
@@ -112,10 +133,13 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     });
   }
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
+  ctx.mode = await recordedMode(ledger, state.started);
   if (state.completed?.reason === 'succeeded') {
     // A crash after RUN_COMPLETED but before the manifest: anchor the head now, redo nothing.
     await ledger.close();
-    await deps.writeManifest(runDir, manifestOf(ctx, 'succeeded'));
+    const manifest = manifestOf(ctx, 'succeeded');
+    await writeBundle(ctx, manifest);
+    await deps.writeManifest(runDir, manifest);
     await deps.renderWiki(repo).catch(() => undefined);
     return resultOf(ctx, 'succeeded', `already finished: ${state.completed.message}`);
   }
@@ -125,7 +149,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const open = openEscalation(state);
   if (opts.answer !== undefined && open !== null) {
     const { action, text } = parseAnswer(opts.answer);
-    await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: open.seq, action, ...(text === undefined ? {} : { text }) });
+    await recordAnswer(ctx, open.seq, action, text);
   }
   return drive(ctx, state.started.baseCommit);
 }
@@ -151,7 +175,7 @@ function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string
     facts: {},
     testCommand: deps.config.testCommand ?? null,
     sessionStartMs: deps.clock.now().getTime(),
-    mode: { planOnly: false, planSet: null },
+    mode: { planOnly: false, planSet: null, rebindContext: false },
   };
 }
 
@@ -162,12 +186,16 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     await openMcp(ctx);
     const git = new Git(ctx.deps.clock);
     ctx.testCommand ??= detectTestCommand({ fs: ctx.deps.fs, root: ctx.workspace.runWorktree });
-    await ensureContext(ctx, gitReader(git, ctx.repo, base), ctx.state.started!.goal);
+    const reader = ctx.deps.repoReader ? ctx.deps.repoReader(ctx.repo, base) : gitReader(git, ctx.repo, base);
+    await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
-    if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message };
+    if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
-    else outcome = await execute(ctx);
+    else {
+      outcome = await execute(ctx);
+      if (outcome.kind === 'done' && judgeRun(ctx.state, await ctx.workspace.runHead()).needsFinalTestRun) await runFinalTests(ctx);
+    }
   } catch (e) {
     if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
@@ -194,7 +222,6 @@ function packetRefOf(ctx: RunContext): string {
 type DriveOutcome = ExecOutcome | { kind: 'error'; message: string; code?: ErrorCode } | { kind: 'planned_only' };
 
 async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult> {
-  const { reason, message } = terminal(ctx, outcome);
   let headCommit: string | null = null;
   let filesChanged: string[] = [];
   try {
@@ -203,6 +230,7 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
   } catch {
     // The run worktree may not exist when the run failed early; the result says so with nulls.
   }
+  const { reason, message } = terminal(ctx, outcome, headCommit);
   try {
     await applyLessons(ctx, reason);
   } catch (e) {
@@ -226,7 +254,9 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }
-  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, reason));
+  const manifest = manifestOf(ctx, reason);
+  await writeBundle(ctx, manifest);
+  await ctx.deps.writeManifest(ctx.runDir, manifest);
   try {
     await ctx.deps.renderWiki(ctx.repo);
   } catch (e) {
@@ -234,6 +264,20 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
   }
   const result = resultOf(ctx, reason, message);
   return outcome.kind === 'error' && outcome.code !== undefined ? { ...result, errorCode: outcome.code } : result;
+}
+
+/**
+ * The replay bundle, complete before the manifest marks the session's end (ACM 000 §17). A bundle that
+ * cannot be written is reported, not fatal: the ledger it is built from is already safe, and
+ * `acia bundle` can build it again.
+ */
+async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<void> {
+  if (!ctx.deps.writeBundle) return;
+  try {
+    await ctx.deps.writeBundle(ctx.repo, ctx.runId, manifest);
+  } catch (e) {
+    process.emitWarning(`replay bundle not written: ${errorMessage(e)}`);
+  }
 }
 
 function resultOf(ctx: RunContext, reason: TerminalReason, message: string): RunResult {
@@ -254,7 +298,7 @@ function resultOf(ctx: RunContext, reason: TerminalReason, message: string): Run
   };
 }
 
-function terminal(ctx: RunContext, outcome: DriveOutcome): { reason: TerminalReason; message: string } {
+function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): { reason: TerminalReason; message: string } {
   switch (outcome.kind) {
     case 'planned_only':
       return { reason: 'succeeded', message: `planned only: ${ctx.state.plan?.id ?? '?'} chosen, nothing executed` };
@@ -269,19 +313,8 @@ function terminal(ctx: RunContext, outcome: DriveOutcome): { reason: TerminalRea
     case 'error':
       return { reason: 'error', message: outcome.message };
     case 'done': {
-      const stuck = [...ctx.state.tasks.values()].filter((t) => t.status === 'pending' || t.status === 'running').map((t) => t.spec.id);
-      if (stuck.length > 0) return { reason: 'error', message: `the executor stopped with tasks that never finished: ${stuck.join(', ')}` };
-      const failedQa = [...ctx.state.tasks.entries()].find(([id, t]) => {
-        const last = effectiveSource(ctx.state, id);
-        return t.spec.capability.startsWith('qa.') && last?.status === 'failed';
-      });
-      if (failedQa) return { reason: 'verification_failed', message: `verification ${failedQa[0]} failed` };
-      const failed = [...ctx.state.tasks.values()].find((t) => t.status === 'failed' && t.supersededBy === null);
-      if (failed) return { reason: 'error', message: `task ${failed.spec.id} failed: ${failed.lastError?.message ?? ''}` };
-      const done = [...ctx.state.tasks.values()].filter((t) => t.status === 'completed').length;
-      const skippedQa = [...ctx.state.tasks.values()].filter((t) => t.status === 'skipped' && t.spec.capability.startsWith('qa.') && ctx.state.escalations.some((e) => e.taskId === t.spec.id && e.answer?.action === 'skip'));
-      const note = skippedQa.length > 0 ? ` (verification ${skippedQa.map((t) => t.spec.id).join(', ')} skipped by a human)` : '';
-      return { reason: 'succeeded', message: `${done} task(s) completed${note}` };
+      const o = judgeRun(ctx.state, head);
+      return { reason: o.verdict, message: outcomeMessage(ctx.state, o, head) };
     }
   }
 }

@@ -56,7 +56,8 @@ describe('human.approve', () => {
     writeFileSync(join(dir, 'script.json'), JSON.stringify(script));
     const model = `scripted:${join(dir, 'script.json')}`;
 
-    const first = acia(['exec', join(dir, 'plan.json'), '--repo', repo, '--model', model, '--quiet']);
+    // A hand-written plan names no real packet: exec refuses it unless told to re-bind (recorded as GOAL_AMENDED).
+    const first = acia(['exec', join(dir, 'plan.json'), '--rebind-context', '--repo', repo, '--model', model, '--quiet']);
     expect(first.code, first.stderr).toBe(3);
     const runId = onlyRunId(repo);
     const esc = ledgerOf(repo, runId).find((e) => e.type === 'ESCALATION_REQUESTED')!.data as { reason: string; taskId: string; message: string };

@@ -43,7 +43,8 @@ export async function buildContextPacket(inp: ContextInputs): Promise<{ packet: 
     const text = await inp.repo.readText(f, EXCERPT_BYTES * 4);
     if (text === null) continue;
     instructions.push({ path: f, content: text });
-    sources.push({ uri: `file:${f}`, digest: `sha256:${sha256Hex(text)}` });
+    // The text travels in the packet so a replay (or a third party holding only the bundle) sees what the agents saw.
+    sources.push({ uri: `file:${f}`, digest: `sha256:${sha256Hex(text)}`, excerpt: text });
   }
   instructions.sort(byPrecedence);
   const readme = files.find((f) => /^readme(\.md|\.txt)?$/i.test(f));
@@ -92,6 +93,26 @@ export function renderInstructions(files: InstructionFile[]): string {
   if (files.length === 0) return '';
   const parts = files.map((f) => `--- ${f.path} ---\n${f.content.trim()}`);
   return `\nProject instructions (deeper files apply to their directory and win over shallower ones):\n${parts.join('\n\n')}\n`;
+}
+
+/**
+ * A RepoReader that serves a recorded packet back, so the packet is rebuilt byte for byte without the
+ * repository. Null when the packet cannot be rebuilt from itself (a truncated file list, or instruction
+ * files recorded without their text by an older version).
+ */
+export function packetReader(packet: ContextPacket): RepoReader | null {
+  const files = packet.facts.files;
+  const instructionFiles = packet.facts.instructionFiles;
+  if (packet.facts.filesTruncated !== false || !Array.isArray(files) || !Array.isArray(instructionFiles)) return null;
+  const texts = new Map<string, string>();
+  for (const s of packet.sources) if (s.uri.startsWith('file:') && s.excerpt !== undefined) texts.set(s.uri.slice('file:'.length), s.excerpt);
+  if (instructionFiles.some((f) => typeof f !== 'string' || !texts.has(f))) return null;
+  const head = typeof packet.facts.repoHead === 'string' ? packet.facts.repoHead : '';
+  return {
+    listFiles: () => Promise.resolve(files.filter((f): f is string => typeof f === 'string')),
+    readText: (path, maxBytes) => Promise.resolve(texts.get(path)?.slice(0, maxBytes) ?? null),
+    head: () => Promise.resolve(head),
+  };
 }
 
 /** The memory pages a recorded packet was built from (replay feeds them back). */

@@ -1,6 +1,8 @@
 // Parses JSON text and, when it is malformed, says where: line and column of the first bad character.
 // Node 20's JSON.parse messages carry no position, so a small scanner finds it.
 
+import { parse as parseYaml } from 'yaml';
+
 export type JsonTextResult = { ok: true; value: unknown } | { ok: false; line: number; column: number; message: string };
 
 export function parseJsonText(text: string): JsonTextResult {
@@ -117,4 +119,18 @@ export function locateJsonError(text: string): { offset: number; message: string
     return { offset: 0, message: 'JSON too deeply nested' };
   }
   return { offset: 0, message: 'invalid JSON' };
+}
+
+/**
+ * A document as JSON or, for `.yaml`/`.yml` files, YAML (the ACM texts write their examples in both).
+ * YAML is read as plain data only: no custom tags, aliases limited, so a hostile file cannot expand.
+ */
+export function parseDocumentText(text: string, fileName: string): JsonTextResult {
+  if (!/\.ya?ml$/i.test(fileName)) return parseJsonText(text);
+  try {
+    return { ok: true, value: parseYaml(text, { maxAliasCount: 100, prettyErrors: false, uniqueKeys: true }) as unknown };
+  } catch (e) {
+    const pos = (e as { linePos?: { line: number; col: number }[] }).linePos?.[0];
+    return { ok: false, line: pos?.line ?? 1, column: pos?.col ?? 1, message: `not valid YAML: ${(e as Error).message.split('\n')[0] ?? ''}` };
+  }
 }

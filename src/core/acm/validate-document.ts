@@ -3,9 +3,10 @@ import { checkLedgerChain } from '../ledger/check-chain.js';
 import { defaultCapabilityMap } from './capabilities.js';
 import { contentAddress } from './canonical-json.js';
 import type { CapabilityMap } from './contracts.js';
-import { parseJsonText } from './json-text.js';
+import { parseDocumentText, parseJsonText } from './json-text.js';
 import { isSchemaId, SCHEMA_IDS, schemaValidator } from './schema-validator.js';
 import { validatePlan, validatePlanSet } from './validate-plan.js';
+import { planFromSpec, planSetFromSpec } from './spec-names.js';
 import type { Problem } from './zod-paths.js';
 
 export const DOCUMENT_KINDS = ['plan', 'plan-set', 'context-packet', 'ledger', ...SCHEMA_IDS.filter((id) => !['plan', 'plan-set', 'context-packet'].includes(id))] as const;
@@ -28,7 +29,7 @@ export function validateDocument(text: string, fileName: string, options: Valida
   const asLedger = options.kind === 'ledger' || (options.kind === undefined && (fileName.endsWith('.jsonl') || looksLikeLedgerLines(text)));
   if (asLedger) return validateLedgerText(text);
 
-  const parsed = parseJsonText(text);
+  const parsed = parseDocumentText(text, fileName);
   if (!parsed.ok) return { status: 'unreadable', message: parsed.message, line: parsed.line, column: parsed.column };
   const value = parsed.value;
   const kind = options.kind ?? detectKind(value);
@@ -36,14 +37,18 @@ export function validateDocument(text: string, fileName: string, options: Valida
 
   switch (kind) {
     case 'plan': {
-      const r = validatePlan(value, caps);
+      // Written with the ACM spec's names (on_error, plan-level join, capabilityRef...): mapped first.
+      const spec = planFromSpec(value);
+      const r = validatePlan(spec.value, caps);
       const tasks = r.plan?.tasks.length ?? countOf(value, 'tasks');
-      return { status: 'checked', kind, ok: r.ok, summary: `plan, ${tasks} tasks`, errors: r.errors, warnings: r.warnings };
+      return { status: 'checked', kind, ok: r.ok, summary: `plan, ${tasks} tasks${specNote(spec.mapped)}`, errors: r.errors, warnings: r.warnings };
     }
     case 'plan-set': {
-      const r = validatePlanSet(value, caps);
+      const spec = planSetFromSpec(value);
+      const r = validatePlanSet(spec.value, caps);
       const chosen = r.planSet ? `, chose ${r.planSet.selection.chosenPlanId}` : '';
-      return { status: 'checked', kind, ok: r.ok, summary: `plan set, ${countOf(value, 'plans')} plans${chosen}`, errors: r.errors, warnings: r.warnings };
+      const errors = [...spec.errors, ...r.errors];
+      return { status: 'checked', kind, ok: errors.length === 0, summary: `plan set, ${countOf(value, 'plans')} plans${chosen}${specNote(spec.mapped)}`, errors, warnings: r.warnings };
     }
     default: {
       if (!isSchemaId(kind)) return { status: 'unknown-kind', message: `unknown kind '${kind}'; known: ${DOCUMENT_KINDS.join(', ')}` };
@@ -58,9 +63,13 @@ function detectKind(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const has = (k: string): boolean => Object.hasOwn(value, k);
   if (has('tasks') && (has('edges') || has('capabilityMapVersion'))) return 'plan';
-  if (has('plans') && has('selection')) return 'plan-set';
+  if (has('plans') && (has('selection') || Array.isArray((value as { plans?: unknown }).plans))) return 'plan-set';
   if (has('facts') && has('provenance')) return 'context-packet';
   return undefined;
+}
+
+function specNote(mapped: string[]): string {
+  return mapped.length === 0 ? '' : ` (read with ACM spec names: ${mapped.length} mapped, e.g. ${mapped[0]})`;
 }
 
 function countOf(value: unknown, key: string): number {

@@ -3,7 +3,10 @@
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
-import { PlanSet, type LedgerEntry, type Plan, type TaskSpec } from '../acm/contracts.js';
+import type { LedgerEntry } from '../acm/contracts.js';
+import { ACM_VERSION } from '../acm/acm-version.js';
+import { capabilityMapOf, executedPlan, planInSpecNames } from './bundle-artifacts.js';
+import type { RunManifest } from './events.js';
 import { AciaError, errorMessage } from '../errors.js';
 import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
@@ -19,6 +22,8 @@ export const BUNDLE_KIND = 'acia-replay-bundle';
 export interface BundleManifest {
   kind: typeof BUNDLE_KIND;
   version: 1;
+  /** The ACM version the bundle's layout and artifacts conform to. */
+  acmVersion?: string;
   runId: string;
   head: { seq: number; hash: string } | null;
   /** Relative path (forward slashes) -> sha256 hex of the file's bytes; every file but this manifest. */
@@ -30,7 +35,12 @@ export function bundleDirOf(repoRoot: string, runId: string): string {
   return join(repoRoot, '.acia', 'bundles', runId);
 }
 
-export async function buildBundle(repoRoot: string, runId: string, outDir?: string): Promise<{ dir: string; files: number }> {
+export interface BundleOptions {
+  /** The run manifest about to be written (the team bundles a run before it marks it finished). */
+  runManifest?: RunManifest;
+}
+
+export async function buildBundle(repoRoot: string, runId: string, outDir?: string, options: BundleOptions = {}): Promise<{ dir: string; files: number }> {
   const runDir = runDirOf(repoRoot, runId);
   const ledgerPath = join(runDir, LEDGER_FILE);
   if (!(await exists(ledgerPath))) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found (no ${ledgerPath})`);
@@ -55,7 +65,10 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const ofType = (...types: string[]): LedgerEntry[] => entries.filter((e) => types.includes(e.type));
 
   const started = ofType('RUN_STARTED')[0];
-  json('goal/goal.json', started ? (started.data as { goal: unknown }).goal : null);
+  // The Goal Card with the context it was bound to at planning (ACM 002 §15: context_required, contextRef).
+  const boundTo = (ofType('CONTEXT_BUILT')[0]?.data as { contextRef?: string } | undefined)?.contextRef;
+  const goal = started ? (started.data as { goal: Record<string, unknown> }).goal : null;
+  json('goal/goal.json', goal ? { ...goal, context_required: goal.contextRequired ?? true, ...(boundTo === undefined ? {} : { contextRef: boundTo }) } : null);
   jsonl('goal/amendments.jsonl', ofType('GOAL_AMENDED'));
 
   const contextEntries = ofType('CONTEXT_BUILT');
@@ -68,23 +81,12 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 
   const planSets = ofType('PLAN_PROPOSED');
   jsonl('plans/proposed.jsonl', planSets);
-  const selected = ofType('PLAN_SELECTED').at(-1);
-  const chosenId = selected ? (selected.data as { planId: string }).planId : null;
-  const plans = planSets.flatMap((e) => PlanSet.safeParse((e.data as { planSet?: unknown }).planSet).data?.plans ?? []);
-  const chosen: Plan | undefined = plans.filter((p) => p.id === chosenId).at(-1);
-  json('plans/chosen.json', { planId: chosenId, selection: selected?.data ?? null, plan: chosen ?? null });
-  json('capability-map/capability-map.json', {
-    capabilityMapVersion: chosen?.capabilityMapVersion ?? null,
-    source: 'not recorded in the ledger; the capability map of this version ships with acia (src/core/acm/capabilities.ts)',
-  });
+  const executed = executedPlan(entries);
+  json('plans/chosen.json', executed.chosen);
+  if (executed.chosen.plan) json('plans/chosen.acm.json', planInSpecNames(executed.chosen.plan));
+  json('capability-map/capability-map.json', capabilityMapOf(executed.chosen.plan?.capabilityMapVersion ?? null));
 
-  const specs = new Map<string, TaskSpec>();
-  for (const t of chosen?.tasks ?? []) specs.set(t.id, t);
-  for (const e of ofType('TASK_ADDED')) {
-    const t = (e.data as { task: TaskSpec }).task;
-    specs.set(t.id, t);
-  }
-  for (const [id, spec] of specs) json(`task-specs/${safeName(id)}.json`, spec);
+  for (const [id, spec] of executed.specs) json(`task-specs/${safeName(id)}.json`, spec);
 
   for (const e of ofType('POLICY_DECISION')) {
     const d = e.data as { hook: string; request: unknown; response: unknown };
@@ -108,15 +110,27 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const planner = entries.filter((e) => e.type === 'LLM_CALL' && (e.actor === 'pm' || e.actor.startsWith('pm:')));
   jsonl('planner/llm-calls.jsonl', planner);
   await blobsInto('planner', planner);
+  // The planner's prompts: each call's model-visible request, stored under its requestHash.
+  const requests = async (prefix: string, list: readonly LedgerEntry[]): Promise<void> => {
+    for (const e of list) {
+      const ref = (e.data as { requestHash?: unknown }).requestHash;
+      if (typeof ref !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(ref)) continue;
+      const content = await readFile(join(runDir, 'blobs', hexOf(ref))).catch(() => null);
+      if (content) files.set(`${prefix}/${hexOf(ref)}`, content);
+    }
+  };
+  await requests('planner/prompts', planner);
 
   // memory-ledger/ is laid out as a run directory so verifyRun checks it as it checks a live run.
   files.set(`memory-ledger/${LEDGER_FILE}`, await readFile(ledgerPath));
-  const runManifest = await readFile(join(runDir, MANIFEST_FILE)).catch(() => null);
+  const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : await readFile(join(runDir, MANIFEST_FILE)).catch(() => null);
   if (runManifest) files.set(`memory-ledger/${MANIFEST_FILE}`, runManifest);
   await blobsInto('memory-ledger', entries);
+  // Requests too, so a replay from the bundle serves every model call (their hashes are not blob refs).
+  await requests('memory-ledger/blobs', ofType('LLM_CALL'));
 
   const last = entries.at(-1);
-  const manifest: BundleManifest = { kind: BUNDLE_KIND, version: 1, runId, head: last ? { seq: last.seq, hash: last.hash } : null, files: {} };
+  const manifest: BundleManifest = { kind: BUNDLE_KIND, version: 1, acmVersion: ACM_VERSION, runId, head: last ? { seq: last.seq, hash: last.hash } : null, files: {} };
   for (const path of [...files.keys()].sort()) {
     const content = files.get(path)!;
     manifest.files[path] = sha256Hex(content);

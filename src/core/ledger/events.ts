@@ -13,6 +13,8 @@ const UsageData = z.object({
 
 export const TERMINAL_REASONS = [
   'succeeded',
+  /** The outcome rule does not hold (a needed task failed or was skipped, or nothing verified the final head). */
+  'failed',
   'verification_failed',
   'awaiting_human',
   'budget_exhausted',
@@ -56,6 +58,14 @@ export const EventData = {
       memoryLessons: z.boolean().optional(),
     }),
     aciaVersion: z.string(),
+    /** `acia exec`: the saved plan set as given (a blob) and whether it may be re-bound to this run's packet. */
+    exec: z.object({ planSetRef: BlobRef, rebindContext: z.boolean() }).optional(),
+    /** `acia plan --context <file>`: the Context Packet given by the caller (a blob), planned from instead of a built one. */
+    contextPacketRef: BlobRef.optional(),
+    /** `acia plan`: the run stops once a plan is chosen. */
+    planOnly: z.boolean().optional(),
+    /** The ACM version whose artifacts and ledger this run records. */
+    acmVersion: z.string().optional(),
   }),
   RUN_RESUMED: z.object({ pid: z.number(), answer: z.string().optional() }),
   CONTEXT_BUILT: z.object({ contextRef: BlobRef, packetRef: BlobRef, summary: z.string() }),
@@ -71,7 +81,16 @@ export const EventData = {
     rationale: z.string(),
     alternatives: z.array(z.string()),
   }),
-  BRANCH_TAKEN: z.object({ from: z.string(), to: z.string(), guard: z.string(), value: z.boolean() }),
+  BRANCH_TAKEN: z.object({
+    from: z.string(),
+    to: z.string(),
+    guard: z.string(),
+    value: z.boolean(),
+    /** Set when the edge is an error edge: the failure kind it routed. */
+    onError: ErrorKind.optional(),
+    /** What the guard saw as `policy` (the recorded PDP response), so a reader can check the value. */
+    policy: z.object({ allow: z.boolean(), reason: z.string().optional() }).optional(),
+  }),
   POLICY_DECISION: z.object({
     /** `agent.permission`: an external ACP agent asked before a tool call. */
     hook: z.enum(['plan.admit', 'task.pre', 'task.post', 'agent.permission']),
@@ -79,7 +98,14 @@ export const EventData = {
     request: z.unknown(),
     response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
   }),
-  REPLAN_TRIGGERED: z.object({ cause: z.string(), fromPlanId: z.string(), toPlanId: z.string(), scope: z.string() }),
+  REPLAN_TRIGGERED: z.object({
+    cause: z.string(),
+    fromPlanId: z.string(),
+    toPlanId: z.string(),
+    scope: z.string(),
+    /** A summary of how the new plan differs from the abandoned one (absent in older runs). */
+    diff: z.string().optional(),
+  }),
   COMPENSATION_APPLIED: z.object({ taskId: z.string(), reason: z.string(), resetTo: z.string() }),
   GOAL_AMENDED: z.object({ by: z.string(), delta: z.string() }),
   TASK_ADDED: z.object({
@@ -159,6 +185,8 @@ export const EventData = {
     failedCount: z.number().nullable(),
     outputRef: BlobRef,
     source: z.enum(['qa_run', 'team_run', 'check']),
+    /** The commit whose tree the tests ran on (absent in older runs and for expression checks). */
+    commit: z.string().optional(),
     /** Why the command could not run at all (the "not found" line), when that is why it failed. */
     cannotRun: z.string().optional(),
   }),
@@ -182,7 +210,12 @@ export const EventData = {
     lessons: z.array(z.string()).optional(),
   }),
   TASK_FAILED: z.object({ taskId: z.string(), attempt: z.number(), errorKind: ErrorKind, message: z.string(), lessons: z.array(z.string()).optional() }),
-  TASK_SKIPPED: z.object({ taskId: z.string(), reason: z.string() }),
+  TASK_SKIPPED: z.object({
+    taskId: z.string(),
+    reason: z.string(),
+    /** guard: every way in was a guard that held false; human: a human answered skip; upstream: a predecessor failed or was skipped. */
+    cause: z.enum(['guard', 'human', 'upstream']).optional(),
+  }),
   LEDGER_RECOVERED: z.object({ truncatedBytes: z.number(), reason: z.string() }),
   RUN_COMPLETED: z.object({
     reason: TerminalReason,

@@ -2,13 +2,14 @@
 import { PlanSet, type LedgerEntry, type Plan } from '../acm/contracts.js';
 import { fold } from '../ledger/line-reader.js';
 import type { EventDataOf, RunManifest } from '../ledger/events.js';
+import { executedPlan } from '../ledger/bundle-artifacts.js';
 
 export interface TaskRow {
   id: string;
   capability: string;
   title: string;
   attempts: number;
-  verdict: 'pending' | 'running' | 'completed' | 'failed';
+  verdict: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
   verification: { passed: boolean; command: string; passedCount: number | null; failedCount: number | null } | null;
   summary: string;
   /** For a fix task: the failing test output it was given. */
@@ -46,7 +47,9 @@ export function summarizeRun(runId: string, entries: readonly LedgerEntry[], man
     tasks: new Map(), escalations: [], costUsd: null, terminal: null, status: 'running', head: null, startedAt: manifest?.startedAt ?? null,
   };
   const s = fold(entries, step, init);
-  if (s.planSet && s.selection) s.chosen = s.planSet.plans.find((p) => p.id === chosenIdOf(entries)) ?? null;
+  // The plan actually executed (after re-plans), read the way the bundle reads it.
+  const executed = executedPlan(entries);
+  if (executed.chosen.plan) s.chosen = s.planSet?.plans.find((p) => p.id === executed.chosen.planId) ?? executed.chosen.plan;
   for (const t of s.chosen?.tasks ?? []) {
     if (!s.tasks.has(t.id)) s.tasks.set(t.id, row(t.id, t.capability, t.title ?? ''));
     else {
@@ -57,11 +60,6 @@ export function summarizeRun(runId: string, entries: readonly LedgerEntry[], man
   if (manifest && manifest.status !== 'running') s.status = manifest.status;
   if (manifest?.costUsd !== undefined && manifest.costUsd !== null && s.costUsd === null) s.costUsd = manifest.costUsd;
   return s;
-}
-
-function chosenIdOf(entries: readonly LedgerEntry[]): string | null {
-  const last = entries.filter((e) => e.type === 'PLAN_SELECTED').at(-1);
-  return last ? (last.data as EventDataOf<'PLAN_SELECTED'>).planId : null;
 }
 
 function row(id: string, capability: string, title: string): TaskRow {
@@ -122,6 +120,11 @@ function step(s: RunSummary, e: LedgerEntry): RunSummary {
       Object.assign(task(d.taskId), { verdict: 'failed', summary: `${d.errorKind}: ${d.message}` });
       break;
     }
+    case 'TASK_SKIPPED': {
+      const d = e.data as EventDataOf<'TASK_SKIPPED'>;
+      Object.assign(task(d.taskId), { verdict: 'skipped', summary: d.cause === 'human' ? 'skipped by a human' : d.reason });
+      break;
+    }
     case 'VERIFICATION': {
       const d = e.data as EventDataOf<'VERIFICATION'>;
       task(d.taskId).verification = { passed: d.passed, command: d.command, passedCount: d.passedCount, failedCount: d.failedCount };
@@ -139,6 +142,8 @@ function step(s: RunSummary, e: LedgerEntry): RunSummary {
       const d = e.data as EventDataOf<'HUMAN_RESPONSE'>;
       const esc = s.escalations.find((x) => x.seq === d.escalationSeq);
       if (esc) esc.answer = { seq: e.seq, action: d.action, text: d.text };
+      // A skip takes effect with the answer (the TASK_SKIPPED entry may come later, or never in older runs).
+      if (esc && d.action === 'skip' && esc.data.taskId !== undefined) Object.assign(task(esc.data.taskId), { verdict: 'skipped', summary: 'skipped by a human' });
       break;
     }
     case 'RUN_RESUMED':

@@ -74,6 +74,8 @@ async function runCandidate(
       failedCount: tests.failed,
       outputRef,
       source: 'team_run',
+      // The candidate's own tree: the outcome rule counts a test run only on the commit it names.
+      commit: commit ?? wt.baseCommit,
     });
   }
   const diffLines = commit ? await ctx.workspace.diffSize(wt.baseCommit, commit) : 0;
