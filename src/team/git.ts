@@ -135,13 +135,50 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
   return r.stdout;
 }
 
-/** A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD. */
+/**
+ * Untracked directories that hold installed dependencies or tool caches. A repo without a .gitignore
+ * (a package unpacked from a registry) would otherwise snapshot all of node_modules into the run.
+ */
+export const NEVER_SNAPSHOT = ['node_modules', '.venv', 'venv', '__pycache__', '.nyc_output', '.pytest_cache', '.tox', '.mypy_cache'];
+
+/** Past this many untracked files, --include-uncommitted refuses unless forced. */
+export const UNTRACKED_LIMIT = 1000;
+
+function snapshotPathspec(): string[] {
+  return ['.', ':(exclude).acia', ...NEVER_SNAPSHOT.flatMap((d) => [`:(exclude,glob)${d}/**`, `:(exclude,glob)**/${d}/**`])];
+}
+
+/** The untracked, unignored files a snapshot would take (dependency and cache directories left out). */
+export async function untrackedFiles(git: Git, repo: string): Promise<string[]> {
+  const r = await git.run(repo, ['ls-files', '--others', '--exclude-standard', '-z', '--', ...snapshotPathspec()]);
+  return r.stdout.split('\0').filter((f) => f !== '');
+}
+
+/**
+ * A commit of the working tree as it is (tracked changes and untracked files git does not ignore,
+ * without dependency and cache directories), on top of HEAD.
+ */
 export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
   const env = { GIT_INDEX_FILE: tmpIndex };
   await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia'], { env });
+  await git.run(repo, ['add', '-A', '--', ...snapshotPathspec()], { env });
   const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
   return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
+}
+
+/** Refuses a snapshot of a huge untracked tree (usually build output or dependencies nobody ignored). */
+export async function checkUntracked(git: Git, repo: string, force: boolean): Promise<void> {
+  const files = await untrackedFiles(git, repo);
+  if (files.length <= UNTRACKED_LIMIT || force) return;
+  const byDir = new Map<string, number>();
+  for (const f of files) {
+    const top = f.includes('/') ? `${f.slice(0, f.indexOf('/'))}/` : f;
+    byDir.set(top, (byDir.get(top) ?? 0) + 1);
+  }
+  const biggest = [...byDir.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([d, n]) => `${d} (${n})`).join(', ');
+  throw new AciaError('USAGE', `--include-uncommitted would snapshot ${files.length} untracked files (most in ${biggest}); refusing past ${UNTRACKED_LIMIT}`, {
+    hint: 'add what should not be part of the run to .gitignore, or pass --force-uncommitted to take them all',
+  });
 }
 
 /** Keeps .acia/ out of `git status` without touching a tracked file. */

@@ -1,7 +1,7 @@
 // Per-task git worktrees under .acia/worktrees/<run>/, each on branch acia-tasks/<run>/<task>, and the
 // run branch acia/<run> they merge into. The user's checkout is never touched.
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { Git } from './git.js';
 
 export interface TaskWorktree {
@@ -122,7 +122,24 @@ export class Workspace implements RunWorkspace {
     return this.git.changedFiles(this.runWorktree, base);
   }
 
+  /**
+   * Removes the run's worktrees when a session ends: the run branch can then be checked out in the
+   * user's repo, and nothing stale is left. Branches stay; the next session recreates what it needs.
+   */
   async close(): Promise<void> {
-    await this.git.run(this.repo, ['worktree', 'prune'], { allowFail: true });
+    await removeRunWorktrees(this.git, this.repo, this.root());
   }
+}
+
+/** Removes every git worktree under `root` and the directory itself. */
+export async function removeRunWorktrees(git: Git, repo: string, root: string): Promise<void> {
+  const list = await git.run(repo, ['worktree', 'list', '--porcelain', '-z'], { allowFail: true });
+  const paths = list.stdout
+    .split('\0')
+    .filter((l) => l.startsWith('worktree '))
+    .map((l) => l.slice('worktree '.length))
+    .filter((p) => p.startsWith(root + sep));
+  for (const p of paths) await git.removeWorktree(repo, p);
+  await rm(root, { recursive: true, force: true });
+  await git.run(repo, ['worktree', 'prune'], { allowFail: true });
 }
