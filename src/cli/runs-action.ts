@@ -68,3 +68,16 @@ export async function showRunCommand(dir: string, runId: string, json: boolean):
   for (const e of entries) out.push(`  ${String(e.seq).padStart(4)} ${e.actor.padEnd(12)} ${describeEntry(e)}`);
   process.stdout.write(`${out.join('\n')}\n`);
 }
+
+/**
+ * The repository root for a command's --repo (any directory inside it), like git itself. With
+ * `lenient`, a directory outside any repository is used as it is (for commands that still make sense there).
+ */
+export async function repoOf(dir: string, lenient = false): Promise<string> {
+  try {
+    return await repoRoot(new Git(systemClock), resolve(dir));
+  } catch (e) {
+    if (lenient) return resolve(dir);
+    throw e;
+  }
+}

@@ -3,7 +3,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import type { Goal, LedgerEntry, PlanSet } from '../core/acm/contracts.js';
+import type { Goal, PlanSet } from '../core/acm/contracts.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
@@ -18,6 +18,9 @@ import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEsc
 import { effectiveSource } from './scheduler.js';
 import { Workspace } from './workspace.js';
 import { applyLessons } from './lessons.js';
+import { latestResumableRun } from './run-status.js';
+
+export { latestResumableRun } from './run-status.js';
 import { detectTestCommand } from '../core/tools/run-tests.js';
 
 export interface RunResult {
@@ -396,53 +399,4 @@ function gitReader(git: Git, repo: string, commit: string): RepoReader {
     },
     head: () => Promise.resolve(commit),
   };
-}
-
-/**
- * The newest run that `acia resume` can continue: one waiting for a human, stopped by its budget,
- * interrupted or errored. Finished runs (succeeded, verification failed, aborted by a human) are
- * passed over, and when the newest run is one of them the error says so.
- */
-export async function latestResumableRun(repo: string): Promise<string> {
-  const dir = join(repo, '.acia', 'runs');
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const runs: { id: string; startedAt: string; finished: string | null }[] = [];
-  for (const id of names) {
-    const entries = await readLedgerFile(join(dir, id, 'ledger.jsonl'));
-    if (entries === null) continue;
-    const state = foldRun(entries);
-    if (!state.started) continue;
-    runs.push({ id, startedAt: entries[0]?.ts ?? '', finished: finishedReason(state) });
-  }
-  runs.sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.id.localeCompare(b.id)));
-  const last = runs.filter((r) => r.finished === null).at(-1);
-  if (last) return last.id;
-  const newest = runs.at(-1);
-  if (newest) {
-    throw new AciaError('RUN_FINISHED', `no run in ${repo} can go on: the latest, ${newest.id}, is finished (${newest.finished ?? ''})`, {
-      hint: 'start a new run with `acia run "<task>"`',
-    });
-  }
-  throw new AciaError('RUN_NOT_FOUND', `no unfinished run in ${repo}`, { hint: 'start one with `acia run "<task>"`' });
-}
-
-/** A run's ledger entries read without taking its lock (a listing must not block a live run); null when unreadable. */
-async function readLedgerFile(file: string): Promise<LedgerEntry[] | null> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return null;
-  }
-  const entries: LedgerEntry[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      entries.push(JSON.parse(line) as LedgerEntry);
-    } catch {
-      // A torn last line of a crashed session: the entries before it are what counts.
-      break;
-    }
-  }
-  return entries;
 }

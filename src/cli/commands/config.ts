@@ -10,8 +10,8 @@ export function register(program: Command): void {
     .addHelpText('after', '\nLayers, later wins: defaults, $XDG_CONFIG_HOME/acia/config.json, <repo>/.acia/config.json,\nACIA_* environment variables, flags.\n\nExample:\n  acia config --repo ~/src/app')
     .action(async (opts: { repo: string; json?: boolean }) => {
       const { loadConfig } = await import('../../core/config/load.js');
-      const path = await import('node:path');
-      const loaded = loadConfig({ repo: path.resolve(opts.repo), env: process.env, flags: {} });
+      const { repoOf } = await import('../runs-action.js');
+      const loaded = loadConfig({ repo: await repoOf(opts.repo, true), env: process.env, flags: {} });
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files }, null, 2)}\n`);
         return;
