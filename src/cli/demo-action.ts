@@ -89,7 +89,8 @@ export async function withDemoServer(scenario: Scenario, what: RunKind, flags: R
   const { loadScript } = await import('../core/llm/script.js');
   const script = await loadScript(join(SCENARIOS_DIR, scenario.name, 'script.json'));
   const server = await startFakeAnthropicServer({ script });
-  if (!flags.quiet) process.stderr.write(`fake Anthropic server: ${server.url} (the real SDK talks to it; no key, no network)\n\n`);
+  // Not on resume: there a refused answer must stay a one-line error.
+  if (!flags.quiet && what.kind !== 'resume') process.stderr.write(`fake Anthropic server: ${server.url} (the real SDK talks to it; no key, no network)\n\n`);
   try {
     return await runCommand(
       what,

@@ -145,7 +145,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
 
   if (flags.apply && result.reason === 'succeeded') await applyRunBranch(git, repo, result);
   if (what.kind === 'plan') await printPlan(result, what.out, flags.json ?? false);
-  printSummary(result, { json: flags.json ?? false, repo, model: flags.model === undefined ? undefined : (flagConfig(flags).model as string) }, what.kind === 'plan' ? (what.out ?? null) : undefined);
+  printSummary(result, { json: flags.json ?? false, repo, model: flags.model === undefined || env.demo ? undefined : (flagConfig(flags).model as string) }, what.kind === 'plan' ? (what.out ?? null) : undefined);
   return exitCodeForResult(result);
 }
 
