@@ -4,6 +4,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { safeGit } from '../core/sandbox/safe-git.js';
+import { readConflictHunks } from './merge-task.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
 
@@ -90,16 +91,42 @@ export class Git {
   }
 
   /** Merges `branch` into the branch checked out at `cwd`; a conflict is aborted and reported. */
-  async merge(cwd: string, branch: string, message: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+  async merge(cwd: string, branch: string, message: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
     const before = await this.head(cwd);
     const r = await this.run(cwd, ['merge', '--no-ff', '--no-edit', '--no-verify', '-m', message, branch], { allowFail: true });
     if (r.exitCode !== 0) {
       const conflicted = await this.run(cwd, ['diff', '--name-only', '--diff-filter=U'], { allowFail: true });
+      const files = conflicted.stdout === '' ? [] : conflicted.stdout.split('\n');
+      // Read before the abort: the hunks are what a dev.merge task starts from.
+      const hunks = await readConflictHunks(cwd, files);
       await this.run(cwd, ['merge', '--abort'], { allowFail: true });
-      return { commit: null, conflict: true, files: conflicted.stdout === '' ? [] : conflicted.stdout.split('\n') };
+      return { commit: null, conflict: true, files, hunks };
     }
     const commit = await this.head(cwd);
     return { commit, conflict: false, files: await this.changedFiles(cwd, before, commit) };
+  }
+
+  /**
+   * Starts merging `branch` into the worktree at `cwd` without committing, leaving conflict markers
+   * in place for an agent. Returns the conflicted files (none: it merged cleanly, still uncommitted).
+   */
+  async startMerge(cwd: string, branch: string, expectedGitDir: string): Promise<string[]> {
+    const o = { expectedGitDir };
+    await this.run(cwd, ['merge', '--no-ff', '--no-commit', '--no-verify', branch], { ...o, allowFail: true });
+    const inMerge = await this.run(cwd, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { ...o, allowFail: true });
+    if (inMerge.exitCode !== 0) throw new AciaError('INTERNAL', `git merge ${branch} did not start in ${cwd}`);
+    const conflicted = await this.run(cwd, ['diff', '--name-only', '--diff-filter=U'], o);
+    return conflicted.stdout === '' ? [] : conflicted.stdout.split('\n');
+  }
+
+  /** Commits a merge started with startMerge (a commit with both parents), whatever the resolution. */
+  async commitMerge(cwd: string, message: string, expectedGitDir: string): Promise<string> {
+    const o = { expectedGitDir };
+    const inMerge = await this.run(cwd, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { ...o, allowFail: true });
+    if (inMerge.exitCode !== 0) throw new AciaError('INTERNAL', `no merge in progress in ${cwd} (was it committed or aborted inside the task?)`);
+    await this.run(cwd, ['add', '-A', '--', '.'], o);
+    await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
+    return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
   }
 
   async isAncestor(cwd: string, ancestor: string, of: string): Promise<boolean> {

@@ -19,8 +19,13 @@ export interface RunWorkspace {
   prepareTask(taskId: string, checkpoint: string | null): Promise<TaskWorktree>;
   /** Commits the attempt; null commit when nothing changed. */
   checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }>;
-  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }>;
+  /** On a conflict, `hunks` holds the conflicted files' hunks as git left them. */
+  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }>;
   resetRun(commit: string): Promise<void>;
+  /** Starts merging `branch` into a task worktree, conflicts left in place; returns the conflicted files. */
+  beginMerge(wt: TaskWorktree, branch: string): Promise<string[]>;
+  /** Commits the merge begun in `wt`; returns the merge commit and the files it changes against the worktree's base. */
+  commitMerge(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }>;
   changedSinceBase(base: string): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -101,7 +106,7 @@ export class Workspace implements RunWorkspace {
   }
 
   /** Merges are serialised: two tasks finishing together must not race on the run branch. */
-  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
     const next = this.mergeChain.then(async () => {
       const branch = this.taskBranch(taskId);
       const head = await this.runHead();
@@ -116,6 +121,22 @@ export class Workspace implements RunWorkspace {
 
   async resetRun(commit: string): Promise<void> {
     await this.git.resetHard(this.runWorktree, commit);
+  }
+
+  async beginMerge(wt: TaskWorktree, branch: string): Promise<string[]> {
+    return this.git.startMerge(wt.path, branch, this.gitDirOfTask(wt));
+  }
+
+  async commitMerge(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }> {
+    const gitDir = this.gitDirOfTask(wt);
+    const commit = await this.git.commitMerge(wt.path, message, gitDir);
+    return { commit, files: await this.git.changedFiles(wt.path, wt.baseCommit, commit, gitDir) };
+  }
+
+  private gitDirOfTask(wt: TaskWorktree): string {
+    const gitDir = this.gitDirs.get(wt.path);
+    if (gitDir === undefined) throw new Error(`no worktree prepared at ${wt.path}`);
+    return gitDir;
   }
 
   async changedSinceBase(base: string): Promise<string[]> {
