@@ -1,7 +1,7 @@
 // The git operations the team performs on worktrees an agent has written to. Every call disables
 // hooks, fsmonitor, external diff and textconv, and ignores system config, so nothing an agent wrote
 // can make ACIA run code outside the sandbox.
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { readConflictHunks } from './merge-task.js';
@@ -171,14 +171,13 @@ export const NEVER_SNAPSHOT = ['node_modules', '.venv', 'venv', '__pycache__', '
 /** Past this many untracked files, --include-uncommitted refuses unless forced. */
 export const UNTRACKED_LIMIT = 1000;
 
-function snapshotPathspec(): string[] {
-  return ['.', ':(exclude).acia', ...NEVER_SNAPSHOT.flatMap((d) => [`:(exclude,glob)${d}/**`, `:(exclude,glob)**/${d}/**`])];
-}
-
-/** The untracked, unignored files a snapshot would take (dependency and cache directories left out). */
+/**
+ * The untracked files git does not ignore, without dependency and cache directories and .acia/. Filtered
+ * here rather than with exclude pathspecs: git fails an `add` whose exclude pathspec names an ignored path.
+ */
 export async function untrackedFiles(git: Git, repo: string): Promise<string[]> {
-  const r = await git.run(repo, ['ls-files', '--others', '--exclude-standard', '-z', '--', ...snapshotPathspec()]);
-  return r.stdout.split('\0').filter((f) => f !== '');
+  const r = await git.run(repo, ['ls-files', '--others', '--exclude-standard', '-z']);
+  return r.stdout.split('\0').filter((f) => f !== '' && !f.startsWith('.acia/') && !f.split('/').some((seg) => NEVER_SNAPSHOT.includes(seg)));
 }
 
 /**
@@ -188,8 +187,20 @@ export async function untrackedFiles(git: Git, repo: string): Promise<string[]> 
 export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
   const env = { GIT_INDEX_FILE: tmpIndex };
   await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-A', '--', ...snapshotPathspec()], { env });
+  await git.run(repo, ['add', '-u', '--', '.'], { env });
+  const untracked = await untrackedFiles(git, repo);
+  if (untracked.length > 0) {
+    const list = `${tmpIndex}.paths`;
+    await writeFile(list, untracked.join('\0'));
+    try {
+      // Literal pathspecs: a file named `*` or `:(glob)x` is that file, nothing more.
+      await git.run(repo, ['add', '--pathspec-from-file', list, '--pathspec-file-nul'], { env: { ...env, GIT_LITERAL_PATHSPECS: '1' } });
+    } finally {
+      await rm(list, { force: true });
+    }
+  }
   const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
+  await rm(tmpIndex, { force: true });
   return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
 }
 
