@@ -14,7 +14,7 @@ export function register(program: Command): void {
       const { buildBundle } = await import('../../core/ledger/bundle.js');
       const { repoOf } = await import('../runs-action.js');
       const { shellLine } = await import('../shell-quote.js');
-      const { dir, files } = await buildBundle(await repoOf(options.repo), runId, options.out === undefined ? undefined : path.resolve(options.out));
+      const { dir, files } = await buildBundle(await repoOf(options.repo, true), runId, options.out === undefined ? undefined : path.resolve(options.out));
       process.stdout.write(`bundle written: ${dir} (${files} files)\n  check it with: ${shellLine(['acia', 'verify', dir])}\n`);
     });
 }

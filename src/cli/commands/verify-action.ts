@@ -22,7 +22,7 @@ async function buildReport(target: string | undefined, repoDir: string): Promise
     return { ok: run.ok, runs: [run] };
   }
   // Run ids are looked up from any directory inside the repository, as git does.
-  const repo = await repoOf(repoDir);
+  const repo = await repoOf(repoDir, true);
   if (target === undefined) return verifyAll(repo);
   if (!RunId.safeParse(target).success) throw new AciaError('USAGE', `${target} is neither a run id nor a bundle directory`);
   const runDir = runDirOf(repo, target);

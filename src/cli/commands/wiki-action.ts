@@ -7,7 +7,7 @@ import { renderWiki } from '../../core/wiki/render.js';
 import { repoOf } from '../runs-action.js';
 
 export async function wikiCommand(action: string, page: string | undefined, repo: string): Promise<void> {
-  const root = await repoOf(repo);
+  const root = await repoOf(repo, true);
   const dir = wikiDir(root);
   switch (action) {
     case 'path':
@@ -38,7 +38,7 @@ export async function wikiCommand(action: string, page: string | undefined, repo
 }
 
 export async function memoryCommand(repo: string): Promise<void> {
-  const pages = await readMemory(await repoOf(repo));
+  const pages = await readMemory(await repoOf(repo, true));
   if (pages.length === 0) {
     process.stdout.write('no memory pages yet (`acia init` creates them; so do `acia wiki rebuild` and the first run)\n');
     return;
