@@ -6,6 +6,8 @@ import type { Escalator, EscalationQuestion, HumanAnswer } from '../team/deps.js
 import type { HumanAction } from '../core/ledger/events.js';
 
 /** `view.before` stops the live progress view from drawing over the question; `view.after` lets it draw again. */
+const ACTION_WORDS: readonly string[] = ['retry', 'skip', 'approve', 'abort'];
+
 export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, view: { before: () => void; after: () => void }): Escalator {
   return {
     async ask(q: EscalationQuestion): Promise<HumanAnswer | null> {
@@ -21,6 +23,11 @@ export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.Writab
           if (line === '') continue;
           const word = line.toLowerCase() as HumanAction;
           if (words.includes(word)) return { action: word };
+          // An answer word this question does not take is a slip, not guidance text.
+          if (ACTION_WORDS.includes(word)) {
+            output.write(`"${word}" does not apply here. Please answer ${q.options.includes('guidance') ? 'with guidance text or ' : ''}${words.join(', ')}.\n`);
+            continue;
+          }
           if (q.options.includes('guidance')) return { action: 'guidance', text: line };
           output.write(`Please answer ${words.join(', ')}.\n`);
         }

@@ -218,12 +218,13 @@ describe.skipIf(!hasScript)('after fixes ran out, answered on a terminal', () =>
     expectFinal(entries, 'succeeded');
   });
 
-  it('retry: one more fix iteration, then the run succeeds', async () => {
+  it('retry: one more fix iteration, then the run succeeds ("approve" does not apply and is asked again)', async () => {
     const repo = join(tempDir('ck-tty-retry'), 'repo');
-    const r = await onTty(['demo', '--scenario', 'escalate', '--dir', repo], 'retry', 0);
+    const r = await onTty(['demo', '--scenario', 'escalate', '--dir', repo], ['approve', 'retry'], 0);
+    expect(r.transcript).toContain('"approve" does not apply here. Please answer with guidance text or retry, skip, abort.');
     expect(r.code, r.transcript).toBe(0);
     const entries = ledgerOf(repo, onlyRunId(repo));
-    expect(entries.find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'retry' });
+    expect(entries.filter((e) => e.type === 'HUMAN_RESPONSE').map((e) => e.data)).toEqual([expect.objectContaining({ action: 'retry' })]);
     expect(entries.some((e) => e.type === 'TASK_STARTED' && (e.data as { taskId: string }).taskId === 't2-fix2')).toBe(true);
     expectFinal(entries, 'succeeded');
   });
