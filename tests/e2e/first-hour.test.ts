@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fake-server.js';
 import { loadScript } from '../../src/core/llm/script.js';
-import { acia, git, ledgerOf, tempDir, testsPassOn } from './helpers.js';
+import { spawnSync } from 'node:child_process';
+import { CLI, acia, git, ledgerOf, tempDir, testsPassOn } from './helpers.js';
 import { ROOT, SCENARIOS, expectCleanError, sampleRepo, startAcia, zeroLatencyScript } from './cli-helpers.js';
 
 const runsOf = (repo: string): string[] => (existsSync(join(repo, '.acia', 'runs')) ? readdirSync(join(repo, '.acia', 'runs')).sort() : []);
@@ -76,9 +77,14 @@ describe('from a subdirectory', () => {
 describe('acia clean', () => {
   it('removes finished runs\' branches and worktrees, never a run awaiting a human', () => {
     const repo = sampleRepo('fh-clean');
-    const dir = tempDir('fh-clean-scripts');
+    // a script path with a space and a quote: the printed resume command must still run as printed
+    const dir = join(tempDir('fh-clean-scripts'), "my scripts'");
+    mkdirSync(dir);
     const flags = ['--repo', repo, '--max-iterations', '1', '--test-command', 'node --test test/', '--quiet'];
-    expect(acia(['run', 'Add titleCase', ...flags, '--model', `scripted:${zeroLatencyScript('escalate', dir)}`]).code).toBe(3);
+    const first = acia(['run', 'Add titleCase', ...flags, '--model', `scripted:${zeroLatencyScript('escalate', dir)}`]);
+    expect(first.code).toBe(3);
+    const printed = first.stdout.split('\n').map((l) => l.trim().replace(/^(next|or)\s+/, '')).find((l) => l.endsWith('--answer skip'))!;
+    expect(printed).toContain(`--model 'scripted:${dir.replace(/'/g, `'\\''`)}/escalate-script.json'`);
     const [waiting] = runsOf(repo);
     expect(acia(['run', 'Add titleCase', ...flags, '--model', `scripted:${zeroLatencyScript('happy', dir)}`]).code).toBe(0);
     const done = runsOf(repo).find((r) => r !== waiting)!;
@@ -104,7 +110,9 @@ describe('acia clean', () => {
     expect(branches().some((b) => b.startsWith(`acia-tasks/${waiting!}/`))).toBe(true);
     // the ledgers stay: the cleaned run still verifies, and the waiting one still resumes
     expect(acia(['verify', done, '--repo', repo]).code).toBe(0);
-    expect(acia(['resume', waiting!, '--repo', repo, '--answer', 'skip', '--quiet']).code).toBe(0);
+    const resumed = spawnSync('sh', ['-c', `'${process.execPath}' '${CLI}' ${printed.slice('acia '.length)}`], { cwd: ROOT, encoding: 'utf8' });
+    expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
+    expect(ledgerOf(repo, waiting!).find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'skip' });
   });
 });
 
