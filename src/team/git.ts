@@ -3,6 +3,7 @@
 // can make ACIA run code outside the sandbox.
 import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
+import { DEPENDENCY_EXCLUDES, excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { readConflictHunks } from './merge-task.js';
 import { AciaError } from '../core/errors.js';
@@ -75,14 +76,27 @@ export class Git {
     await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
   }
 
-  /** Commits everything in the worktree; returns the new commit, or null when nothing changed. */
-  async commitAll(cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
+  /**
+   * Commits everything in the worktree except installed dependencies, tool caches and test byproducts
+   * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
+   * says; returns the new commit, or null when nothing changed.
+   */
+  async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.'], o);
+    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)], o);
     const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
     if (staged.exitCode === 0) return null;
     await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
     return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  }
+
+  /** Untracked paths (directories collapsed, no trailing slash), leaving installed dependencies out. */
+  async untracked(cwd: string, expectedGitDir?: string): Promise<string[]> {
+    const r = await this.run(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--', '.', ...excludePathspecs()], expectedGitDir === undefined ? {} : { expectedGitDir });
+    return r.stdout
+      .split('\0')
+      .filter((l) => l.startsWith('?? '))
+      .map((l) => l.slice(3).replace(/\/$/, ''));
   }
 
   async changedFiles(cwd: string, from: string, to = 'HEAD', expectedGitDir?: string): Promise<string[]> {
@@ -162,14 +176,18 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
   return r.stdout;
 }
 
-/**
- * Untracked directories that hold installed dependencies or tool caches. A repo without a .gitignore
- * (a package unpacked from a registry) would otherwise snapshot all of node_modules into the run.
- */
-export const NEVER_SNAPSHOT = ['node_modules', '.venv', 'venv', '__pycache__', '.nyc_output', '.pytest_cache', '.tox', '.mypy_cache'];
-
 /** Past this many untracked files, --include-uncommitted refuses unless forced. */
 export const UNTRACKED_LIMIT = 1000;
+
+/**
+ * Installed dependencies, tool caches and test byproducts (DEPENDENCY_EXCLUDES): never snapshotted, whatever
+ * .gitignore says. A repo without a .gitignore (a package unpacked from a registry) would otherwise
+ * snapshot all of node_modules into the run.
+ */
+function isDependencyPath(f: string): boolean {
+  const segments = f.split('/');
+  return segments.some((seg) => (DEPENDENCY_EXCLUDES.anywhere as readonly string[]).includes(seg)) || DEPENDENCY_EXCLUDES.rootOnly.some((p) => f === p || f.startsWith(`${p}/`));
+}
 
 /**
  * The untracked files git does not ignore, without dependency and cache directories and .acia/. Filtered
@@ -177,7 +195,7 @@ export const UNTRACKED_LIMIT = 1000;
  */
 export async function untrackedFiles(git: Git, repo: string): Promise<string[]> {
   const r = await git.run(repo, ['ls-files', '--others', '--exclude-standard', '-z']);
-  return r.stdout.split('\0').filter((f) => f !== '' && !f.startsWith('.acia/') && !f.split('/').some((seg) => NEVER_SNAPSHOT.includes(seg)));
+  return r.stdout.split('\0').filter((f) => f !== '' && !f.startsWith('.acia/') && !isDependencyPath(f));
 }
 
 /**
@@ -187,7 +205,9 @@ export async function untrackedFiles(git: Git, repo: string): Promise<string[]> 
 export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
   const env = { GIT_INDEX_FILE: tmpIndex };
   await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-u', '--', '.'], { env });
+  // Tracked changes, dependencies and byproducts left out (exclude pathspecs are safe with -u: only -A
+  // trips over an excluded path that .gitignore also lists).
+  await git.run(repo, ['add', '-u', '--', '.', ...excludePathspecs()], { env });
   const untracked = await untrackedFiles(git, repo);
   if (untracked.length > 0) {
     const list = `${tmpIndex}.paths`;

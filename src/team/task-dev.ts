@@ -17,10 +17,10 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
   const spec = task.spec;
   const actor = `dev:${taskId}`;
   for (let attempt = task.attempts + 1; ; attempt++) {
-    const { wt, denied } = await startAttempt(ctx, spec, attempt, task.lastCheckpoint);
+    const { wt, denied, setupNote } = await startAttempt(ctx, spec, attempt, task.lastCheckpoint);
     if (denied) return denied;
 
-    const extra: string[] = [];
+    const extra: string[] = setupNote === null ? [] : [setupNote];
     const merging = spec.capability === 'dev.merge' ? await beginMerge(ctx, spec, wt) : null;
     if (merging !== null) extra.push(...merging.context);
     const failure = (spec.input as { failure?: unknown }).failure;

@@ -2,6 +2,7 @@
 // run branch acia/<run> they merge into. The user's checkout is never touched.
 import { mkdir, rm } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import type { Git } from './git.js';
 
 export interface TaskWorktree {
@@ -26,6 +27,11 @@ export interface RunWorkspace {
   beginMerge(wt: TaskWorktree, branch: string): Promise<string[]>;
   /** Commits the merge begun in `wt`; returns the merge commit and the files it changes against the worktree's base. */
   commitMerge(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }>;
+  /**
+   * What the setup command just left untracked in the worktree (a build's output): later checkpoints of
+   * that worktree leave it out. Optional: replay has nothing to keep out.
+   */
+  keepOutOfCheckpoints?(wt: TaskWorktree): Promise<string[]>;
   changedSinceBase(base: string): Promise<string[]>;
   /** Lines added plus removed between two commits (best-of-N prefers the smaller change). */
   diffSize(from: string, to: string): Promise<number>;
@@ -38,6 +44,8 @@ export class Workspace implements RunWorkspace {
   private mergeChain: Promise<unknown> = Promise.resolve();
   /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
   private readonly gitDirs = new Map<string, string>();
+  /** Per worktree: untracked paths the setup command made, which checkpoints do not commit. */
+  private readonly setupOutputs = new Map<string, string[]>();
   readonly runBranch: string;
   readonly runWorktree: string;
 
@@ -100,12 +108,15 @@ export class Workspace implements RunWorkspace {
     // restarted attempt starts from exactly that commit with nothing left over.
     await this.git.addWorktree(this.repo, path, branch, base);
     this.gitDirs.set(path, await this.git.gitDirOf(path));
+    this.setupOutputs.delete(path);
+    // The checkout's installed dependencies, as links the sandbox resolves read-only (core/sandbox/deps.ts).
+    linkDependencies(this.repo, path, dependencyDirsCached(this.repo));
     return { path, branch, baseCommit: base };
   }
 
   async checkpoint(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
     const gitDir = this.gitDirs.get(wt.path);
-    const commit = await this.git.commitAll(wt.path, message, gitDir);
+    const commit = await this.git.commitAll(wt.path, message, gitDir, this.setupOutputs.get(wt.path) ?? []);
     return { commit, files: commit ? await this.git.changedFiles(wt.path, wt.baseCommit, commit, gitDir) : [] };
   }
 
@@ -121,6 +132,12 @@ export class Workspace implements RunWorkspace {
     });
     this.mergeChain = next.catch(() => undefined);
     return next;
+  }
+
+  async keepOutOfCheckpoints(wt: TaskWorktree): Promise<string[]> {
+    const paths = await this.git.untracked(wt.path, this.gitDirs.get(wt.path));
+    this.setupOutputs.set(wt.path, paths);
+    return paths;
   }
 
   async resetRun(commit: string): Promise<void> {
