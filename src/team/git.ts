@@ -1,7 +1,8 @@
 // The git operations the team performs on worktrees an agent has written to. Every call disables
 // hooks, fsmonitor, external diff and textconv, and ignores system config, so nothing an agent wrote
 // can make ACIA run code outside the sandbox.
-import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { DEPENDENCY_EXCLUDES, excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
@@ -83,11 +84,33 @@ export class Git {
    */
   async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)], o);
+    await this.stageAll(cwd, o, alsoExclude);
     const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
     if (staged.exitCode === 0) return null;
     await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
     return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  }
+
+  /**
+   * Stages tracked changes and untracked, unignored files, leaving dependency paths and `alsoExclude` out.
+   * Not `add -A` with exclude pathspecs: git fails that whole command when an excluded path that exists is
+   * also in .gitignore (a `.venv` or `coverage` most projects ignore), so untracked files are listed
+   * first and added by name.
+   */
+  async stageAll(cwd: string, o: GitRunOptions, alsoExclude: readonly string[] = []): Promise<void> {
+    const excludes = [...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)];
+    await this.run(cwd, ['add', '-u', '--', '.', ...excludes], o);
+    const others = (await this.run(cwd, ['ls-files', '--others', '--exclude-standard', '-z', '--', '.', ...excludes], o)).stdout.split('\0').filter((f) => f !== '');
+    if (others.length === 0) return;
+    const dir = await mkdtemp(join(tmpdir(), 'acia-stage-'));
+    try {
+      const list = join(dir, 'paths');
+      await writeFile(list, others.join('\0'));
+      // Literal pathspecs: a file named `*` or `:(glob)x` is that file, nothing more.
+      await this.run(cwd, ['add', '--pathspec-from-file', list, '--pathspec-file-nul'], { ...o, env: { ...o.env, GIT_LITERAL_PATHSPECS: '1' } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   /** Untracked paths (directories collapsed, no trailing slash), leaving installed dependencies out. */
