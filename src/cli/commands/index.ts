@@ -15,11 +15,12 @@ import { register as config } from './config.js';
 import { register as init } from './init.js';
 import { register as acp } from './acp.js';
 import { register as fleet } from './fleet.js';
+import { register as evalCmd } from './eval.js';
 import { register as clean } from './clean.js';
 
 type Register = (program: Command) => void;
 
-const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, acp, fleet, clean];
+const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, acp, fleet, evalCmd, clean];
 
 export function registerCommands(program: Command): void {
   for (const register of registrations) register(program);
