@@ -120,6 +120,9 @@ const scenarios = {
       ...qa('qa:t2'),
       ...fix('dev:t2-fix1', 'titleCase', 'bad'),
       ...qa('qa:t2-r1'),
+      // Served only when the human answers guidance or retry: the one more fix iteration works.
+      ...fix('dev:t2-fix2', 'titleCase', 'good'),
+      ...qa('qa:t2-r2'),
     ],
   },
   parallel: {

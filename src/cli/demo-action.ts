@@ -9,7 +9,9 @@ import { AciaError } from '../core/errors.js';
 import { Git } from '../team/git.js';
 import { systemClock } from '../core/acm/ids.js';
 import type { DemoFlags } from './commands/demo.js';
-import { runCommand } from './run-action.js';
+import { runCommand, type RunKind } from './run-action.js';
+import type { RunFlags } from './commands/run.js';
+import { demoScenarioOf, markDemoRepo } from './demo-marker.js';
 
 export const SCENARIOS_DIR = fileURLToPath(new URL('../../workspace/scenarios/', import.meta.url));
 
@@ -63,22 +65,36 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
   // Checked before the sample repo is created, so a typo leaves nothing behind.
   if (flags.parallel !== undefined && !/^[1-9][0-9]*$/.test(flags.parallel)) throw new AciaError('USAGE', `--parallel expects a positive whole number, got "${flags.parallel}"`);
   const repo = await prepareDemoRepo(scenario, flags.dir);
+  markDemoRepo(repo, scenario.name);
+  if (!flags.quiet) process.stderr.write(`demo "${scenario.name}": ${scenario.description}\nsample repo: ${repo}\n`);
+  return withDemoServer(
+    scenario,
+    { kind: 'run', goal: scenario.goal },
+    {
+      repo,
+      ...(flags.parallel === undefined ? {} : { parallel: flags.parallel }),
+      ...(flags.json ? { json: true } : {}),
+      ...(flags.quiet ? { quiet: true } : {}),
+      ...(flags.debug ? { debug: true } : {}),
+    },
+  );
+}
+
+/**
+ * Runs (or resumes) a demo repo's run against the fake Anthropic server serving the scenario's script,
+ * so a killed or stopped demo goes on offline like the demo itself.
+ */
+export async function withDemoServer(scenario: Scenario, what: RunKind, flags: RunFlags): Promise<number> {
   const { startFakeAnthropicServer } = await import('../core/llm/fake-server.js');
   const { loadScript } = await import('../core/llm/script.js');
   const script = await loadScript(join(SCENARIOS_DIR, scenario.name, 'script.json'));
   const server = await startFakeAnthropicServer({ script });
-  if (!flags.quiet) process.stderr.write(`demo "${scenario.name}": ${scenario.description}\nsample repo: ${repo}\nfake Anthropic server: ${server.url} (the real SDK talks to it; no key, no network)\n\n`);
+  // Not on resume: there a refused answer must stay a one-line error.
+  if (!flags.quiet && what.kind !== 'resume') process.stderr.write(`fake Anthropic server: ${server.url} (the real SDK talks to it; no key, no network)\n\n`);
   try {
     return await runCommand(
-      { kind: 'run', goal: scenario.goal },
-      {
-        repo,
-        model: `anthropic:${script.model ?? 'claude-sonnet-5-5'}`,
-        ...(flags.parallel === undefined ? {} : { parallel: flags.parallel }),
-        ...(flags.json ? { json: true } : {}),
-        ...(flags.quiet ? { quiet: true } : {}),
-        ...(flags.debug ? { debug: true } : {}),
-      },
+      what,
+      { ...flags, ...(what.kind === 'resume' ? {} : { model: `anthropic:${script.model ?? 'claude-sonnet-5-5'}` }) },
       {
         anthropic: { baseURL: server.url, apiKey: 'acia-demo-key' },
         defaults: {
@@ -88,9 +104,30 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
           ...(scenario.settings.maxTokens === undefined ? {} : { budget: { maxTokens: scenario.settings.maxTokens } }),
         },
         allowSandboxFallback: true,
+        demo: true,
       },
     );
   } finally {
     await server.close();
   }
+}
+
+/**
+ * `acia resume` in a repo `acia demo` created, of a run on the demo's model: resumes it against the
+ * scenario's script (no key, no network). Null when this is not such a run; the caller then resumes
+ * normally.
+ */
+export async function demoResume(repo: string, recordedModel: string, what: RunKind, flags: RunFlags): Promise<number | null> {
+  const name = demoScenarioOf(repo);
+  if (name === null) return null;
+  let scenario: Scenario;
+  try {
+    scenario = loadScenario(name);
+  } catch {
+    return null;
+  }
+  const { loadScript } = await import('../core/llm/script.js');
+  const script = await loadScript(join(SCENARIOS_DIR, scenario.name, 'script.json'));
+  if (recordedModel !== `anthropic:${script.model ?? 'claude-sonnet-5-5'}`) return null;
+  return withDemoServer(scenario, what, flags);
 }

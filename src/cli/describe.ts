@@ -31,6 +31,7 @@ export function describeEntry(e: LedgerEntry): string {
       return `goal amended by ${s(d.by)}: ${s(d.delta)}`;
     case 'TASK_ADDED': {
       const t = d.task as D;
+      if (d.reason === 'merge') return `added ${s(t.id)} (${s(t.capability)}) to resolve ${s(d.parent)}'s merge conflict`;
       return `added ${s(t.id)} (${s(t.capability)}), ${s(d.reason)} iteration ${s(d.iteration)}`;
     }
     case 'TASK_STARTED':

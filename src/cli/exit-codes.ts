@@ -22,6 +22,7 @@ const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'SANDBOX_UNAVAILABLE',
   'LLM_AUTH',
   'RUN_NOT_FOUND',
+  'RUN_FINISHED',
   'LEDGER_LOCKED',
 ]);
 

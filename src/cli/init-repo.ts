@@ -5,6 +5,7 @@ import { join, relative } from 'node:path';
 import { DEFAULT_MODEL } from '../core/config/schema.js';
 import { Git, excludeAciaDir, repoRoot } from '../team/git.js';
 import { systemClock } from '../core/acm/ids.js';
+import { ensureMemoryPages } from '../core/wiki/memory.js';
 
 export async function initRepo(dir: string, force: boolean): Promise<string[]> {
   const git = new Git(systemClock);
@@ -19,6 +20,8 @@ export async function initRepo(dir: string, force: boolean): Promise<string[]> {
   } else {
     lines.push(`kept ${configFile} (use --force to overwrite)`);
   }
+  const memory = join(repo, '.acia', 'wiki', 'memory');
+  for (const page of await ensureMemoryPages(repo)) lines.push(`wrote ${relative(process.cwd(), join(memory, `${page}.md`)) || page}`);
   await excludeAciaDir(git, repo);
   lines.push('added .acia/ to .git/info/exclude (runs, worktrees and wiki stay out of git status)');
   return lines;

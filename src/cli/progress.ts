@@ -14,8 +14,11 @@ export type ProgressMode = 'tty' | 'plain' | 'json' | 'quiet';
 
 export interface Progress {
   onEvent(event: TeamEvent): void;
-  /** Clears the live view so a prompt can use the terminal; the next event redraws it. */
+  /** Clears the live view so a message can be printed; the next event redraws it. */
   suspend(): void;
+  /** Clears the live view and stops drawing it (a question is open) until release(). */
+  hold(): void;
+  release(): void;
   close(): void;
 }
 
@@ -51,7 +54,7 @@ export function createProgress(o: ProgressOptions): Progress {
   };
   switch (o.mode) {
     case 'quiet':
-      return { onEvent: () => undefined, suspend: () => undefined, close: () => undefined };
+      return { onEvent: () => undefined, suspend: () => undefined, hold: () => undefined, release: () => undefined, close: () => undefined };
     case 'json':
       return {
         onEvent: (ev) => {
@@ -59,6 +62,8 @@ export function createProgress(o: ProgressOptions): Progress {
           if (line) o.stdout.write(`${JSON.stringify(line)}\n`);
         },
         suspend: () => undefined,
+        hold: () => undefined,
+        release: () => undefined,
         close: () => undefined,
       };
     case 'plain':
@@ -68,6 +73,8 @@ export function createProgress(o: ProgressOptions): Progress {
           o.stderr.write(`${stamp()} ${ev.entry.actor.padEnd(10)} ${describeEntry(ev.entry)}\n`);
         },
         suspend: () => undefined,
+        hold: () => undefined,
+        release: () => undefined,
         close: () => undefined,
       };
     case 'tty':
@@ -89,6 +96,8 @@ class LiveView implements Progress {
   private cost = 0;
   private phase = 'starting';
   private timer: NodeJS.Timeout | null = null;
+  /** While a question is open nothing is drawn: the prompt and the typed answer stay where they are. */
+  private held = false;
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -131,7 +140,7 @@ class LiveView implements Progress {
       default:
         break;
     }
-    if (NOTABLE.has(e.type)) {
+    if (NOTABLE.has(e.type) && !this.held) {
       this.clear();
       this.out.write(`${chalk.dim(this.stamp())} ${colourFor(e)} ${describeEntry(e)}\n`);
     }
@@ -140,6 +149,16 @@ class LiveView implements Progress {
 
   suspend(): void {
     this.clear();
+  }
+
+  hold(): void {
+    this.clear();
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    this.draw();
   }
 
   close(): void {
@@ -154,7 +173,7 @@ class LiveView implements Progress {
   }
 
   private draw(): void {
-    if (this.timer === null) return;
+    if (this.timer === null || this.held) return;
     this.clear();
     const lines = [chalk.bold(`acia ${this.phase} · ${this.stamp()} · ${this.tokens} tokens · $${this.cost.toFixed(4)}`)];
     for (const r of this.rows.values()) {

@@ -1,6 +1,6 @@
 // What `acia run`, `acia resume` and `acia demo` share: preflight, config, progress, Ctrl-C, the
 // human prompt, the summary and the exit code.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ContextPacket, type PlanSet } from '../core/acm/contracts.js';
 import { zodProblems } from '../core/acm/zod-paths.js';
@@ -19,11 +19,12 @@ import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, repoRoot, requireCommit } from '../team/git.js';
 import { noHuman, type Escalator } from '../team/deps.js';
-import { latestUnfinishedRun, resumeRun, startRun, type RunResult } from '../team/team.js';
+import { latestResumableRun, resumeRun, startRun, type RunResult } from '../team/team.js';
 import { buildDeps, preflightModel, type BuildDepsOptions } from './build-deps.js';
 import { EXIT } from './exit-codes.js';
 import { createProgress, type ProgressMode } from './progress.js';
 import { ttyEscalator } from './tty-escalator.js';
+import { shellLine } from './shell-quote.js';
 import type { RunFlags } from './commands/run.js';
 
 export type RunKind =
@@ -38,6 +39,8 @@ export interface RunEnvironment {
   /** Settings the caller fixes (the demo's scenario), under the flags. */
   defaults?: Partial<Config>;
   allowSandboxFallback?: boolean;
+  /** Set by the demo (and a demo's resume): hints then name the demo repo with --repo. */
+  demo?: boolean;
 }
 
 export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnvironment = {}): Promise<number> {
@@ -47,11 +50,18 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const given: Record<string, unknown> = Object.fromEntries(Object.entries(flagConfig(flags)).filter(([, v]) => v !== undefined));
   if (what.kind === 'resume') {
     // Resume with the model the run started with, unless --model says otherwise.
-    const runId = what.runId ?? (await latestUnfinishedRun(repo));
+    const runId = what.runId ?? (await latestResumableRun(repo));
+    if (!existsSync(join(repo, '.acia', 'runs', runId))) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
     what = { ...what, runId };
     // The run's recorded settings carry over; flags given now override them.
     const started = (await readEntries(join(repo, '.acia', 'runs', runId)).catch(() => [])).find((e) => e.type === 'RUN_STARTED');
     const recorded = started?.data as { model?: string; settings?: { parallel?: number; maxIterations?: number; sandbox?: string; budget?: Record<string, number> } } | undefined;
+    if (env.anthropic === undefined && flags.model === undefined && recorded?.model !== undefined) {
+      // A demo goes on offline like the demo itself, when this repo is one `acia demo` made.
+      const { demoResume } = await import('./demo-action.js');
+      const code = await demoResume(repo, recorded.model, what, flags);
+      if (code !== null) return code;
+    }
     const carried: Record<string, unknown> = {
       model: recorded?.model,
       parallel: recorded?.settings?.parallel,
@@ -67,7 +77,13 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const loaded = loadConfig({ repo, env: process.env, flags: { ...(env.defaults ?? {}), ...given } });
   const config = loaded.config;
   const stderr = process.stderr;
-  if (what.kind !== 'resume') preflightModel(config, process.env, env.anthropic !== undefined, repo);
+  // Before anything is recorded: a resume without credentials leaves the run as it was, resumable.
+  preflightModel(config, process.env, env.anthropic !== undefined, repo);
+  if (flags.apply && (await git.isDirty(repo))) {
+    throw new AciaError('USAGE', 'not starting: --apply needs a clean working tree, and yours has uncommitted changes', {
+      hint: 'commit or stash them first, or run without --apply and merge the run branch yourself',
+    });
+  }
   const saved = what.kind === 'exec' ? readPlanFile(what.file) : null;
   const givenPacket = what.kind === 'plan' && what.context !== undefined ? readContextPacket(what.context) : null;
 
@@ -91,7 +107,10 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   };
   process.on('SIGINT', onSigint);
 
-  const escalator: Escalator = process.stdin.isTTY && process.stderr.isTTY && !flags.json ? ttyEscalator(process.stdin, stderr, () => progress.suspend()) : noHuman;
+  const escalator: Escalator = process.stdin.isTTY && process.stderr.isTTY && !flags.json ? ttyEscalator(process.stdin, stderr, {
+          before: () => progress.hold(),
+          after: () => progress.release(),
+        }) : noHuman;
   const options: BuildDepsOptions = {
     repo,
     config,
@@ -111,7 +130,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     const deps = await buildDeps(options);
     switch (what.kind) {
       case 'run':
-        result = await startRun(deps, { dir: repo, goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false });
+        result = await startRun(deps, { dir: repo, goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false, forceUncommitted: flags.forceUncommitted ?? false });
         break;
       case 'plan':
         result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true, ...(givenPacket ? { contextPacket: givenPacket } : {}) });
@@ -130,7 +149,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
 
   if (flags.apply && result.reason === 'succeeded') await applyRunBranch(git, repo, result);
   if (what.kind === 'plan') await printPlan(result, what.out, flags.json ?? false);
-  printSummary(result, flags.json ?? false, repo, what.kind === 'plan' ? (what.out ?? null) : undefined);
+  printSummary(result, { json: flags.json ?? false, repo, model: flags.model === undefined || env.demo ? undefined : (flagConfig(flags).model as string) }, what.kind === 'plan' ? (what.out ?? null) : undefined);
   return exitCodeForResult(result);
 }
 
@@ -182,6 +201,7 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
 }
 
 async function applyRunBranch(git: Git, repo: string, result: RunResult): Promise<void> {
+  // Checked before the team ran too; checked again because the user may have edited files meanwhile.
   if (await git.isDirty(repo)) {
     throw new AciaError('USAGE', `not applying ${result.runBranch}: your working tree has uncommitted changes`, {
       hint: `commit or stash them, then: git merge ${result.runBranch}`,
@@ -196,30 +216,49 @@ async function applyRunBranch(git: Git, repo: string, result: RunResult): Promis
 }
 
 /** `planOut`: set for `acia plan` (the file written, or null), whose run changes nothing worth merging. */
-function printSummary(r: RunResult, json: boolean, repo: string, planOut?: string | null): void {
-  // Follow-up commands must work from where the user is, which for a demo is not the repo.
-  const here = resolve(process.cwd()) === repo;
-  const repoFlag = here ? '' : ` --repo ${repo}`;
-  const gitC = here ? 'git' : `git -C ${repo}`;
-  if (json) {
+function printSummary(r: RunResult, o: { json: boolean; repo: string; model: string | undefined }, planOut?: string | null): void {
+  if (o.json) {
     const event: CliEventLine = { kind: 'result', result: r };
     process.stdout.write(`${JSON.stringify(event)}\n`);
     return;
   }
+  // Every printed command runs as printed: from where the user is (for a demo, not the repo), with the
+  // model the user chose, every path quoted for the shell.
+  const here = resolve(process.cwd()) === o.repo;
+  const repoArgs = here ? [] : ['--repo', o.repo];
+  const modelArgs = o.model === undefined ? [] : ['--model', o.model];
+  const gitC = shellLine(here ? ['git'] : ['git', '-C', o.repo]);
   const ok = r.reason === 'succeeded';
   const head = ok ? chalk.green('succeeded') : r.reason === 'awaiting_human' ? chalk.magenta('awaiting a human') : chalk.red(r.reason.replace('_', ' '));
   const lines = [
     `${chalk.bold('run')} ${r.runId}: ${head} — ${r.message}`,
     `  branch   ${r.runBranch}${r.headCommit ? ` (${r.headCommit.slice(0, 10)})` : ''}, ${r.filesChanged.length} file(s) changed`,
     `  cost     ${r.costUsd === null ? 'unknown (unpriced model)' : `$${r.costUsd.toFixed(4)}`}, ${r.tokens} tokens`,
-    `  ledger   ${r.runDir}/ledger.jsonl (check it: acia verify ${r.runId}${repoFlag})`,
+    `  ledger   ${r.runDir}/ledger.jsonl (check it: ${shellLine(['acia', 'verify', r.runId, ...repoArgs])})`,
     `  wiki     ${r.runDir.replace(/runs\/[^/]+$/, 'wiki')}/runs/${r.runId}.md`,
   ];
-  if (r.resumeCommand) lines.push(`  next     ${r.resumeCommand.replace(/^acia resume (\S+)/, `acia resume $1${repoFlag}`)}`);
-  else if (ok && planOut !== undefined) lines.push(`  next     ${planOut === null ? 'acia plan ... --out plan.json, then acia exec plan.json' : `acia exec ${planOut}`}`);
-  else if (ok) lines.push(`  next     ${gitC} diff HEAD...${r.runBranch}   then   ${gitC} merge ${r.runBranch}`);
+  lines.push(...nextLines(r, [...repoArgs, ...modelArgs], gitC, planOut));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
+
+/** The `next` lines of the summary: how to go on, with the flags that make each command run as printed. */
+export function nextLines(r: Pick<RunResult, 'runId' | 'reason' | 'runBranch' | 'resumeCommand' | 'answers' | 'raiseLimit'>, flags: string[], gitC: string, planOut?: string | null): string[] {
+  const resume = (...more: string[]) => shellLine(['acia', 'resume', r.runId, ...flags, ...more]);
+  if (r.reason === 'budget_exhausted' && r.resumeCommand !== undefined) {
+    const raise = r.raiseLimit?.split(' ') ?? [];
+    return [`  next     ${resume('--answer', 'approve')}   (go on past the limit)`, ...(raise.length > 0 ? [`     or    ${resume(...raise)}   (go on under a higher limit)`] : [])];
+  }
+  if (r.reason === 'awaiting_human' && r.answers !== undefined) {
+    const commands = [...(r.answers.includes('guidance') ? [resume('--answer', 'your guidance for the team')] : []), ...r.answers.filter((a) => a !== 'guidance').map((w) => resume('--answer', w))];
+    return commands.map((c, i) => `  ${i === 0 ? 'next' : '  or'}     ${c}`);
+  }
+  if (r.resumeCommand !== undefined) return [`  next     ${resume()}`];
+  if (r.reason === 'aborted') return ['  (aborted for good: this run cannot be resumed)'];
+  if (r.reason === 'succeeded' && planOut !== undefined) return [`  next     ${planOut === null ? 'acia plan ... --out plan.json, then acia exec plan.json' : shellLine(['acia', 'exec', planOut, ...flags])}`];
+  if (r.reason === 'succeeded') return [`  next     ${gitC} diff HEAD...${r.runBranch}   then   ${gitC} merge ${r.runBranch}`];
+  return [];
+}
+
 
 /** A Context Packet file for `acia plan --context`: checked in full before a run exists, so bad input is exit 2. */
 function readContextPacket(file: string): ContextPacket {
@@ -281,7 +320,7 @@ async function printPlan(result: RunResult, out: string | undefined, json: boole
   if (!planSet) return;
   if (out) {
     writeFileSync(out, `${JSON.stringify(planSet, null, 2)}\n`);
-    process.stderr.write(`wrote ${out} (run it with: acia exec ${out})\n`);
+    process.stderr.write(`wrote ${out} (run it with: ${shellLine(['acia', 'exec', out])})\n`);
   }
   if (json) return;
   const lines: string[] = [];

@@ -78,6 +78,19 @@ export async function showRunCommand(dir: string, runId: string, json: boolean):
 }
 
 /**
+ * The repository root for a command's --repo (any directory inside it), like git itself. With
+ * `lenient`, a directory outside any repository is used as it is (for commands that still make sense there).
+ */
+export async function repoOf(dir: string, lenient = false): Promise<string> {
+  try {
+    return await repoRoot(new Git(systemClock), resolve(dir));
+  } catch (e) {
+    if (lenient) return resolve(dir);
+    throw e;
+  }
+}
+
+/**
  * `acia show <run> --output <seq|task>`: the stored output of a tool result or verification — the text
  * the agent saw — by ledger seq (a TOOL_CALL seq finds its result), or every one of a task's in order.
  */

@@ -5,10 +5,13 @@ import chalk from 'chalk';
 import type { Escalator, EscalationQuestion, HumanAnswer } from '../team/deps.js';
 import type { HumanAction } from '../core/ledger/events.js';
 
-export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, beforeAsk: () => void): Escalator {
+/** `view.before` stops the live progress view from drawing over the question; `view.after` lets it draw again. */
+const ACTION_WORDS: readonly string[] = ['retry', 'skip', 'approve', 'abort'];
+
+export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, view: { before: () => void; after: () => void }): Escalator {
   return {
     async ask(q: EscalationQuestion): Promise<HumanAnswer | null> {
-      beforeAsk();
+      view.before();
       output.write(`\n${chalk.magenta.bold('The team needs you')} (${q.reason}${q.taskId ? `, task ${q.taskId}` : ''})\n${q.message}\n`);
       if (q.lastFailure) output.write(`${chalk.dim('Last failure:')}\n${indent(q.lastFailure.split('\n').slice(-25).join('\n'))}\n`);
       const words: HumanAction[] = q.options.filter((o) => o !== 'guidance');
@@ -20,6 +23,11 @@ export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.Writab
           if (line === '') continue;
           const word = line.toLowerCase() as HumanAction;
           if (words.includes(word)) return { action: word };
+          // An answer word this question does not take is a slip, not guidance text.
+          if (ACTION_WORDS.includes(word)) {
+            output.write(`"${word}" does not apply here. Please answer ${q.options.includes('guidance') ? 'with guidance text or ' : ''}${words.join(', ')}.\n`);
+            continue;
+          }
           if (q.options.includes('guidance')) return { action: 'guidance', text: line };
           output.write(`Please answer ${words.join(', ')}.\n`);
         }
@@ -28,6 +36,7 @@ export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.Writab
         return null;
       } finally {
         rl.close();
+        view.after();
       }
     },
   };

@@ -27,6 +27,8 @@ export type ErrorCode =
   | 'LEDGER_IO'
   | 'BLOB_MISSING'
   | 'RUN_NOT_FOUND'
+  /** `acia resume` of a run that succeeded, failed verification or was aborted by a human. */
+  | 'RUN_FINISHED'
   | 'BUDGET_EXCEEDED'
   | 'ABORTED'
   | 'MCP_SERVER_FAILED'

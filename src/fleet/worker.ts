@@ -133,7 +133,14 @@ class PushingWorkspace extends Workspace {
     return r;
   }
 
-  override async merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+  /** A dev.merge task's resolution is its checkpoint: pushed like one. */
+  override async commitMerge(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }> {
+    const r = await super.commitMerge(taskId, wt, message);
+    await this.push(wt.branch);
+    return r;
+  }
+
+  override async merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
     const r = await super.merge(taskId);
     if (r.commit) await this.push(this.runBranch);
     return r;

@@ -7,7 +7,7 @@ import { AciaError, errorMessage } from '../core/errors.js';
 import { failureExcerpt } from '../core/tools/test-failures.js';
 import { BudgetExceededError } from './budget.js';
 import type { RunContext } from './run-context.js';
-import { openEscalation, type TaskState } from './run-state.js';
+import { openEscalation, wantsAnotherIteration, type TaskState } from './run-state.js';
 import { failureRouted, guardScope, schedule } from './scheduler.js';
 import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
@@ -230,7 +230,8 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
   if (changed) return true;
   for (const [id, t] of ctx.state.tasks) {
     if (t.status !== 'failed' || t.supersededBy !== null) continue;
-    if (ctx.state.escalations.some((e) => e.taskId === id && e.seq > t.failedSeq)) continue;
+    // An escalation after the failure settles it, unless the human asked for another fix iteration.
+    if (ctx.state.escalations.some((e) => e.taskId === id && e.seq > t.failedSeq && !wantsAnotherIteration(e))) continue;
     if (failureRouted(ctx.state, plan, id)) continue;
     if (t.lastVerification && !t.lastVerification.passed && t.spec.capability.startsWith('qa.')) {
       await onVerificationFailed(ctx, id, t);

@@ -1,10 +1,12 @@
 // The git operations the team performs on worktrees an agent has written to. Every call disables
 // hooks, fsmonitor, external diff and textconv, and ignores system config, so nothing an agent wrote
 // can make ACIA run code outside the sandbox.
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { excludePathspecs } from '../core/sandbox/deps.js';
+import { DEPENDENCY_EXCLUDES, excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
+import { readConflictHunks } from './merge-task.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
 
@@ -82,11 +84,33 @@ export class Git {
    */
   async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)], o);
+    await this.stageAll(cwd, o, alsoExclude);
     const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
     if (staged.exitCode === 0) return null;
     await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
     return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  }
+
+  /**
+   * Stages tracked changes and untracked, unignored files, leaving dependency paths and `alsoExclude` out.
+   * Not `add -A` with exclude pathspecs: git fails that whole command when an excluded path that exists is
+   * also in .gitignore (a `.venv` or `coverage` most projects ignore), so untracked files are listed
+   * first and added by name.
+   */
+  async stageAll(cwd: string, o: GitRunOptions, alsoExclude: readonly string[] = []): Promise<void> {
+    const excludes = [...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)];
+    await this.run(cwd, ['add', '-u', '--', '.', ...excludes], o);
+    const others = (await this.run(cwd, ['ls-files', '--others', '--exclude-standard', '-z', '--', '.', ...excludes], o)).stdout.split('\0').filter((f) => f !== '');
+    if (others.length === 0) return;
+    const dir = await mkdtemp(join(tmpdir(), 'acia-stage-'));
+    try {
+      const list = join(dir, 'paths');
+      await writeFile(list, others.join('\0'));
+      // Literal pathspecs: a file named `*` or `:(glob)x` is that file, nothing more.
+      await this.run(cwd, ['add', '--pathspec-from-file', list, '--pathspec-file-nul'], { ...o, env: { ...o.env, GIT_LITERAL_PATHSPECS: '1' } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   /** Untracked paths (directories collapsed, no trailing slash), leaving installed dependencies out. */
@@ -104,16 +128,42 @@ export class Git {
   }
 
   /** Merges `branch` into the branch checked out at `cwd`; a conflict is aborted and reported. */
-  async merge(cwd: string, branch: string, message: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+  async merge(cwd: string, branch: string, message: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
     const before = await this.head(cwd);
     const r = await this.run(cwd, ['merge', '--no-ff', '--no-edit', '--no-verify', '-m', message, branch], { allowFail: true });
     if (r.exitCode !== 0) {
       const conflicted = await this.run(cwd, ['diff', '--name-only', '--diff-filter=U'], { allowFail: true });
+      const files = conflicted.stdout === '' ? [] : conflicted.stdout.split('\n');
+      // Read before the abort: the hunks are what a dev.merge task starts from.
+      const hunks = await readConflictHunks(cwd, files);
       await this.run(cwd, ['merge', '--abort'], { allowFail: true });
-      return { commit: null, conflict: true, files: conflicted.stdout === '' ? [] : conflicted.stdout.split('\n') };
+      return { commit: null, conflict: true, files, hunks };
     }
     const commit = await this.head(cwd);
     return { commit, conflict: false, files: await this.changedFiles(cwd, before, commit) };
+  }
+
+  /**
+   * Starts merging `branch` into the worktree at `cwd` without committing, leaving conflict markers
+   * in place for an agent. Returns the conflicted files (none: it merged cleanly, still uncommitted).
+   */
+  async startMerge(cwd: string, branch: string, expectedGitDir: string): Promise<string[]> {
+    const o = { expectedGitDir };
+    await this.run(cwd, ['merge', '--no-ff', '--no-commit', '--no-verify', branch], { ...o, allowFail: true });
+    const inMerge = await this.run(cwd, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { ...o, allowFail: true });
+    if (inMerge.exitCode !== 0) throw new AciaError('INTERNAL', `git merge ${branch} did not start in ${cwd}`);
+    const conflicted = await this.run(cwd, ['diff', '--name-only', '--diff-filter=U'], o);
+    return conflicted.stdout === '' ? [] : conflicted.stdout.split('\n');
+  }
+
+  /** Commits a merge started with startMerge (a commit with both parents), whatever the resolution. */
+  async commitMerge(cwd: string, message: string, expectedGitDir: string): Promise<string> {
+    const o = { expectedGitDir };
+    const inMerge = await this.run(cwd, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { ...o, allowFail: true });
+    if (inMerge.exitCode !== 0) throw new AciaError('INTERNAL', `no merge in progress in ${cwd} (was it committed or aborted inside the task?)`);
+    await this.run(cwd, ['add', '-A', '--', '.'], o);
+    await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
+    return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
   }
 
   async isAncestor(cwd: string, ancestor: string, of: string): Promise<boolean> {
@@ -149,16 +199,67 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
   return r.stdout;
 }
 
+/** Past this many untracked files, --include-uncommitted refuses unless forced. */
+export const UNTRACKED_LIMIT = 1000;
+
 /**
- * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD;
- * installed dependencies and test byproducts are left out even when .gitignore does not list them.
+ * Installed dependencies, tool caches and test byproducts (DEPENDENCY_EXCLUDES): never snapshotted, whatever
+ * .gitignore says. A repo without a .gitignore (a package unpacked from a registry) would otherwise
+ * snapshot all of node_modules into the run.
+ */
+function isDependencyPath(f: string): boolean {
+  const segments = f.split('/');
+  return segments.some((seg) => (DEPENDENCY_EXCLUDES.anywhere as readonly string[]).includes(seg)) || DEPENDENCY_EXCLUDES.rootOnly.some((p) => f === p || f.startsWith(`${p}/`));
+}
+
+/**
+ * The untracked files git does not ignore, without dependency and cache directories and .acia/. Filtered
+ * here rather than with exclude pathspecs: git fails an `add` whose exclude pathspec names an ignored path.
+ */
+export async function untrackedFiles(git: Git, repo: string): Promise<string[]> {
+  const r = await git.run(repo, ['ls-files', '--others', '--exclude-standard', '-z']);
+  return r.stdout.split('\0').filter((f) => f !== '' && !f.startsWith('.acia/') && !isDependencyPath(f));
+}
+
+/**
+ * A commit of the working tree as it is (tracked changes and untracked files git does not ignore,
+ * without dependency and cache directories), on top of HEAD.
  */
 export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
   const env = { GIT_INDEX_FILE: tmpIndex };
   await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia', ...excludePathspecs()], { env });
+  // Tracked changes, dependencies and byproducts left out (exclude pathspecs are safe with -u: only -A
+  // trips over an excluded path that .gitignore also lists).
+  await git.run(repo, ['add', '-u', '--', '.', ...excludePathspecs()], { env });
+  const untracked = await untrackedFiles(git, repo);
+  if (untracked.length > 0) {
+    const list = `${tmpIndex}.paths`;
+    await writeFile(list, untracked.join('\0'));
+    try {
+      // Literal pathspecs: a file named `*` or `:(glob)x` is that file, nothing more.
+      await git.run(repo, ['add', '--pathspec-from-file', list, '--pathspec-file-nul'], { env: { ...env, GIT_LITERAL_PATHSPECS: '1' } });
+    } finally {
+      await rm(list, { force: true });
+    }
+  }
   const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
+  await rm(tmpIndex, { force: true });
   return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
+}
+
+/** Refuses a snapshot of a huge untracked tree (usually build output or dependencies nobody ignored). */
+export async function checkUntracked(git: Git, repo: string, force: boolean): Promise<void> {
+  const files = await untrackedFiles(git, repo);
+  if (files.length <= UNTRACKED_LIMIT || force) return;
+  const byDir = new Map<string, number>();
+  for (const f of files) {
+    const top = f.includes('/') ? `${f.slice(0, f.indexOf('/'))}/` : f;
+    byDir.set(top, (byDir.get(top) ?? 0) + 1);
+  }
+  const biggest = [...byDir.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([d, n]) => `${d} (${n})`).join(', ');
+  throw new AciaError('USAGE', `--include-uncommitted would snapshot ${files.length} untracked files (most in ${biggest}); refusing past ${UNTRACKED_LIMIT}`, {
+    hint: 'add what should not be part of the run to .gitignore, or pass --force-uncommitted to take them all',
+  });
 }
 
 /** Keeps .acia/ out of `git status` without touching a tracked file. */

@@ -100,6 +100,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     .join('\n') + mcpCapabilities(ctx);
   let attempt = ctx.state.planAttempts;
   let accepted: PlanSet | null = null;
+  let advised = false;
 
   const outcome = await runTaskAgent(ctx, {
     def: pmAgent,
@@ -114,7 +115,12 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
       const problems = [...ctx.deps.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
       await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
-      return problems.map((p) => `${p.path}: ${p.message}`);
+      if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
+      // Once per session: tell the PM which files its parallel tasks share, so it can order them. A plan
+      // returned unchanged after that keeps them parallel; a dev.merge task then resolves the conflict.
+      const shared = advised ? [] : sharedFiles(planSet);
+      advised = true;
+      return shared;
     },
   });
   const planSet = accepted as PlanSet | null;
@@ -214,4 +220,43 @@ function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: string; mes
     }),
   );
   return out;
+}
+
+/**
+ * Pairs of tasks that may run at the same time (no path between them) and declare the same files:
+ * their merges will conflict. One note per pair, for the PM.
+ */
+export function sharedFiles(planSet: PlanSet): string[] {
+  const notes: string[] = [];
+  for (const plan of planSet.plans) {
+    const after = new Map<string, Set<string>>();
+    const reach = (from: string): Set<string> => {
+      const seen = after.get(from);
+      if (seen) return seen;
+      const out = new Set<string>();
+      after.set(from, out);
+      for (const e of plan.edges) {
+        if (e.from !== from || out.has(e.to)) continue;
+        out.add(e.to);
+        for (const x of reach(e.to)) out.add(x);
+      }
+      return out;
+    };
+    const writers = plan.tasks
+      .filter((t) => t.capability.startsWith('dev.') || t.capability === 'qa.write_tests')
+      .map((t) => ({ id: t.id, files: new Set(((t.input as { files?: unknown }).files as unknown[] | undefined)?.filter((f): f is string => typeof f === 'string') ?? []) }));
+    for (let i = 0; i < writers.length; i++) {
+      for (let j = i + 1; j < writers.length; j++) {
+        const a = writers[i]!;
+        const b = writers[j]!;
+        const both = [...a.files].filter((f) => b.files.has(f));
+        if (both.length === 0 || reach(a.id).has(b.id) || reach(b.id).has(a.id)) continue;
+        notes.push(
+          `note (not an error), ${plan.id}: tasks ${a.id} and ${b.id} may run at the same time and both change ${both.join(', ')}. ` +
+            `Add an edge between them so they run in order, or call return_result again with the same plans to keep them parallel (a dev.merge task then resolves the conflict).`,
+        );
+      }
+    }
+  }
+  return notes;
 }

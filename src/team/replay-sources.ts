@@ -94,6 +94,7 @@ export class ReplayWorkspace implements RunWorkspace {
   private readonly starts = new Map<string, EventDataOf<'TASK_STARTED'>[]>();
   private readonly checkpoints = new Map<string, EventDataOf<'CHECKPOINT'>[]>();
   private readonly merges = new Map<string, EventDataOf<'MERGE'>[]>();
+  private readonly mergeHunks = new Map<string, string>();
   private readonly attempt = new Map<string, number>();
   private head: string;
   private readonly finalFiles: string[];
@@ -111,6 +112,10 @@ export class ReplayWorkspace implements RunWorkspace {
     for (const s of ofType(entries, 'TASK_STARTED')) push(this.starts, s.taskId, s);
     for (const c of ofType(entries, 'CHECKPOINT')) push(this.checkpoints, c.taskId, c);
     for (const m of ofType(entries, 'MERGE')) push(this.merges, m.taskId, m);
+    for (const a of ofType(entries, 'TASK_ADDED')) {
+      const input = a.task.input as { task?: unknown; conflicts?: unknown };
+      if (a.reason === 'merge' && typeof input.task === 'string' && typeof input.conflicts === 'string') this.mergeHunks.set(input.task, input.conflicts);
+    }
     this.finalFiles = ofType(entries, 'RUN_COMPLETED').at(-1)?.filesChanged ?? [];
     this.finalHead = ofType(entries, 'RUN_COMPLETED').at(-1)?.headCommit ?? null;
   }
@@ -136,11 +141,23 @@ export class ReplayWorkspace implements RunWorkspace {
     const m = this.merges.get(taskId)?.shift();
     if (!m) return Promise.reject(new AciaError('REPLAY_DIVERGED', `replay: ${taskId} merged more often than recorded`));
     if (m.commit) this.head = m.commit;
-    return Promise.resolve({ commit: m.commit, conflict: m.conflict, files: m.files });
+    // The hunks a live run read before aborting its merge are in the dev.merge task it recorded.
+    const hunks = m.conflict ? this.mergeHunks.get(taskId) : undefined;
+    return Promise.resolve({ commit: m.commit, conflict: m.conflict, files: m.files, ...(hunks === undefined ? {} : { hunks }) });
   }
   resetRun(commit: string): Promise<void> {
     this.head = commit;
     return Promise.resolve();
+  }
+  /** The conflicts are in the recorded task input; replay changes no files. */
+  beginMerge(): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  commitMerge(taskId: string): Promise<{ commit: string; files: string[] }> {
+    const n = this.attempt.get(taskId) ?? 1;
+    const c = this.checkpoints.get(taskId)?.find((x) => x.attempt === n);
+    if (!c) return Promise.reject(new AciaError('REPLAY_DIVERGED', `replay: no recorded merge commit for ${taskId} attempt ${n}`));
+    return Promise.resolve({ commit: c.commit, files: c.files });
   }
   changedSinceBase(): Promise<string[]> {
     return Promise.resolve(this.finalFiles);

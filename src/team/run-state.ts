@@ -1,7 +1,7 @@
 // Run state is a fold over the ledger: nothing about a run lives only in memory. The executor applies
 // each entry as it appends it; resume and replay fold the file from the start.
 import type { LedgerEntry, Plan, PlanSet, TaskSpec } from '../core/acm/contracts.js';
-import type { EscalationReason, EventDataOf, TerminalReason } from '../core/ledger/events.js';
+import type { EscalationReason, EventDataOf, HumanAction, TerminalReason } from '../core/ledger/events.js';
 
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 
@@ -51,6 +51,8 @@ export interface PendingEscalation {
   reason: EscalationReason;
   taskId: string | undefined;
   message: string;
+  /** The answers this escalation takes, as recorded when it was asked. */
+  options: HumanAction[];
   answer: EventDataOf<'HUMAN_RESPONSE'> | null;
 }
 
@@ -314,7 +316,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
     }
     case 'ESCALATION_REQUESTED': {
       const p = d as EventDataOf<'ESCALATION_REQUESTED'>;
-      state.escalations.push({ seq: entry.seq, reason: p.reason, taskId: p.taskId, message: p.message, answer: null });
+      state.escalations.push({ seq: entry.seq, reason: p.reason, taskId: p.taskId, message: p.message, options: p.options, answer: null });
       break;
     }
     case 'HUMAN_RESPONSE': {
@@ -354,6 +356,24 @@ export function terminalOf(state: RunState): TerminalReason | 'running' {
 }
 
 /**
+ * Why a run cannot go on, or null when `acia resume` may continue it: a run that succeeded, failed
+ * its verification with nobody to ask, or that a human aborted is finished for good. Interrupted,
+ * budget-stopped, waiting and errored runs can go on.
+ */
+export function finishedReason(state: RunState): string | null {
+  if (state.abortRequested) return 'a human aborted it';
+  const reason = state.completed?.reason;
+  if (reason === 'succeeded') return 'it succeeded';
+  if (reason === 'verification_failed') return 'its verification failed';
+  return null;
+}
+
+/** A fixes_exhausted escalation answered with guidance or retry asks for one more fix iteration. */
+export function wantsAnotherIteration(esc: PendingEscalation): boolean {
+  return esc.reason === 'fixes_exhausted' && (esc.answer?.action === 'guidance' || esc.answer?.action === 'retry');
+}
+
+/**
  * What a human answer changes. Kept in the fold (not in follow-up entries) so a crash right after the
  * answer loses nothing: resume folds the same state.
  */
@@ -363,7 +383,8 @@ function applyHumanAnswer(state: RunState, esc: PendingEscalation, a: EventDataO
     return;
   }
   if (esc.reason === 'budget_exceeded') {
-    if (a.action !== 'skip') state.budgetWaived = true;
+    // approve: go on past the limit. retry: the human raised the limit; the budget keeps applying.
+    if (a.action === 'approve') state.budgetWaived = true;
     return;
   }
   const t = esc.taskId === undefined ? undefined : state.tasks.get(esc.taskId);

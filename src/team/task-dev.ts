@@ -6,6 +6,10 @@ import { devAgentsOf } from './agents-acp/dev-agent-choice.js';
 import { runBestOf } from './agents-acp/best-of-n.js';
 import { runAcpDevAgent } from './agents-acp/acp-dev-worker.js';
 import { effectiveSource, guardScope } from './scheduler.js';
+import { filesWithMarkers, mergeTaskId, mergeTaskSpec } from './merge-task.js';
+import type { TaskWorktree } from './workspace.js';
+import type { TaskSpec } from '../core/acm/contracts.js';
+import { AciaError } from '../core/errors.js';
 import { compensationRequired, lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
 
 export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
@@ -17,6 +21,8 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     if (denied) return denied;
 
     const extra: string[] = setupNote === null ? [] : [setupNote];
+    const merging = spec.capability === 'dev.merge' ? await beginMerge(ctx, spec, wt) : null;
+    if (merging !== null) extra.push(...merging.context);
     const failure = (spec.input as { failure?: unknown }).failure;
     if (typeof failure === 'string') extra.push(`Failing test output to fix:\n${failure}`);
     if (task.guidance) extra.push(`Guidance from the human: ${task.guidance}`);
@@ -38,7 +44,25 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     if (outcome.kind === 'returned') {
       const result = outcome.result;
       const firstLine = result.summary.split('\n')[0]?.slice(0, 72) ?? '';
-      const { commit, files } = await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): ${firstLine}\n\n${result.summary}\n\nRun: ${ctx.runId}, attempt ${attempt}`);
+      if (merging !== null) {
+        // Checked by ACIA over the files, never taken from the agent's word.
+        const left = await filesWithMarkers(wt.path, merging.files);
+        const check = `no conflict markers left in ${merging.files.join(', ')}`;
+        await ctx.rec.record('team', 'VERIFICATION', { taskId, passed: left.length === 0, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef: await ctx.rec.blob(left.length === 0 ? check : `markers left in: ${left.join(', ')}`), source: 'check' });
+        if (left.length > 0) {
+          const message = `conflict markers left in ${left.join(', ')}`;
+          if (attempt < maxAttempts(spec)) {
+            await scheduleRetry(ctx, taskId, attempt, message);
+            continue;
+          }
+          await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message });
+          return { kind: 'escalate', reason: 'merge_conflict', message: `${taskId} could not resolve the merge conflict: ${message}` };
+        }
+      }
+      const { commit, files } =
+        merging !== null
+          ? await ctx.workspace.commitMerge(taskId, wt, `acia(${taskId}): ${firstLine}\n\n${result.summary}\n\nRun: ${ctx.runId}, attempt ${attempt}`)
+          : await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): ${firstLine}\n\n${result.summary}\n\nRun: ${ctx.runId}, attempt ${attempt}`);
       if (commit) await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
       const output: Record<string, unknown> = { ...(result.facts ?? {}), summary: result.summary, filesChanged: files.length, commit };
 
@@ -61,6 +85,13 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
 
       const merged = await ctx.workspace.merge(taskId);
       await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
+      if (merged.conflict && spec.capability !== 'dev.merge' && !ctx.state.tasks.has(mergeTaskId(taskId))) {
+        // The normal case on real code: a dev.merge task resolves it, and takes this task's place for what follows.
+        const mergeSpec = mergeTaskSpec(ctx, taskId, merged.files, merged.hunks ?? '');
+        await ctx.rec.record('team', 'TASK_ADDED', { task: mergeSpec, edges: [], reason: 'merge', parent: taskId, replaces: taskId, iteration: 0 });
+        await ctx.rec.record('team', 'TASK_COMPLETED', { taskId, attempt, output: { ...output, mergedBy: mergeSpec.id }, summary: `${result.summary} (merge conflict in ${merged.files.join(', ')}: ${mergeSpec.id} resolves it)`, ...lessonsOf(result) });
+        return { kind: 'completed' };
+      }
       if (merged.conflict) {
         await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `merge conflict in ${merged.files.join(', ')}` });
         return { kind: 'escalate', reason: 'merge_conflict', message: `${taskId} conflicts with work already merged, in ${merged.files.join(', ') || 'unknown files'}` };
@@ -108,4 +139,22 @@ export async function runChecks(ctx: RunContext, taskId: string, checks: readonl
     if (!passed) return check;
   }
   return null;
+}
+
+/**
+ * Starts a dev.merge attempt: the task's branch merged into this worktree (at the run head) without a
+ * commit, conflicts in place. Returns the conflicted files and what the agent is told about them.
+ */
+async function beginMerge(ctx: RunContext, spec: TaskSpec, wt: TaskWorktree): Promise<{ files: string[]; context: string[] }> {
+  const input = spec.input as { task?: unknown; files?: unknown; conflicts?: unknown };
+  const source = typeof input.task === 'string' ? ctx.state.tasks.get(input.task) : undefined;
+  // The branch comes from the recorded state, never from the task input: a plan cannot name a ref.
+  if (!source?.branch) throw new AciaError('PLAN_INVALID', `${spec.id}: dev.merge needs a task whose branch exists (input.task ${String(input.task)})`);
+  const live = await ctx.workspace.beginMerge(wt, source.branch);
+  const recorded = Array.isArray(input.files) ? input.files.filter((f): f is string => typeof f === 'string') : [];
+  const files = [...new Set([...recorded, ...live])];
+  // The prompt holds only what the ledger recorded (replay sends the same request); the check covers both.
+  const context = [`Conflicted files: ${recorded.join(', ')}`];
+  if (typeof input.conflicts === 'string' && input.conflicts !== '') context.push(`Conflict hunks (as git left them):\n${input.conflicts}`);
+  return { files, context };
 }

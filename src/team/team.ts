@@ -12,15 +12,19 @@ import type { RunLedger } from '../core/ledger/types.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { TeamDeps } from './deps.js';
 import { execute, recordAnswer, type ExecOutcome } from './executor.js';
-import { excludeAciaDir, Git, repoRoot, requireCommit, snapshotWorkingTree } from './git.js';
+import { checkUntracked, excludeAciaDir, Git, repoRoot, requireCommit, snapshotWorkingTree } from './git.js';
 import { adoptPlan, ensureContext, planRun } from './planning.js';
 import { Recorder } from './recorder.js';
 import type { RunContext } from './run-context.js';
-import { emptyRunState, foldRun, openEscalation, type RunState } from './run-state.js';
+import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEscalation, type RunState } from './run-state.js';
 import { judgeRun, outcomeMessage } from './outcome.js';
 import { runFinalTests } from './final-check.js';
+import { effectiveSource } from './scheduler.js';
 import { Workspace } from './workspace.js';
 import { applyLessons } from './lessons.js';
+import { latestResumableRun } from './run-status.js';
+
+export { latestResumableRun } from './run-status.js';
 import { detectTestCommand } from '../core/tools/run-tests.js';
 
 export interface RunResult {
@@ -33,8 +37,12 @@ export interface RunResult {
   filesChanged: string[];
   costUsd: number | null;
   tokens: number;
-  /** Set when the run waits for a human: how to go on. */
+  /** Set when the run can go on: a runnable command to continue it. */
   resumeCommand?: string;
+  /** The answers `--answer` takes for the open question (guidance means free text). */
+  answers?: HumanAction[];
+  /** For a budget stop: the flag that raises the limit the run hit, e.g. `--max-tokens 30000`. */
+  raiseLimit?: string;
   /** When the run stopped on an error: its code, e.g. LLM_AUTH for credentials the API rejected. */
   errorCode?: ErrorCode;
 }
@@ -45,6 +53,8 @@ export interface StartOptions {
   goal: string;
   /** Snapshot uncommitted changes into the run's base commit. */
   includeUncommitted?: boolean;
+  /** With includeUncommitted: take more than UNTRACKED_LIMIT untracked files. */
+  forceUncommitted?: boolean;
   /** Stop once the plan is chosen (`acia plan`). */
   planOnly?: boolean;
   /** Execute this saved plan set instead of asking the PM (`acia exec`). */
@@ -59,6 +69,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
   const head = await requireCommit(git, repo);
+  if (opts.includeUncommitted) await checkUntracked(git, repo, opts.forceUncommitted ?? false);
   const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head, join(tmpdir(), `acia-index-${process.pid}-${Date.now()}`)) : head;
   const now = deps.clock.now();
   const runId = deps.ids.runId(now);
@@ -120,7 +131,7 @@ export interface ResumeOptions {
 export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<RunResult> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
-  const runId = opts.runId ?? (await latestUnfinishedRun(repo));
+  const runId = opts.runId ?? (await latestResumableRun(repo));
   const runDir = join(repo, '.acia', 'runs', runId);
   const exists = await readdir(runDir).then(() => true, () => false);
   if (!exists) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
@@ -134,24 +145,77 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   }
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
   ctx.mode = await recordedMode(ledger, state.started);
-  if (state.completed?.reason === 'succeeded') {
-    // A crash after RUN_COMPLETED but before the manifest: anchor the head now, redo nothing.
+  const finished = finishedReason(state);
+  if (finished !== null && state.completed !== null) {
+    const anchored = await readManifest(runDir);
+    if (anchored?.status !== state.completed.reason) {
+      // A crash after RUN_COMPLETED but before the manifest: anchor the head now (bundle first), redo nothing.
+      await ledger.close();
+      const manifest = manifestOf(ctx, state.completed.reason);
+      await writeBundle(ctx, manifest);
+      await deps.writeManifest(runDir, manifest);
+      await deps.renderWiki(repo).catch(() => undefined);
+      return resultOf(ctx, state.completed.reason, `already finished: ${state.completed.message}`);
+    }
     await ledger.close();
-    const manifest = manifestOf(ctx, 'succeeded');
-    await writeBundle(ctx, manifest);
-    await deps.writeManifest(runDir, manifest);
-    await deps.renderWiki(repo).catch(() => undefined);
-    return resultOf(ctx, 'succeeded', `already finished: ${state.completed.message}`);
+    throw new AciaError('RUN_FINISHED', `run ${runId} is finished (${finished}); there is nothing to resume`, {
+      hint: `see it with \`acia show ${runId}\`, or start a new run with \`acia run "<task>"\``,
+    });
   }
+  const open = openEscalation(state);
+  const answer = opts.answer === undefined ? null : checkAnswer(runId, open, opts.answer);
+  if (answer !== null && open === null) {
+    await ledger.close();
+    throw new AciaError('USAGE', `run ${runId} is not waiting for an answer; resume it without --answer`);
+  }
+  const raised = answer === null && open?.reason === 'budget_exceeded' ? budgetRaised(ctx) : null;
   await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
   // The anchored head moves on: until this session ends the run is unfinished again.
   await deps.writeManifest(runDir, manifestOf(ctx, 'running'));
-  const open = openEscalation(state);
-  if (opts.answer !== undefined && open !== null) {
-    const { action, text } = parseAnswer(opts.answer);
-    await recordAnswer(ctx, open.seq, action, text);
+  if (answer !== null && open !== null) {
+    await recordAnswer(ctx, open.seq, answer.action, answer.text);
+  } else if (raised !== null && open !== null) {
+    // Resuming with a higher limit answers the budget stop: the run goes on under the new limits.
+    await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: open.seq, action: 'retry', text: raised });
   }
   return drive(ctx, state.started.baseCommit);
+}
+
+/** An `--answer` checked against the options the open escalation offered, before anything is recorded. */
+function checkAnswer(runId: string, open: PendingEscalation | null, raw: string): { action: HumanAction; text?: string } {
+  const answer = parseAnswer(raw);
+  if (answer.action === 'guidance' && answer.text === '') throw new AciaError('USAGE', '--answer is empty; give guidance text or one of retry, skip, approve, abort');
+  if (open === null || open.options.includes(answer.action)) return answer;
+  const words = open.options.filter((o) => o !== 'guidance');
+  const takes = `${open.options.includes('guidance') ? 'guidance text or ' : ''}one of: ${words.join(', ')}`;
+  const given = answer.action === 'guidance' ? `guidance ("${answer.text ?? ''}")` : `"${answer.action}"`;
+  throw new AciaError('USAGE', `run ${runId} waits on ${open.reason.replace(/_/g, ' ')}, which does not take ${given}; it takes ${takes}`);
+}
+
+/** When the run stopped on a budget limit that the limits given now no longer break, what changed; else null. */
+function budgetRaised(ctx: RunContext): string | null {
+  const breach = [...ctx.rec.ledger.entries()].reverse().find((e) => e.type === 'BUDGET_EXCEEDED')?.data as EventDataOf<'BUDGET_EXCEEDED'> | undefined;
+  if (!breach) return null;
+  const limits = ctx.deps.config.budget;
+  switch (breach.limit) {
+    case 'tokens':
+      return limits.maxTokens === undefined || limits.maxTokens > breach.max ? `token limit raised from ${breach.max} to ${limits.maxTokens ?? 'none'}` : null;
+    case 'cost':
+      return limits.maxCostUsd === undefined || limits.maxCostUsd > breach.max ? `cost limit raised from $${breach.max} to ${limits.maxCostUsd === undefined ? 'none' : `$${limits.maxCostUsd}`}` : null;
+    case 'minutes':
+      // Minutes count per session, so a new session starts under the limit again.
+      return `a new session of at most ${limits.maxMinutes ?? 'unlimited'} minutes`;
+    case 'iterations':
+      return null;
+  }
+}
+
+async function readManifest(runDir: string): Promise<RunManifest | null> {
+  try {
+    return JSON.parse(await readFile(join(runDir, 'manifest.json'), 'utf8')) as RunManifest;
+  } catch {
+    return null;
+  }
 }
 
 /** `retry`, `skip`, `approve`, `abort` as the whole answer are actions; anything else is guidance. */
@@ -292,10 +356,42 @@ function resultOf(ctx: RunContext, reason: TerminalReason, message: string): Run
     filesChanged: done?.filesChanged ?? [],
     costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
     tokens: ctx.state.tokens,
-    ...(reason === 'awaiting_human' || reason === 'budget_exhausted' || reason === 'aborted'
-      ? { resumeCommand: `acia resume ${ctx.runId}${reason === 'awaiting_human' ? ' --answer "<guidance | retry | skip | approve | abort>"' : ''}` }
-      : {}),
+    ...resumeHint(ctx, reason),
   };
+}
+
+/**
+ * How to go on, for runs that can: the answers the open question takes, or the budget flag to raise.
+ * A run a human aborted, and a finished one, get none.
+ */
+function resumeHint(ctx: RunContext, reason: TerminalReason): Pick<RunResult, 'resumeCommand' | 'answers' | 'raiseLimit'> {
+  const resume = `acia resume ${ctx.runId}`;
+  if (reason === 'awaiting_human') {
+    const options = openEscalation(ctx.state)?.options ?? ['guidance', 'retry', 'skip', 'approve', 'abort'];
+    const first = options.find((o) => o === 'retry' || o === 'approve') ?? options.find((o) => o !== 'guidance') ?? 'abort';
+    return { resumeCommand: `${resume} --answer ${first}`, answers: options };
+  }
+  if (reason === 'budget_exhausted') {
+    const breach = [...ctx.rec.ledger.entries()].reverse().find((e) => e.type === 'BUDGET_EXCEEDED')?.data as EventDataOf<'BUDGET_EXCEEDED'> | undefined;
+    const raise = breach === undefined ? undefined : raiseFlag(breach);
+    return { resumeCommand: `${resume} --answer approve`, answers: ['approve', 'abort'], ...(raise === undefined ? {} : { raiseLimit: raise }) };
+  }
+  if ((reason === 'aborted' && !ctx.state.abortRequested) || reason === 'error') return { resumeCommand: resume };
+  return {};
+}
+
+/** The flag that lets a budget-stopped run go on under a limit twice the one it hit. */
+function raiseFlag(b: EventDataOf<'BUDGET_EXCEEDED'>): string | undefined {
+  switch (b.limit) {
+    case 'tokens':
+      return `--max-tokens ${Math.max(b.max * 2, Math.ceil(b.spent * 1.5))}`;
+    case 'cost':
+      return `--max-cost-usd ${Math.ceil(Math.max(b.max * 2, b.spent * 1.5) * 100) / 100}`;
+    case 'minutes':
+      return `--max-minutes ${b.max * 2}`;
+    case 'iterations':
+      return undefined;
+  }
 }
 
 function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): { reason: TerminalReason; message: string } {
@@ -351,22 +447,3 @@ function gitReader(git: Git, repo: string, commit: string): RepoReader {
     head: () => Promise.resolve(commit),
   };
 }
-
-export async function latestUnfinishedRun(repo: string): Promise<string> {
-  const dir = join(repo, '.acia', 'runs');
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const candidates: { id: string; startedAt: string }[] = [];
-  for (const id of names) {
-    try {
-      const m = JSON.parse(await readFile(join(dir, id, 'manifest.json'), 'utf8')) as RunManifest;
-      if (m.status !== 'succeeded') candidates.push({ id, startedAt: m.startedAt });
-    } catch {
-      continue;
-    }
-  }
-  candidates.sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.id.localeCompare(b.id)));
-  const last = candidates.at(-1);
-  if (!last) throw new AciaError('RUN_NOT_FOUND', `no unfinished run in ${repo}`, { hint: 'start one with `acia run "<task>"`' });
-  return last.id;
-}
-

@@ -1,7 +1,7 @@
 // Per-task git worktrees under .acia/worktrees/<run>/, each on branch acia-tasks/<run>/<task>, and the
 // run branch acia/<run> they merge into. The user's checkout is never touched.
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import type { Git } from './git.js';
 
@@ -20,8 +20,13 @@ export interface RunWorkspace {
   prepareTask(taskId: string, checkpoint: string | null): Promise<TaskWorktree>;
   /** Commits the attempt; null commit when nothing changed. */
   checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }>;
-  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }>;
+  /** On a conflict, `hunks` holds the conflicted files' hunks as git left them. */
+  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }>;
   resetRun(commit: string): Promise<void>;
+  /** Starts merging `branch` into a task worktree, conflicts left in place; returns the conflicted files. */
+  beginMerge(wt: TaskWorktree, branch: string): Promise<string[]>;
+  /** Commits the merge begun in `wt`; returns the merge commit and the files it changes against the worktree's base. */
+  commitMerge(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }>;
   /**
    * What the setup command just left untracked in the worktree (a build's output): later checkpoints of
    * that worktree leave it out. Optional: replay has nothing to keep out.
@@ -121,7 +126,7 @@ export class Workspace implements RunWorkspace {
   }
 
   /** Merges are serialised: two tasks finishing together must not race on the run branch. */
-  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+  merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
     const next = this.mergeChain.then(async () => {
       const branch = this.taskBranch(taskId);
       const head = await this.runHead();
@@ -144,6 +149,22 @@ export class Workspace implements RunWorkspace {
     await this.git.resetHard(this.runWorktree, commit);
   }
 
+  async beginMerge(wt: TaskWorktree, branch: string): Promise<string[]> {
+    return this.git.startMerge(wt.path, branch, this.gitDirOfTask(wt));
+  }
+
+  async commitMerge(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }> {
+    const gitDir = this.gitDirOfTask(wt);
+    const commit = await this.git.commitMerge(wt.path, message, gitDir);
+    return { commit, files: await this.git.changedFiles(wt.path, wt.baseCommit, commit, gitDir) };
+  }
+
+  private gitDirOfTask(wt: TaskWorktree): string {
+    const gitDir = this.gitDirs.get(wt.path);
+    if (gitDir === undefined) throw new Error(`no worktree prepared at ${wt.path}`);
+    return gitDir;
+  }
+
   async changedSinceBase(base: string): Promise<string[]> {
     return this.git.changedFiles(this.runWorktree, base);
   }
@@ -163,7 +184,24 @@ export class Workspace implements RunWorkspace {
     await this.git.run(wt.path, ['read-tree', '-u', '--reset', commit], { expectedGitDir: this.gitDirs.get(wt.path) ?? (await this.git.gitDirOf(wt.path)) });
   }
 
+  /**
+   * Removes the run's worktrees when a session ends: the run branch can then be checked out in the
+   * user's repo, and nothing stale is left. Branches stay; the next session recreates what it needs.
+   */
   async close(): Promise<void> {
-    await this.git.run(this.repo, ['worktree', 'prune'], { allowFail: true });
+    await removeRunWorktrees(this.git, this.repo, this.root());
   }
+}
+
+/** Removes every git worktree under `root` and the directory itself. */
+export async function removeRunWorktrees(git: Git, repo: string, root: string): Promise<void> {
+  const list = await git.run(repo, ['worktree', 'list', '--porcelain', '-z'], { allowFail: true });
+  const paths = list.stdout
+    .split('\0')
+    .filter((l) => l.startsWith('worktree '))
+    .map((l) => l.slice('worktree '.length))
+    .filter((p) => p.startsWith(root + sep));
+  for (const p of paths) await git.removeWorktree(repo, p);
+  await rm(root, { recursive: true, force: true });
+  await git.run(repo, ['worktree', 'prune'], { allowFail: true });
 }

@@ -12,7 +12,9 @@ export function register(program: Command): void {
     .action(async (runId: string, options: { out?: string; repo: string }) => {
       const path = await import('node:path');
       const { buildBundle } = await import('../../core/ledger/bundle.js');
-      const { dir, files } = await buildBundle(path.resolve(options.repo), runId, options.out === undefined ? undefined : path.resolve(options.out));
-      process.stdout.write(`bundle written: ${dir} (${files} files)\n  check it with: acia verify ${dir}\n`);
+      const { repoOf } = await import('../runs-action.js');
+      const { shellLine } = await import('../shell-quote.js');
+      const { dir, files } = await buildBundle(await repoOf(options.repo, true), runId, options.out === undefined ? undefined : path.resolve(options.out));
+      process.stdout.write(`bundle written: ${dir} (${files} files)\n  check it with: ${shellLine(['acia', 'verify', dir])}\n`);
     });
 }

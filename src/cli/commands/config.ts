@@ -10,10 +10,11 @@ export function register(program: Command): void {
     .addHelpText('after', '\nLayers, later wins: defaults, $XDG_CONFIG_HOME/acia/config.json, <repo>/.acia/config.json,\nACIA_* environment variables, flags.\n\nExample:\n  acia config --repo ~/src/app')
     .action(async (opts: { repo: string; json?: boolean }) => {
       const { loadConfig } = await import('../../core/config/load.js');
-      const path = await import('node:path');
       const fs = await import('node:fs');
       const { detectTestCommandWithSource } = await import('../../core/tools/run-tests.js');
-      const repo = path.resolve(opts.repo);
+      const { repoOf } = await import('../runs-action.js');
+      // Any directory inside the repository, as with git; outside one, the directory as given.
+      const repo = await repoOf(opts.repo, true);
       const loaded = loadConfig({ repo, env: process.env, flags: {} });
       const { mcpServerLines } = await import('../mcp-action.js');
       const mcp = mcpServerLines(repo, loaded.config);

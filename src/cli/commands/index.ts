@@ -17,10 +17,11 @@ import { register as mcp } from './mcp.js';
 import { register as acp } from './acp.js';
 import { register as fleet } from './fleet.js';
 import { register as evalCmd } from './eval.js';
+import { register as clean } from './clean.js';
 
 type Register = (program: Command) => void;
 
-const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, mcp, acp, fleet, evalCmd];
+const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, mcp, acp, fleet, evalCmd, clean];
 
 export function registerCommands(program: Command): void {
   for (const register of registrations) register(program);

@@ -13,6 +13,7 @@ export interface RunFlags {
   testCommand?: string;
   devAgent?: string;
   includeUncommitted?: boolean;
+  forceUncommitted?: boolean;
   apply?: boolean;
   json?: boolean;
   quiet?: boolean;
@@ -43,7 +44,8 @@ export function register(program: Command): void {
       .command('run')
       .description('plan and carry out a change on a repository with a PM, Dev and QA agents')
       .argument('<task>', 'what to do, in plain words')
-      .option('--include-uncommitted', 'snapshot uncommitted changes into the run’s base commit')
+      .option('--include-uncommitted', 'snapshot uncommitted changes (tracked, and untracked files git does not ignore) into the run’s base commit')
+      .option('--force-uncommitted', 'with --include-uncommitted: take more than 1000 untracked files')
       .option('--apply', 'after success, merge the run branch into your current branch'),
   )
     .addHelpText(

@@ -1,6 +1,9 @@
 // The work behind `acia validate`, loaded only when the command runs: read files, validate, print, pick the exit code.
 import { readFile } from 'node:fs/promises';
 import { DOCUMENT_KINDS, validateDocument, type DocumentResult } from '../../core/acm/validate-document.js';
+import { PmOutput } from '../../agents/pm/pm-agent.js';
+import { DevOutput } from '../../agents/dev/dev-agent.js';
+import { QaOutput } from '../../agents/qa/qa-agent.js';
 import { AciaError } from '../../core/errors.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -23,6 +26,9 @@ const nodeIo: Io = {
 
 type FileResult = { file: string } & (DocumentResult | { status: 'missing'; message: string });
 
+/** What each agent role's return_result must look like, for `--kind script`. */
+const RESULT_SCHEMAS = { pm: PmOutput, dev: DevOutput, qa: QaOutput };
+
 export async function runValidate(files: string[], options: ValidateRunOptions, io: Io = nodeIo): Promise<number> {
   if (options.kind !== undefined && !(DOCUMENT_KINDS as readonly string[]).includes(options.kind)) {
     throw new AciaError('USAGE', `unknown --kind '${options.kind}'`, { hint: `known kinds: ${DOCUMENT_KINDS.join(', ')}` });
@@ -38,7 +44,7 @@ export async function runValidate(files: string[], options: ValidateRunOptions, 
       results.push({ file, status: 'missing', message: why });
       continue;
     }
-    const opts = options.kind === undefined ? {} : { kind: options.kind };
+    const opts = { ...(options.kind === undefined ? {} : { kind: options.kind }), resultSchemas: RESULT_SCHEMAS };
     results.push({ file, ...validateDocument(text, file, opts) });
   }
 

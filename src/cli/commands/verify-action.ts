@@ -7,20 +7,23 @@ import { readBundleManifest, verifyBundle } from '../../core/ledger/bundle.js';
 import { runDirOf } from '../../core/ledger/manifest.js';
 import { verifyAll, verifyRun, type RunVerification, type VerifyReport } from '../../core/ledger/verify.js';
 import { EXIT } from '../exit-codes.js';
+import { repoOf } from '../runs-action.js';
 
 export async function verifyCommand(target: string | undefined, options: { repo: string; json?: boolean }): Promise<number> {
-  const report = await buildReport(target, resolve(options.repo));
+  const report = await buildReport(target, options.repo);
   if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else for (const run of report.runs) process.stdout.write(`${describe(run)}\n`);
   return report.ok ? EXIT.OK : EXIT.FAILED;
 }
 
-async function buildReport(target: string | undefined, repo: string): Promise<VerifyReport> {
-  if (target === undefined) return verifyAll(repo);
-  if (await readBundleManifest(resolve(target))) {
+async function buildReport(target: string | undefined, repoDir: string): Promise<VerifyReport> {
+  if (target !== undefined && (await readBundleManifest(resolve(target)))) {
     const run = await verifyBundle(resolve(target));
     return { ok: run.ok, runs: [run] };
   }
+  // Run ids are looked up from any directory inside the repository, as git does.
+  const repo = await repoOf(repoDir, true);
+  if (target === undefined) return verifyAll(repo);
   if (!RunId.safeParse(target).success) throw new AciaError('USAGE', `${target} is neither a run id nor a bundle directory`);
   const runDir = runDirOf(repo, target);
   const isDir = await stat(runDir).then((s) => s.isDirectory(), () => false);

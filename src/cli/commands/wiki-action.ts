@@ -4,9 +4,10 @@ import { join, relative, resolve, sep } from 'node:path';
 import { AciaError } from '../../core/errors.js';
 import { readMemory, wikiDir } from '../../core/wiki/memory.js';
 import { renderWiki } from '../../core/wiki/render.js';
+import { repoOf } from '../runs-action.js';
 
 export async function wikiCommand(action: string, page: string | undefined, repo: string): Promise<void> {
-  const root = resolve(repo);
+  const root = await repoOf(repo, true);
   const dir = wikiDir(root);
   switch (action) {
     case 'path':
@@ -37,9 +38,9 @@ export async function wikiCommand(action: string, page: string | undefined, repo
 }
 
 export async function memoryCommand(repo: string): Promise<void> {
-  const pages = await readMemory(resolve(repo));
+  const pages = await readMemory(await repoOf(repo, true));
   if (pages.length === 0) {
-    process.stdout.write('no memory pages yet (they are created by `acia wiki rebuild` or the first run)\n');
+    process.stdout.write('no memory pages yet (`acia init` creates them; so do `acia wiki rebuild` and the first run)\n');
     return;
   }
   for (const p of pages) process.stdout.write(`==> memory/${p.page}.md <==\n${p.content}${p.content.endsWith('\n') ? '' : '\n'}\n`);

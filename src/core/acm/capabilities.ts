@@ -12,6 +12,15 @@ export const DevTaskInput = z.strictObject({
   files: z.array(z.string().min(1)).optional(),
   tools: McpToolRefs,
 });
+/** A merge conflict between task branches, resolved by a Dev agent in its own worktree (added by the team). */
+export const DevMergeInput = z.strictObject({
+  instructions: z.string().min(1),
+  /** The task whose branch conflicted with the run branch; its branch is merged in. */
+  task: z.string().min(1),
+  files: z.array(z.string().min(1)).optional(),
+  /** The conflict hunks as git left them, for the agent's first look. */
+  conflicts: z.string().optional(),
+});
 export const QaVerifyInput = z.strictObject({
   instructions: z.string().min(1).optional(),
   testPath: z.string().min(1).optional(),
@@ -28,6 +37,7 @@ export const PmReplanInput = z.strictObject({ reason: z.string().min(1).optional
 export const CAPABILITY_INPUTS = {
   'dev.implement': DevTaskInput,
   'dev.fix': DevTaskInput,
+  'dev.merge': DevMergeInput,
   'qa.verify': QaVerifyInput,
   'qa.write_tests': QaWriteTestsInput,
   'human.approve': HumanApproveInput,
@@ -56,6 +66,14 @@ export const defaultCapabilityMap: CapabilityMap = {
       sideEffects: true,
       description: 'Fix a failure reported by QA or a merge conflict, given the failure output in the instructions.',
       inputSchema: inputSchema('dev.fix'),
+    },
+    {
+      name: 'dev.merge',
+      actor: 'dev',
+      sideEffects: true,
+      description:
+        "Resolve a merge conflict between a task's branch and the run branch, with both sides, the conflict hunks and both tasks' instructions in view; the team adds it when a merge conflicts.",
+      inputSchema: inputSchema('dev.merge'),
     },
     {
       name: 'qa.verify',

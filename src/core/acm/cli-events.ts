@@ -1,7 +1,7 @@
 // The `--json` NDJSON stream of run, resume, plan, exec and demo: one CliEvent per stdout line.
 // RunResult mirrors team/team.ts's interface (core cannot import team); the e2e tests check real output against it.
 import { z } from 'zod';
-import { TerminalReason } from '../ledger/events.js';
+import { HumanAction, TerminalReason } from '../ledger/events.js';
 import { LedgerEntry, StreamChunk } from './contracts.js';
 import { RunId } from './ids.js';
 
@@ -15,7 +15,12 @@ export const RunResultEvent = z.strictObject({
   filesChanged: z.array(z.string()),
   costUsd: z.number().nullable(),
   tokens: z.number().int().nonnegative(),
+  /** A runnable command that continues the run; absent when it is finished (succeeded, verification failed, aborted by a human). */
   resumeCommand: z.string().optional(),
+  /** The answers the open question takes (`guidance` means free text). */
+  answers: z.array(HumanAction).optional(),
+  /** A budget stop: the flag that raises the limit the run hit. */
+  raiseLimit: z.string().optional(),
   /** Set when the run stopped on an error: its code (LLM_AUTH: the API rejected the credentials; exit 2). */
   errorCode: z.string().optional(),
 });

@@ -7,9 +7,11 @@ import { parseDocumentText, parseJsonText } from './json-text.js';
 import { isSchemaId, SCHEMA_IDS, schemaValidator } from './schema-validator.js';
 import { validatePlan, validatePlanSet } from './validate-plan.js';
 import { planFromSpec, planSetFromSpec } from './spec-names.js';
-import type { Problem } from './zod-paths.js';
+import { zodProblems, type Problem } from './zod-paths.js';
+import type { z } from 'zod';
+import { Script } from '../llm/script.js';
 
-export const DOCUMENT_KINDS = ['plan', 'plan-set', 'context-packet', 'ledger', ...SCHEMA_IDS.filter((id) => !['plan', 'plan-set', 'context-packet'].includes(id))] as const;
+export const DOCUMENT_KINDS = ['plan', 'plan-set', 'context-packet', 'ledger', 'script', ...SCHEMA_IDS.filter((id) => !['plan', 'plan-set', 'context-packet'].includes(id))] as const;
 
 export type DocumentResult =
   | { status: 'checked'; kind: string; ok: boolean; summary: string; errors: Problem[]; warnings: Problem[] }
@@ -20,6 +22,11 @@ export type DocumentResult =
 export interface ValidateDocumentOptions {
   kind?: string;
   caps?: CapabilityMap;
+  /**
+   * For scripts: the return_result shape of each agent role (core does not know the agents; the CLI
+   * passes them), so a turn that returns a result the agent would reject is found before a run.
+   */
+  resultSchemas?: Record<string, z.ZodType>;
 }
 
 const DETECTION_HINT = 'looked for tasks+edges (plan), plans+selection (plan set), facts+provenance (context packet), seq+prevHash+hash lines (ledger); pass --kind';
@@ -36,6 +43,8 @@ export function validateDocument(text: string, fileName: string, options: Valida
   if (kind === undefined) return { status: 'unknown-kind', message: `cannot tell what this is; ${DETECTION_HINT}` };
 
   switch (kind) {
+    case 'script':
+      return validateScript(value, options.resultSchemas ?? {});
     case 'plan': {
       // Written with the ACM spec's names (on_error, plan-level join, capabilityRef...): mapped first.
       const spec = planFromSpec(value);
@@ -65,6 +74,7 @@ function detectKind(value: unknown): string | undefined {
   if (has('tasks') && (has('edges') || has('capabilityMapVersion'))) return 'plan';
   if (has('plans') && (has('selection') || Array.isArray((value as { plans?: unknown }).plans))) return 'plan-set';
   if (has('facts') && has('provenance')) return 'context-packet';
+  if (has('version') && has('turns')) return 'script';
   return undefined;
 }
 
@@ -97,4 +107,29 @@ function validateLedgerText(text: string): DocumentResult {
   if (entries.length === 0) return { status: 'checked', kind: 'ledger', ok: false, summary: 'ledger, 0 entries', errors: [{ path: '$', code: 'LEDGER_EMPTY', message: 'the ledger has no entries' }], warnings: [] };
   const errors = checkLedgerChain(entries);
   return { status: 'checked', kind: 'ledger', ok: errors.length === 0, summary: `ledger, ${entries.length} entries`, errors, warnings: [] };
+}
+
+/**
+ * A scripted-model script: its format, then each return_result against the shape of the agent whose
+ * caller it answers (pm, dev:<task>, qa:<task>). A wrong result shape is an error: the agent would
+ * reject it at run time and the run would burn its repairs.
+ */
+function validateScript(value: unknown, resultSchemas: Record<string, z.ZodType>): DocumentResult {
+  const parsed = Script.safeParse(value);
+  if (!parsed.success) return { status: 'checked', kind: 'script', ok: false, summary: 'script', errors: zodProblems(parsed.error), warnings: [] };
+  const errors: Problem[] = [];
+  const warnings: Problem[] = [];
+  parsed.data.turns.forEach((turn, i) => {
+    const role = turn.caller.split(':')[0] ?? '';
+    const schema = resultSchemas[role];
+    if (!schema && Object.keys(resultSchemas).length > 0 && !turn.caller.endsWith('*')) {
+      warnings.push({ path: `$.turns[${i}].caller`, code: 'UNKNOWN_CALLER', message: `no agent calls as "${turn.caller}" (callers: pm, dev:<task>, qa:<task>)` });
+    }
+    (turn.toolCalls ?? []).forEach((call, j) => {
+      if (call.name !== 'return_result' || !schema) return;
+      const r = schema.safeParse(call.input);
+      if (!r.success) errors.push(...zodProblems(r.error, `$.turns[${i}].toolCalls[${j}].input`).map((p) => ({ ...p, message: `${role} result: ${p.message}` })));
+    });
+  });
+  return { status: 'checked', kind: 'script', ok: errors.length === 0, summary: `script, ${parsed.data.turns.length} turns`, errors, warnings };
 }

@@ -112,7 +112,7 @@ export const EventData = {
     task: TaskSpec,
     /** Edges that wire the new task into the plan. */
     edges: z.array(Edge).default([]),
-    reason: z.enum(['fix', 'reverify', 'replan', 'human']),
+    reason: z.enum(['fix', 'reverify', 'replan', 'human', 'merge']),
     parent: z.string().optional(),
     /** A task this one supersedes: edges out of the replaced task now leave from this one. */
     replaces: z.string().optional(),

@@ -141,6 +141,10 @@ export function escalationPage(s: RunSummary, open: RunSummary['escalations'][nu
     '',
     '## Resume',
     '',
-    fenced(`acia resume ${s.runId} --answer "..."`, 'sh'),
+    // One runnable command per answer the question takes (run from inside the repository).
+    fenced(
+      open.data.options.map((o) => `acia resume ${s.runId} --answer ${o === 'guidance' ? "'your guidance for the team'" : o}`).join('\n'),
+      'sh',
+    ),
   ].join('\n');
 }

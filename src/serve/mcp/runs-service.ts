@@ -12,7 +12,7 @@ import { verifyRun, type RunVerification } from '../../core/ledger/verify.js';
 import { noHuman } from '../../team/deps.js';
 import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { foldRun, openEscalation } from '../../team/run-state.js';
-import { latestUnfinishedRun, resumeRun, startRun, type RunResult } from '../../team/team.js';
+import { latestResumableRun, resumeRun, startRun, type RunResult } from '../../team/team.js';
 // The library API's run assembly (what `acia run` uses too); never the CLI's commands.
 import { buildDeps, describeEntry, preflightModel } from '../../index.js';
 
@@ -75,7 +75,7 @@ export class RunsService {
 
   async status(runId: string | undefined, repoArg: string | undefined): Promise<Record<string, unknown>> {
     const repo = await this.repoOf(repoArg);
-    const id = runId ?? (await latestUnfinishedRun(repo));
+    const id = runId ?? (await latestResumableRun(repo));
     const entries = await readEntries(repo, id);
     const state = foldRun(entries);
     const open = openEscalation(state);

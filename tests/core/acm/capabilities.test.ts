@@ -14,6 +14,7 @@ describe('defaultCapabilityMap', () => {
     expect(actors).toEqual({
       'dev.implement': 'dev',
       'dev.fix': 'dev',
+      'dev.merge': 'dev',
       'qa.verify': 'qa',
       'qa.write_tests': 'qa',
       'human.approve': 'human',

@@ -76,7 +76,10 @@ describe('renderWikiPages', () => {
     const page = readFileSync(join(repo, '.acia', 'wiki', 'escalations', `${runId}.md`), 'utf8');
     expect(page).toContain('tests still fail after 3 fixes');
     expect(page).toContain('expected "json" got "csv"');
-    expect(page).toContain(`acia resume ${runId} --answer "..."`);
+    const entries = readFileSync(join(runDirOf(repo, runId), 'ledger.jsonl'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as LedgerEntry);
+    const options = (entries.find((e) => e.type === 'ESCALATION_REQUESTED')!.data as { options: string[] }).options;
+    expect(options.length).toBeGreaterThan(0);
+    for (const o of options) expect(page).toContain(`acia resume ${runId} --answer ${o === 'guidance' ? "'your guidance for the team'" : o}\n`);
   });
 });
 

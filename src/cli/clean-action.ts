@@ -1,0 +1,68 @@
+// The work of `acia clean`: which runs may go, and removing their branches and worktrees with the
+// hardened git runner.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { systemClock } from '../core/acm/ids.js';
+import { AciaError } from '../core/errors.js';
+import { Git } from '../team/git.js';
+import { listRunStatuses, type RunStatus } from '../team/run-status.js';
+import { removeRunWorktrees } from '../team/workspace.js';
+import type { CleanFlags } from './commands/clean.js';
+import { EXIT } from './exit-codes.js';
+import { repoOf } from './runs-action.js';
+
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `30m`, `12h`, `7d`, `2w` in milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+)([mhdw])$/.exec(text.trim());
+  if (!m) throw new AciaError('USAGE', `--older-than expects a duration such as 30m, 12h, 7d or 2w, got "${text}"`);
+  return Number(m[1]) * UNITS[m[2]!]!;
+}
+
+/** Why a run must be kept, or null when it may be cleaned. */
+export function keepReason(run: RunStatus, now: number, olderThanMs: number | null): string | null {
+  if (run.awaitingHuman) return 'waiting for a human answer';
+  if (run.reason === null) return 'may still be running (or was killed: `acia resume` it)';
+  if (olderThanMs !== null && now - Date.parse(run.lastAt) < olderThanMs) return 'newer than --older-than';
+  return null;
+}
+
+export async function cleanCommand(flags: CleanFlags): Promise<number> {
+  const olderThan = flags.olderThan === undefined ? null : parseDuration(flags.olderThan);
+  const repo = await repoOf(flags.repo);
+  const git = new Git(systemClock);
+  const now = Date.now();
+  const current = await git.currentBranch(repo);
+  let removed = 0;
+  let kept = 0;
+  for (const run of await listRunStatuses(repo)) {
+    const why = keepReason(run, now, olderThan);
+    if (why !== null) {
+      kept++;
+      process.stdout.write(`keep    ${run.runId}: ${why}\n`);
+      continue;
+    }
+    const branches = await runBranches(git, repo, run.runId);
+    const root = join(repo, '.acia', 'worktrees', run.runId);
+    const keepBranch = current !== null && branches.includes(current) ? current : null;
+    const toDelete = branches.filter((b) => b !== keepBranch);
+    const what = `${toDelete.length} branch(es)${existsSync(root) ? ' and its worktrees' : ''}`;
+    if (flags.dryRun) {
+      process.stdout.write(`would remove ${run.runId} (${run.reason}): ${what}\n`);
+      continue;
+    }
+    await removeRunWorktrees(git, repo, root);
+    if (toDelete.length > 0) await git.run(repo, ['branch', '-D', '--', ...toDelete]);
+    removed++;
+    process.stdout.write(`removed ${run.runId} (${run.reason}): ${what}${keepBranch ? ` (kept ${keepBranch}: it is checked out)` : ''}\n`);
+  }
+  process.stdout.write(flags.dryRun ? `dry run: nothing removed; ${kept} run(s) kept\n` : `${removed} run(s) cleaned, ${kept} kept; ledgers stay in .acia/runs\n`);
+  return EXIT.OK;
+}
+
+/** The run branch acia/<run> and its task branches acia-tasks/<run>/*, as they exist. */
+async function runBranches(git: Git, repo: string, runId: string): Promise<string[]> {
+  const r = await git.run(repo, ['for-each-ref', '--format=%(refname:short)', `refs/heads/acia/${runId}`, `refs/heads/acia-tasks/${runId}/`]);
+  return r.stdout === '' ? [] : r.stdout.split('\n');
+}

@@ -1,0 +1,82 @@
+// What a run's ledger says about whether it can go on, read without taking the run's lock: for
+// `acia resume` without an id and for `acia clean`.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LedgerEntry } from '../core/acm/contracts.js';
+import { AciaError } from '../core/errors.js';
+import { finishedReason, foldRun, openEscalation } from './run-state.js';
+
+export interface RunStatus {
+  runId: string;
+  startedAt: string;
+  /** The last entry's time: when the run last did anything. */
+  lastAt: string;
+  /** Why the run cannot go on, or null. */
+  finished: string | null;
+  /** An open question for a human (including a budget stop). */
+  awaitingHuman: boolean;
+  /** RUN_COMPLETED's reason of the last session, or null when none ended cleanly. */
+  reason: string | null;
+}
+
+/** The status of every run under `<repo>/.acia/runs` that has started, oldest first. */
+export async function listRunStatuses(repo: string): Promise<RunStatus[]> {
+  const dir = join(repo, '.acia', 'runs');
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const runs: RunStatus[] = [];
+  for (const id of names) {
+    const entries = await readLedgerFile(join(dir, id, 'ledger.jsonl'));
+    if (entries === null) continue;
+    const state = foldRun(entries);
+    if (!state.started) continue;
+    runs.push({
+      runId: id,
+      startedAt: entries[0]?.ts ?? '',
+      lastAt: entries.at(-1)?.ts ?? '',
+      finished: finishedReason(state),
+      awaitingHuman: openEscalation(state) !== null,
+      reason: state.completed?.reason ?? null,
+    });
+  }
+  runs.sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.runId.localeCompare(b.runId)));
+  return runs;
+}
+
+/**
+ * The newest run that `acia resume` can continue: one waiting for a human, stopped by its budget,
+ * interrupted or errored. Finished runs (succeeded, verification failed, aborted by a human) are
+ * passed over, and when the newest run is one of them the error says so.
+ */
+export async function latestResumableRun(repo: string): Promise<string> {
+  const runs = await listRunStatuses(repo);
+  const last = runs.filter((r) => r.finished === null).at(-1);
+  if (last) return last.runId;
+  const newest = runs.at(-1);
+  if (newest) {
+    throw new AciaError('RUN_FINISHED', `no run in ${repo} can go on: the latest, ${newest.runId}, is finished (${newest.finished ?? ''})`, {
+      hint: 'start a new run with `acia run "<task>"`',
+    });
+  }
+  throw new AciaError('RUN_NOT_FOUND', `no unfinished run in ${repo}`, { hint: 'start one with `acia run "<task>"`' });
+}
+
+/** A run's ledger entries read without taking its lock (a listing must not block a live run); null when unreadable. */
+export async function readLedgerFile(file: string): Promise<LedgerEntry[] | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const entries: LedgerEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      entries.push(JSON.parse(line) as LedgerEntry);
+    } catch {
+      // A torn last line of a crashed session: the entries before it are what counts.
+      break;
+    }
+  }
+  return entries;
+}
