@@ -19,7 +19,6 @@ import type { RunContext } from './run-context.js';
 import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEscalation, type RunState } from './run-state.js';
 import { judgeRun, outcomeMessage } from './outcome.js';
 import { runFinalTests } from './final-check.js';
-import { effectiveSource } from './scheduler.js';
 import { Workspace } from './workspace.js';
 import { applyLessons } from './lessons.js';
 import { latestResumableRun } from './run-status.js';
