@@ -4,7 +4,6 @@ import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { Goal, PlanSet } from '../core/acm/contracts.js';
 import { buildContextPacket, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
 import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
-import { loadTemplate, renderTemplate } from '../agents/prompt-template.js';
 import type { RunContext } from './run-context.js';
 import { policyCheck, runTaskAgent } from './task-common.js';
 
@@ -65,7 +64,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     actor: 'pm',
     taskId: 'plan',
     root: ctx.workspace.runWorktree,
-    system: renderTemplate(loadTemplate(pmAgent.instructions), { capabilities, capabilityMapVersion: capVersion }),
+    promptValues: { capabilities },
     task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${renderInstructions(ctx.instructions)}`,
     check: async (out) => {
       attempt++;
