@@ -52,7 +52,7 @@ export interface FakeServer {
   readonly url: string;
   readonly requests: RecordedRequest[];
   readonly engine: ScriptEngine;
-  /** Every broken request invariant, as `request N: problem`; tests assert it stays empty. */
+  /** Every broken request invariant and every request the script had no turn for, as `request N: problem`; tests assert it stays empty. */
   readonly violations: string[];
   close(): Promise<void>;
 }
@@ -132,8 +132,9 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
       turn = engine.next(caller);
     } catch (e) {
       if (!isAciaError(e) || e.code !== 'SCRIPT_EXHAUSTED') throw e;
-      // A 400 the adapters recognise by this header, so the run fails loudly with SCRIPT_EXHAUSTED.
-      res.setHeader('x-acia-script-exhausted', '1');
+      // The clients see a plain 400 (they know nothing of scripts); the test that wrote a short script
+      // sees it in `violations`.
+      violations.push(`request ${n}: ${e.message}`);
       sendError(res, api, 400, 'invalid_request_error', e.message, requestId);
       return;
     }
