@@ -64,6 +64,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     actor: 'pm',
     taskId: 'plan',
     root: ctx.workspace.runWorktree,
+    waitForWorkspace: true,
     promptValues: { capabilities },
     task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${renderInstructions(ctx.instructions)}`,
     check: async (out) => {

@@ -148,6 +148,8 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
   /** The worktree the agent's tools act on. */
   root: string;
   task: string;
+  /** The PM starts before the run worktree exists: its tools (and their sandbox) wait for it. */
+  waitForWorkspace?: boolean;
   onResult?: (call: ToolCall, result: ToolResult) => void;
   check?: (result: O) => string[] | Promise<string[]>;
 };
@@ -159,6 +161,10 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
  */
 export async function runTaskAgent<O, V extends string = never>(ctx: RunContext, o: TaskAgentOptions<O, V>): Promise<AgentOutcome<O>> {
   try {
+    // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
+    // once the worktree its tools act on exists.
+    const toolCtx = o.waitForWorkspace ? ctx.workspaceReady.then(() => toolContext(ctx, o.root)) : Promise.resolve(toolContext(ctx, o.root));
+    toolCtx.catch(() => undefined); // surfaces at the first tool call
     return await runAgent({
       llm: ctx.deps.llm,
       model: ctx.deps.model,
@@ -170,7 +176,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
       toolbox: makeToolbox({
         tools: toolsFor(ctx, o.def.tools),
         toSpec: ctx.deps.toSpec,
-        ctx: toolContext(ctx, o.root),
+        ctx: toolCtx,
         callTool: ctx.deps.callTool,
         recorder: ctx.rec,
         actor: o.actor,

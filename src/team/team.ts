@@ -7,7 +7,6 @@ import type { Goal, PlanSet } from '../core/acm/contracts.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
-import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { TeamDeps } from './deps.js';
 import { execute, type ExecOutcome } from './executor.js';
 import { excludeAciaDir, Git, repoRoot, requireCommit, snapshotWorkingTree } from './git.js';
@@ -18,7 +17,7 @@ import { emptyRunState, foldRun, openEscalation, type RunState } from './run-sta
 import { effectiveSource } from './scheduler.js';
 import { Workspace } from './workspace.js';
 import { applyLessons } from './lessons.js';
-import { detectTestCommand } from '../core/tools/run-tests.js';
+import { detectTestCommandInGit, gitReader } from './repo-reader.js';
 
 export interface RunResult {
   runId: string;
@@ -146,6 +145,7 @@ function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string
     rec: new Recorder(ledger, state, deps.clock, listener ? (entry) => listener({ kind: 'entry', entry }) : undefined),
     state,
     workspace: deps.workspace ? deps.workspace(repo, runId) : new Workspace(git, repo, runId),
+    workspaceReady: Promise.resolve(),
     instructions: [],
     facts: {},
     testCommand: deps.config.testCommand ?? null,
@@ -156,13 +156,18 @@ function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string
 
 async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   let outcome: DriveOutcome;
+  // The run worktree is checked out while the context is read from git objects and the PM's first call
+  // goes out (a checkout of a large repository takes seconds); the PM's tools, and execution, wait for it.
+  const opening = ctx.workspace.openRun(base, ctx.state.lastSeq <= 0);
+  opening.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  ctx.workspaceReady = opening;
   try {
-    await ctx.workspace.openRun(base, ctx.state.lastSeq <= 0);
-    const git = new Git(ctx.deps.clock);
-    ctx.testCommand ??= detectTestCommand({ fs: ctx.deps.fs, root: ctx.workspace.runWorktree });
-    await ensureContext(ctx, gitReader(git, ctx.repo, base), ctx.state.started!.goal);
+    const reader = gitReader(new Git(ctx.deps.clock), ctx.repo, base);
+    ctx.testCommand ??= await detectTestCommandInGit(reader);
+    await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
+    await opening;
     if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
     else outcome = await execute(ctx);
@@ -171,6 +176,8 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }
+  // finish() reads the run worktree: the checkout must have ended, however the run did.
+  await opening.catch(() => undefined);
   return finish(ctx, outcome);
 }
 
@@ -290,20 +297,6 @@ function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest
 
 function round6(n: number): number {
   return Math.round(n * 1e6) / 1e6;
-}
-
-function gitReader(git: Git, repo: string, commit: string): RepoReader {
-  return {
-    listFiles: async () => {
-      const r = await git.run(repo, ['ls-tree', '-r', '--name-only', commit]);
-      return r.stdout === '' ? [] : r.stdout.split('\n');
-    },
-    readText: async (path, maxBytes) => {
-      const r = await git.run(repo, ['show', `${commit}:${path}`], { allowFail: true });
-      return r.exitCode === 0 ? r.stdout.slice(0, maxBytes) : null;
-    },
-    head: () => Promise.resolve(commit),
-  };
 }
 
 export async function latestUnfinishedRun(repo: string): Promise<string> {

@@ -42,6 +42,7 @@ export interface SafeGitOptions {
 export interface SafeGitResult {
   exitCode: number;
   stdout: string;
+  stdoutBytes: Buffer;
   stderr: string;
 }
 
@@ -57,7 +58,7 @@ export async function safeGit(cwd: string, args: readonly string[], opts: SafeGi
     ...(opts.input !== undefined ? { input: opts.input } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
-  return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr };
+  return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stdoutBytes: result.stdoutBytes, stderr: result.stderr };
 }
 
 /** Guards against a replaced `.git` file sending git to a directory (and config) the agent controls. */

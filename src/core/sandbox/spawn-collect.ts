@@ -114,6 +114,8 @@ export interface CapturedOutput {
   /** null when the process was killed (timeout, abort) or never started. */
   exitCode: number | null;
   stdout: string;
+  /** stdout as bytes, for output that carries byte counts (`git cat-file --batch`). */
+  stdoutBytes: Buffer;
   stderr: string;
   timedOut: boolean;
 }
@@ -163,7 +165,8 @@ export function spawnCapture(argv: readonly string[], opts: SpawnCaptureOptions)
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      resolve({ exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') + extra, timedOut });
+      const bytes = Buffer.concat(out);
+      resolve({ exitCode, stdout: bytes.toString('utf8'), stdoutBytes: bytes, stderr: Buffer.concat(err).toString('utf8') + extra, timedOut });
     };
     child.on('error', (e) => finish(null, `failed to start ${file ?? ''}: ${e.message}`));
     child.on('close', (code) => finish(code));

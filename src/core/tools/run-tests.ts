@@ -58,9 +58,24 @@ export const runTests = defineTool({
 /** package.json scripts.test -> npm test; pytest markers; go.mod; Cargo.toml. */
 export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string | null {
   const has = (f: string): boolean => ctx.fs.existsSync(nodePath.join(ctx.root, f));
+  return testCommandFor({
+    has,
+    read: (f) => {
+      try {
+        return String(ctx.fs.readFileSync(nodePath.join(ctx.root, f), 'utf8'));
+      } catch {
+        return null;
+      }
+    },
+  });
+}
+
+/** The detection rules over any view of the files (a checkout, or git objects before one exists). */
+export function testCommandFor(files: { has(path: string): boolean; read(path: string): string | null }): string | null {
+  const { has } = files;
   if (has('package.json')) {
     try {
-      const pkg = JSON.parse(String(ctx.fs.readFileSync(nodePath.join(ctx.root, 'package.json'), 'utf8'))) as { scripts?: Record<string, unknown> };
+      const pkg = JSON.parse(files.read('package.json') ?? '') as { scripts?: Record<string, unknown> };
       const test = pkg.scripts?.test;
       if (typeof test === 'string' && !test.includes('no test specified')) return 'npm test --';
     } catch {
