@@ -71,7 +71,7 @@ export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string
 }
 
 /** The detection rules over any view of the files (a checkout, or git objects before one exists). */
-export function testCommandFor(files: { has(path: string): boolean; read(path: string): string | null }): string | null {
+export function testCommandFor(files: { has: (path: string) => boolean; read: (path: string) => string | null }): string | null {
   const { has } = files;
   if (has('package.json')) {
     try {
