@@ -36,6 +36,8 @@ export interface BuildDepsOptions {
   anthropic?: { baseURL: string; apiKey: string };
   /** The demo may run unsandboxed (with a warning) where bubblewrap is missing. */
   allowSandboxFallback?: boolean;
+  /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
+  prefetchModelClient?: boolean;
 }
 
 export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
@@ -49,14 +51,22 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
     made = Promise.resolve(created.client);
     model = created.model;
   }
+  const make = (): Promise<LlmClient> =>
+    createLlmClient(o.config.model, clientEnv, {
+      cwd: o.repo,
+      ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
+      ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
+    }).then((c) => c.client);
+  if (made === null && o.prefetchModelClient === true) {
+    // Start loading the SDK now, while the run's git work waits on child processes; a failure (no key)
+    // still surfaces only at the first model call, as without the prefetch.
+    made = make();
+    made.catch(() => undefined);
+  }
   const client: LlmClient = {
     provider: o.config.model.split(':')[0] ?? 'unknown',
     complete: async (request, options) => {
-      made ??= createLlmClient(o.config.model, clientEnv, {
-        cwd: o.repo,
-        ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
-        ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
-      }).then((c) => c.client);
+      made ??= make();
       return (await made).complete(request, options);
     },
   };

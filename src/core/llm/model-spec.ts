@@ -1,8 +1,6 @@
 // Turns a `--model` spec (anthropic:<id>, openai:<id>, scripted:<file>) into an LlmClient and model id.
 import { isAbsolute, resolve } from 'node:path';
 import { AciaError } from '../errors.js';
-import { AnthropicClient } from './anthropic-client.js';
-import { OpenAiCompatibleClient } from './openai-client.js';
 import type { Sleep } from './retry.js';
 import { loadScript } from './script.js';
 import { ScriptedClient } from './scripted-client.js';
@@ -44,10 +42,16 @@ export async function createLlmClient(
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   };
   switch (prefix) {
-    case 'anthropic':
+    // Loaded on demand: the Anthropic SDK alone is some 300 module files, which a scripted run, a
+    // replay or `acia runs` never needs, and which `acia run` loads while git works (see buildDeps).
+    case 'anthropic': {
+      const { AnthropicClient } = await import('./anthropic-client.js');
       return { client: new AnthropicClient({ ...common, baseURL: options.anthropicBaseUrl }), model: rest, provider: 'anthropic' };
-    case 'openai':
+    }
+    case 'openai': {
+      const { OpenAiCompatibleClient } = await import('./openai-client.js');
       return { client: new OpenAiCompatibleClient({ ...common, baseURL: options.openaiBaseUrl }), model: rest, provider: 'openai' };
+    }
     case 'scripted': {
       const file = isAbsolute(rest) ? rest : resolve(options.cwd ?? process.cwd(), rest);
       const script = await loadScript(file);
