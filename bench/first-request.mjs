@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, median, nowMs, round, scratch } from './util.mjs';
 
-const CLAUDE_CODE_VERSION = '2.1.330';
+export const CLAUDE_CODE_VERSION = '2.1.330';
 
 /** A stand-in endpoint: calls `onRequest(path)` for each request and answers 529 (never a real reply). */
 async function standIn() {
