@@ -55,6 +55,12 @@ export interface AgentRunOptions<O> {
 const MAX_REPAIRS = 3;
 const MAX_BARE_REPLIES = 3;
 
+/**
+ * The agent loop: calls the model, runs the tools it asks for, feeds results back, and ends when the agent
+ * delivers a result of `opts.output` through `return_result`, refuses, or breaks the protocol.
+ *
+ * @returns the outcome; model errors that are not the loop's to repair are thrown.
+ */
 export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcome<O>> {
   const returnSpec = returnResultSpec(opts.output);
   const tools = [...opts.toolbox.specs, returnSpec];

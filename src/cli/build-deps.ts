@@ -40,6 +40,12 @@ export interface BuildDepsOptions {
   prefetchModelClient?: boolean;
 }
 
+/**
+ * The real dependencies of a run, as the CLI wires them: the configured model client, the sandboxed tools,
+ * the file ledger, the wiki, policy and plan validation. Pass the result to `startRun` or `resumeRun`.
+ *
+ * @throws AciaError SANDBOX_UNAVAILABLE when the configured sandbox cannot start.
+ */
 export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
   let model = modelIdOf(o.config.model);
   const clientEnv = o.anthropic ? { ...o.env, ANTHROPIC_API_KEY: o.anthropic.apiKey } : o.env;

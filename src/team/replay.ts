@@ -36,6 +36,10 @@ export interface ReplayReport {
 /** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
 const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED']);
 
+/**
+ * Runs a recorded run again from its ledger with the recorded model responses and tool outcomes, into an
+ * in-memory ledger, and reports where the new entries diverge from the recorded ones.
+ */
 export async function replayRun(
   base: Omit<TeamDeps, 'llm' | 'callTool' | 'escalator' | 'openLedger' | 'writeManifest' | 'renderWiki' | 'workspace' | 'memoryPages'>,
   repo: string,

@@ -93,6 +93,7 @@ export function emptyRunState(): RunState {
   };
 }
 
+/** Folds ledger entries into the run's state: the single source of truth for resume, replay and `acia runs`. */
 export function foldRun(entries: Iterable<LedgerEntry>, state = emptyRunState()): RunState {
   for (const e of entries) applyEntry(state, e);
   return state;

@@ -47,6 +47,14 @@ export interface StartOptions {
   planSet?: PlanSet;
 }
 
+/**
+ * Starts a run: records RUN_STARTED in a new ledger under `.acia/runs/<runId>`, plans with the PM, executes the
+ * plan in worktrees on branch `acia/<runId>` and ends with a terminal reason. Never touches the user's checkout.
+ *
+ * @param deps every outside dependency (model, clock, sandbox, ledger...); `buildDeps` makes the real ones.
+ * @returns how the run ended; failures of the run itself are reported here, not thrown.
+ * @throws AciaError NOT_A_GIT_REPO / REPO_NO_COMMITS before anything is written.
+ */
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
@@ -94,6 +102,12 @@ export interface ResumeOptions {
   answer?: string;
 }
 
+/**
+ * Resumes an unfinished run from its ledger (the latest when `opts.runId` is absent), optionally recording a
+ * human answer to its open escalation first.
+ *
+ * @throws AciaError RUN_NOT_FOUND when there is no such run or it never started.
+ */
 export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<RunResult> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);

@@ -24,6 +24,12 @@ export interface CreatedLlmClient {
   provider: 'anthropic' | 'openai' | 'scripted';
 }
 
+/**
+ * Makes the model client a `--model` spec names: `anthropic:<id>`, `openai:<id>` (any OpenAI-compatible
+ * endpoint) or `scripted:<file>` (an offline script, docs/scripted-model.md).
+ *
+ * @throws AciaError CONFIG_INVALID for an unknown spec, LLM_AUTH when the provider's key is missing.
+ */
 export async function createLlmClient(
   spec: string,
   env: Readonly<Record<string, string | undefined>> = process.env,

@@ -23,6 +23,10 @@ export interface ThinkRunOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * One structured model call: build the prompt with `.text()`/`.quote()`, then `.run({ llm, model })` resolves to a
+ * value of `schema`, or rejects with an AciaError once the reply cannot be repaired.
+ */
 export function think<T>(schema: ZodType<T>): ThinkBuilder<T> {
   return new ThinkBuilder(schema);
 }
