@@ -71,7 +71,24 @@ async function timeToFirst(endpoint, cmd, args, opts) {
   return first - t0;
 }
 
+/**
+ * ACIA's git runs in its own process group, so a checkout it started (in the background, since the
+ * first request no longer waits for it) outlives the killed run: wait for every process naming the repo
+ * to end before the next run, so it neither races the cleanup nor takes CPU from the next measurement.
+ */
+function waitForQuiet(repo) {
+  for (let i = 0; i < 600; i++) {
+    try {
+      execFileSync('pgrep', ['-f', repo], { stdio: 'ignore' });
+    } catch {
+      return; // pgrep exits 1 when nothing matches
+    }
+    execFileSync('sleep', ['0.1']);
+  }
+}
+
 function resetRepo(repo) {
+  waitForQuiet(repo);
   rmSync(join(repo, '.acia'), { recursive: true, force: true });
   execFileSync('git', ['worktree', 'prune'], { cwd: repo });
   const branches = execFileSync('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/acia/'], { cwd: repo, encoding: 'utf8' }).trim();
