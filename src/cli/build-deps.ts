@@ -94,6 +94,9 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       await renderWiki(repo);
     },
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
+    modelEndpoint: o.anthropic
+      ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
+      : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
     ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   };
