@@ -36,7 +36,7 @@ export { type CostOptions, costUsd, estimateCallCost, estimateRequestTokens, est
 export { AnthropicClient, type AnthropicClientOptions } from './core/llm/anthropic-client.js';
 export { type OpenAiClientOptions, OpenAiCompatibleClient } from './core/llm/openai-client.js';
 export { type CreatedLlmClient, createLlmClient, type CreateLlmClientOptions } from './core/llm/model-spec.js';
-export { think, ThinkBuilder, type ThinkRunOptions } from './core/llm/think.js';
+export { think, ThinkBuilder, type ThinkRunOptions } from './agents/think.js';
 export { callTool, defineTool, type ToolDefinition, toolError } from './core/tools/define-tool.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, type Truncated, truncateMiddle, type TruncateOptions } from './core/tools/truncate.js';
 export { devTools, editFile, gitDiff, gitStatus, listDir, qaTools, readFile, readOnlyTools, runCommand, runTests, search, writeFile } from './core/tools/tool-sets.js';
