@@ -14,6 +14,7 @@ import { coldStart } from './cold-start.mjs';
 import { CLAUDE_CODE_VERSION, firstRequest } from './first-request.mjs';
 import { marginalTurnCost } from './marginal.mjs';
 import { cacheFigures } from './cache.mjs';
+import { chaosFigures } from './chaos.mjs';
 import { bestOfOverhead } from './best-of.mjs';
 
 const args = process.argv.slice(2);
@@ -116,6 +117,7 @@ const benches = [
   ['rss', () => peakRss({ log })],
   ['parallel', () => parallelSpeedup({ pairs: quick ? 1 : 3, log })],
   ['best-of', () => bestOfOverhead({ pairs: quick ? 1 : 2, log })],
+  ['chaos', () => chaosFigures({ runs: quick ? 40 : 200, log })],
 ];
 const t0 = Date.now();
 for (const [name, fn] of benches) {

@@ -35,6 +35,7 @@ export { abortedError, DEFAULT_RETRY_POLICY, type LlmRetryPolicy, parseRetryAfte
 export { type CostOptions, costUsd, estimateCallCost, estimateRequestTokens, estimateTokens, type ModelPrice, priceFor, PRICES, type Warn } from './core/llm/pricing.js';
 export { AnthropicClient, type AnthropicClientOptions } from './core/llm/anthropic-client.js';
 export { type OpenAiClientOptions, OpenAiCompatibleClient } from './core/llm/openai-client.js';
+export { CHAOS_KINDS, type ChaosKind, ChaosClient, type ChaosSpec, DEFAULT_CHAOS_RATE, type Injection, parseChaosSpec, seededUnit } from './core/llm/chaos-client.js';
 export { type CreatedLlmClient, createLlmClient, type CreateLlmClientOptions } from './core/llm/model-spec.js';
 export { think, ThinkBuilder, type ThinkRunOptions } from './agents/think.js';
 export { callTool, defineTool, type ToolDefinition, toolError } from './core/tools/define-tool.js';
@@ -56,3 +57,10 @@ export type { TeamDeps, Escalator, EscalationQuestion, HumanAnswer, TeamEvent } 
 export { foldRun, type RunState } from './team/run-state.js';
 export { replayRun, type ReplayReport } from './team/replay.js';
 export { buildDeps, type BuildDepsOptions } from './cli/build-deps.js';
+// acia eval: task sets, grading, reports, and the chaos trials.
+export { loadInstances, goalOf, EvalInstance, type LoadedInstance } from './eval/instances.js';
+export { runEval, instanceModelSpec, modelNameOf, type EvalOptions, type EvalProgress, type EvalSummary } from './eval/run-eval.js';
+export { gradeInstance, type Grade } from './eval/grade.js';
+export { buildReport, compareEvals, writeOutputs, type EvalReport } from './eval/report.js';
+export { InstanceResult, readResults } from './eval/results.js';
+export { runChaosTrial, summarizeChaos, type ChaosTrial, type ChaosSummary } from './eval/chaos-trials.js';

@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
@@ -79,10 +80,14 @@ export class Git {
     await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
   }
 
-  /** Commits everything in the worktree; returns the new commit, or null when nothing changed. */
-  async commitAll(cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
+  /**
+   * Commits everything in the worktree except installed dependencies, tool caches and test byproducts
+   * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
+   * says; returns the new commit, or null when nothing changed.
+   */
+  async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.'], o);
+    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)], o);
     const committed = await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], { ...o, allowFail: true });
     if (committed.exitCode !== 0) {
       // Only now ask whether anything was staged: nothing is the common "no change" case, not an error.
@@ -91,6 +96,15 @@ export class Git {
       throw new AciaError('INTERNAL', `git commit failed in ${cwd}: ${committed.stderr.split('\n').at(-1) ?? `exit ${committed.exitCode}`}`);
     }
     return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  }
+
+  /** Untracked paths (directories collapsed, no trailing slash), leaving installed dependencies out. */
+  async untracked(cwd: string, expectedGitDir?: string): Promise<string[]> {
+    const r = await this.run(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--', '.', ...excludePathspecs()], expectedGitDir === undefined ? {} : { expectedGitDir });
+    return r.stdout
+      .split('\0')
+      .filter((l) => l.startsWith('?? '))
+      .map((l) => l.slice(3).replace(/\/$/, ''));
   }
 
   async changedFiles(cwd: string, from: string, to = 'HEAD', expectedGitDir?: string): Promise<string[]> {
@@ -153,11 +167,14 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
   return r.stdout;
 }
 
-/** A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD. */
+/**
+ * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD;
+ * installed dependencies and test byproducts are left out even when .gitignore does not list them.
+ */
 export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
   const env = { GIT_INDEX_FILE: tmpIndex };
   await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia'], { env });
+  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia', ...excludePathspecs()], { env });
   const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
   return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
 }

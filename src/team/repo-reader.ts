@@ -46,5 +46,5 @@ export function gitReader(git: Git, repo: string, commit: string): RepoReader {
 export async function detectTestCommandInGit(reader: RepoReader): Promise<string | null> {
   const files = new Set(await reader.listFiles());
   const pkg = files.has('package.json') ? await reader.readText('package.json', MANIFEST_BYTES) : null;
-  return testCommandFor({ has: (f) => files.has(f), read: (f) => (f === 'package.json' ? pkg : null) });
+  return testCommandFor({ has: (f) => files.has(f), read: (f) => (f === 'package.json' ? pkg : null) })?.command ?? null;
 }

@@ -30,6 +30,8 @@ export const ESCALATION_REASONS = [
   'human_approve',
   'merge_conflict',
   'task_failed',
+  /** The test command could not start (exit 127, a missing runner): the environment, not the code. */
+  'environment_broken',
 ] as const;
 export const EscalationReason = z.enum(ESCALATION_REASONS);
 export type EscalationReason = z.infer<typeof EscalationReason>;
@@ -152,6 +154,8 @@ export const EventData = {
     failedCount: z.number().nullable(),
     outputRef: BlobRef,
     source: z.enum(['qa_run', 'team_run', 'check']),
+    /** Why the command could not run at all (the "not found" line), when that is why it failed. */
+    cannotRun: z.string().optional(),
   }),
   RETRY_SCHEDULED: z.object({ taskId: z.string(), attempt: z.number(), delayMs: z.number(), reason: z.string() }),
   ESCALATION_REQUESTED: z.object({
@@ -184,6 +188,20 @@ export const EventData = {
     costUsd: z.number().nullable(),
     tokens: z.number(),
     durationMs: z.number(),
+  }),
+  /** `acia eval`: the grade of the run branch, appended after RUN_COMPLETED by the harness, outside the agents' reach. */
+  EVAL_GRADED: z.object({
+    instanceId: z.string(),
+    resolved: z.boolean(),
+    /** The commit graded (the run branch head), null when the run left no branch. */
+    commit: z.string().nullable(),
+    testPatchRef: BlobRef.nullable(),
+    failToPass: z.record(z.string(), z.enum(['passed', 'failed', 'missing'])),
+    passToPass: z.record(z.string(), z.enum(['passed', 'failed', 'missing'])),
+    exitCode: z.number().nullable(),
+    outputRef: BlobRef,
+    /** Why grading could not run the tests (the patch did not apply, setup failed); absent when they ran. */
+    error: z.string().optional(),
   }),
 } satisfies Record<LedgerEntryType, z.ZodType>;
 

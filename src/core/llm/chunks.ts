@@ -1,6 +1,6 @@
 // Stamps StreamChunks with the request's run/step ids and a per-call sequence, so every client emits alike.
 import type { RunId, Seq, StepId } from '../acm/ids.js';
-import type { LlmCallOptions, LlmRequest } from './types.js';
+import type { AssistantBlock, LlmCallOptions, LlmRequest } from './types.js';
 import { withRetries, type LlmRetryPolicy, type Sleep } from './retry.js';
 
 type ChunkBody =
@@ -23,6 +23,17 @@ export function chunkEmitter(request: LlmRequest, options: LlmCallOptions | unde
   return (body) => {
     onChunk({ ...body, runId, stepId, seq: seq++ as Seq });
   };
+}
+
+/** Emits what a whole response would have streamed: used by clients that hold a finished message. */
+export function emitWhole(emit: Emit, content: readonly AssistantBlock[]): void {
+  for (const block of content) {
+    if (block.type === 'text') {
+      if (block.text !== '') emit({ kind: 'token', text: block.text });
+    } else {
+      emit({ kind: 'tool_call', toolUseId: block.id, toolName: block.name, input: block.input });
+    }
+  }
 }
 
 /**

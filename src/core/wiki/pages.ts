@@ -60,6 +60,11 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
       : '—';
     out.push(`| ${t.id} | ${inline(t.capability)} | ${inline(t.title, 80)} | ${t.attempts} | ${t.verdict} | ${v} |`);
   }
+  const fixes = [...s.tasks.values()].filter((t) => t.failure !== undefined);
+  if (fixes.length > 0) {
+    out.push('', '## Failures given to fix tasks', '');
+    for (const t of fixes) out.push(`### ${inline(t.id)}`, '', fenced(t.failure ?? ''));
+  }
   out.push('', '## Escalations', '');
   if (s.escalations.length === 0) out.push('None.');
   for (const e of s.escalations) {
@@ -70,6 +75,8 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
   for (const d of decisions) out.push(`- [seq ${d.seq} ${d.type}](../decisions/${decisionFile(s.runId, d)})`);
   if (decisions.length === 0) out.push('None.');
   out.push('', '## Outcome', '', s.terminal ? `**${inline(s.terminal.reason)}**: ${inline(s.terminal.message, 500)}` : 'The run has not finished.', '');
+  const g = s.evalGrade;
+  if (g) out.push(`Eval instance ${inline(g.instanceId)}: **${g.resolved ? 'resolved' : 'not resolved'}** by the hidden tests${g.error ? ` (${inline(g.error, 300)})` : ''}.`, '');
   return out.join('\n');
 }
 
