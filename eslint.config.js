@@ -1,6 +1,7 @@
 // Type-checked lint over src, tests and bench; dist and scenario sample repos are not ours to lint.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import acia from './scripts/eslint-layers.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'workspace/**', 'coverage/**', '**/*.mjs', 'eslint.config.js'] },
@@ -17,6 +18,12 @@ export default tseslint.config(
       'no-eval': 'error',
       'no-new-func': 'error',
     },
+  },
+  {
+    // Imports point down only: cli -> team -> agents -> core (table in scripts/layers.mjs).
+    files: ['src/**/*.ts'],
+    plugins: { acia },
+    rules: { 'acia/layers': 'error' },
   },
   {
     files: ['tests/**/*.ts', 'bench/**/*.ts'],

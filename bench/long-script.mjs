@@ -7,13 +7,17 @@ import { SCENARIOS } from './util.mjs';
 export const DEV_TASKS = 7;
 const READS_PER_TASK = 26;
 
-export function longScript() {
+/**
+ * `devTasks` tasks of `readsPerTask` reads, a write and the result each (the first task gets `extraReads`
+ * more), after the PM's plan and before QA's two turns. The default is the 200-turn run.
+ */
+export function longScript({ devTasks = DEV_TASKS, readsPerTask = READS_PER_TASK, extraReads = 1 } = {}) {
   const happy = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8'));
   const pmTurn = happy.turns.find((t) => t.caller === 'pm');
   const result = pmTurn.toolCalls[0].input;
   const planA = result.plans.find((p) => p.id === result.chosenPlanId);
-  const devIds = Array.from({ length: DEV_TASKS }, (_, k) => `t${k + 1}`);
-  const qaId = `t${DEV_TASKS + 1}`;
+  const devIds = Array.from({ length: devTasks }, (_, k) => `t${k + 1}`);
+  const qaId = `t${devTasks + 1}`;
   const tasks = [
     ...devIds.map((id, k) => ({
       id,
@@ -27,7 +31,7 @@ export function longScript() {
   const turns = [{ ...pmTurn, latencyMs: 0, toolCalls: [{ name: 'return_result', input: { ...result, plans: [plan, ...result.plans.filter((p) => p !== planA)] } }] }];
   devIds.forEach((id, k) => {
     // One extra read in the first task brings the total to exactly 200.
-    for (let i = 0; i < READS_PER_TASK + (k === 0 ? 1 : 0); i++) {
+    for (let i = 0; i < readsPerTask + (k === 0 ? extraReads : 0); i++) {
       // Distinct inputs every turn: the loop guard stops an agent that repeats a call.
       const call = i % 2 === 0 ? { name: 'read_file', input: { path: 'src/strings.js', offset: 1 + (i % 13), limit: 5 + i } } : { name: 'list_dir', input: { path: i % 4 === 1 ? 'src' : 'test', depth: 1 + ((i >> 2) % 6) } };
       turns.push({ caller: `dev:${id}`, latencyMs: 0, toolCalls: [call] });

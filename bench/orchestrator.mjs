@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { CLI, SCENARIOS, acia, ledgerTimes, median, onlyLedger, round, scratch, scriptWithLatency, timedSpawn } from './util.mjs';
 import { longScript } from './long-script.mjs';
 
-function sampleRepo(dir) {
+export function sampleRepo(dir) {
   mkdirSync(dir, { recursive: true });
   cpSync(join(SCENARIOS, '_base'), dir, { recursive: true });
   const git = (...a) => execFileSync('git', a, { cwd: dir, stdio: 'ignore' });
@@ -16,10 +16,10 @@ function sampleRepo(dir) {
   return dir;
 }
 
-const runArgs = (repo, script) => ['run', 'bench goal', '--repo', repo, '--model', `scripted:${script}`, '--sandbox', 'off', '--quiet', '--parallel', '1', '--max-iterations', '1'];
+export const runArgs = (repo, script) => ['run', 'bench goal', '--repo', repo, '--model', `scripted:${script}`, '--sandbox', 'off', '--quiet', '--parallel', '1', '--max-iterations', '1'];
 
 /** A `git` first on PATH that logs how long each real git took. */
-function gitShim(dir) {
+export function gitShim(dir) {
   const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
   const log = join(dir, 'git.log');
   const shim = join(dir, 'bin', 'git');

@@ -11,6 +11,9 @@ import { orchestratorOverhead, peakRss } from './orchestrator.mjs';
 import { ledgerBench, resumeBench } from './ledger.mjs';
 import { sandboxOverhead } from './sandbox.mjs';
 import { coldStart } from './cold-start.mjs';
+import { CLAUDE_CODE_VERSION, firstRequest } from './first-request.mjs';
+import { marginalTurnCost } from './marginal.mjs';
+import { cacheFigures } from './cache.mjs';
 import { chaosFigures } from './chaos.mjs';
 import { mcpOverhead } from './mcp.mjs';
 import { bestOfOverhead } from './best-of.mjs';
@@ -52,6 +55,32 @@ async function ledgerFigures() {
       detail: { medianOpenMs: r.medianOpenMs },
     },
     _fsyncMs: 1000 / l.fsyncPerEntry.perSecond,
+  };
+}
+
+async function firstRequestFigures() {
+  const r = await firstRequest({ runs: quick ? 3 : 7, log });
+  const { acia, acia10k, claude } = r.medianMs;
+  const ratio = claude === null ? null : acia / claude;
+  return {
+    time_to_first_request_ratio_vs_claude_code: {
+      value: ratio === null ? null : round(ratio),
+      unit: 'x',
+      how:
+        ratio === null
+          ? 'n/a: Claude Code could not be installed from npm or did not reach the stand-in endpoint (offline?)'
+          : `median time from process start to the first POST /v1/messages at a stand-in endpoint on 127.0.0.1: \`acia run\` (default sandbox) over \`claude -p\` (Claude Code ${CLAUDE_CODE_VERSION}), same 20-file repo, ${r.runs} interleaved runs each`,
+      goal: '<= 0.5',
+      met: ratio === null ? null : ratio <= 0.5,
+      detail: { medianMs: { acia: round(acia, 1), claudeCode: claude === null ? null : round(claude, 1) }, samplesMs: r.samples },
+    },
+    time_to_first_request_ms_10k_files: {
+      value: round(acia10k, 1),
+      unit: 'ms',
+      how: `median time from process start to the first model request of \`acia run\` (default sandbox) on a 10,000-file repo, ${r.runs} runs interleaved with the above`,
+      goal: '<= 1200',
+      met: acia10k <= 1200,
+    },
   };
 }
 
@@ -98,6 +127,9 @@ const benches = [
   ['sandbox', sandboxFigure],
   ['cold-start', () => coldStart({ runs: quick ? 7 : 15, log })],
   ['mcp', mcpFigure],
+  ['first-request', firstRequestFigures],
+  ['marginal', () => marginalTurnCost({ runs: quick ? 1 : 3, log })],
+  ['cache', () => cacheFigures({ log })],
   ['in-process', () => inProcessFigures({ log })],
   ['orchestrator', () => orchestratorOverhead({ runs: quick ? 1 : 3, fsyncMs, log })],
   ['rss', () => peakRss({ log })],

@@ -57,109 +57,163 @@ export interface AgentRunOptions<O> {
 const MAX_REPAIRS = 3;
 const MAX_BARE_REPLIES = 3;
 
-export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcome<O>> {
-  const returnSpec = returnResultSpec(opts.output);
-  const tools = [...opts.toolbox.specs, returnSpec];
-  const messages: Message[] = [{ role: 'user', content: opts.task }];
-  const guard = new LoopGuard();
-  const fixedChars = opts.system.length + JSON.stringify(tools).length;
-  let repairs = 0;
-  let bareReplies = 0;
-  let compactedForError = false;
+/** What one agent session carries from turn to turn. */
+interface LoopState {
+  readonly tools: LlmToolSpec[];
+  readonly messages: Message[];
+  readonly guard: LoopGuard;
+  /** System prompt plus tool definitions, in characters: what elision cannot shrink. */
+  readonly fixedChars: number;
+  repairs: number;
+  bareReplies: number;
+  compactedForError: boolean;
+}
 
+/** A step either ends the session with an outcome or lets the loop go on to the next turn. */
+type Step<O> = { done: AgentOutcome<O> } | { done: null };
+const CONTINUE = { done: null } as const;
+
+/**
+ * The agent loop: calls the model, runs the tools it asks for, feeds results back, and ends when the agent
+ * delivers a result of `opts.output` through `return_result`, refuses, or breaks the protocol. Each turn is
+ * a sequence of small steps (query, then act on the reply) that each return an outcome or continue.
+ *
+ * @returns the outcome; model errors that are not the loop's to repair are thrown.
+ */
+export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcome<O>> {
+  const tools = [...opts.toolbox.specs, returnResultSpec(opts.output)];
+  const state: LoopState = {
+    tools,
+    messages: [{ role: 'user', content: opts.task }],
+    guard: new LoopGuard(),
+    fixedChars: opts.system.length + JSON.stringify(tools).length,
+    repairs: 0,
+    bareReplies: 0,
+    compactedForError: false,
+  };
   for (let turn = 1; turn <= opts.maxTurns; turn++) {
     if (opts.signal?.aborted) throw new AciaError('ABORTED', 'interrupted');
-    elideOldToolOutput(messages, opts.contextTokens ?? 120_000, fixedChars);
-    const request: LlmRequest = {
-      model: opts.model,
-      system: opts.system,
-      tools,
-      messages: structuredClone(messages),
-      maxTokens: opts.maxTokens,
-      caller: opts.caller,
-      stableMessageIndex: 0,
-      ...(opts.runId === undefined ? {} : { runId: opts.runId, stepId: `${opts.caller}#${turn}` }),
-    };
-    await opts.beforeModelCall?.(request);
-    let response: LlmResponse;
-    try {
-      response = await opts.llm.complete(request, {
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
-      });
-    } catch (e) {
-      // Context too long: elide harder once and retry the turn; anything else is the caller's to handle.
-      if (isAciaError(e) && e.code === 'LLM_CONTEXT_LENGTH' && !compactedForError) {
-        compactedForError = true;
-        elideOldToolOutput(messages, 0, fixedChars);
-        turn--;
-        continue;
-      }
-      throw e;
-    }
-    await opts.afterModelCall?.(request, response);
-    messages.push({ role: 'assistant', content: response.content });
-
-    if (response.stopReason === 'refusal') {
-      return { kind: 'refused', turns: turn, message: textOf(response) || 'the model refused' };
-    }
-    const calls = response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
-    if (calls.length === 0) {
-      bareReplies++;
-      if (bareReplies > MAX_BARE_REPLIES) {
-        return { kind: 'protocol_error', turns: turn, message: `no tool call in ${bareReplies} replies` };
-      }
-      const why = response.stopReason === 'max_tokens' ? 'Your reply was cut off at the token limit. ' : '';
-      messages.push({ role: 'user', content: `${why}Act through tool calls, and finish by calling ${RETURN_RESULT}.` });
+    const response = await query(opts, state, turn);
+    if (response === null) {
+      turn--; // the context was compacted: the same turn again
       continue;
     }
-
-    const results: ToolResultBlock[] = [];
-    const runnable: ToolCall[] = calls.filter((c) => c.name !== RETURN_RESULT).map((c) => ({ id: c.id, name: c.name, input: c.input }));
-    const verdicts = runnable.map((c) => guard.check(c.name, c.input));
-    const looping = runnable.find((_c, i) => verdicts[i] === 'stop');
-    if (looping) {
-      return {
-        kind: 'loop_detected',
-        turns: turn,
-        message: `${looping.name} called ${LOOP_STOP_AT} times with the same input and nothing changed in between`,
-      };
-    }
-
-    const outcomes = await runCalls(runnable, opts.toolbox);
-    for (const [i, call] of runnable.entries()) {
-      const r = outcomes[i]!;
-      if (r.ok && !opts.toolbox.readOnly(call.name)) guard.recordMutation(call.name, call.input);
-      const nudge = verdicts[i] === 'nudge' ? nudgeText(call.name) : '';
-      results.push({ type: 'tool_result', toolUseId: call.id, content: r.forModel + nudge, ...(r.ok ? {} : { isError: true }) });
-    }
-
-    const returned = calls.find((c) => c.name === RETURN_RESULT);
-    if (returned) {
-      const parsed = opts.output.safeParse(unwrap(returned.input, opts.output));
-      const problems = parsed.success ? ((await opts.check?.(parsed.data)) ?? []) : [z.prettifyError(parsed.error)];
-      if (parsed.success && problems.length === 0) return { kind: 'returned', result: parsed.data, turns: turn };
-      await opts.onRejectedResult?.({ id: returned.id, name: returned.name, input: returned.input }, problems);
-      repairs++;
-      if (repairs > MAX_REPAIRS) {
-        return { kind: 'protocol_error', turns: turn, message: `result still invalid after ${MAX_REPAIRS} repairs: ${problems.join('; ')}` };
-      }
-      results.push({
-        type: 'tool_result',
-        toolUseId: returned.id,
-        isError: true,
-        content: `The result is invalid. Fix these problems and call ${RETURN_RESULT} again:\n${problems.join('\n')}`,
-      });
-    }
-    // Every tool_use needs a tool_result in the next user message, even calls skipped above.
-    for (const c of calls) {
-      if (!results.some((r) => r.toolUseId === c.id)) {
-        results.push({ type: 'tool_result', toolUseId: c.id, content: 'not run' });
-      }
-    }
-    messages.push({ role: 'user', content: results });
+    const step = await act(opts, state, response, turn);
+    if (step.done !== null) return step.done;
   }
   return { kind: 'max_turns', turns: opts.maxTurns, message: `no result after ${opts.maxTurns} turns` };
+}
+
+/** One model call over the conversation so far; null when it was too long and has been compacted once. */
+async function query<O>(opts: AgentRunOptions<O>, state: LoopState, turn: number): Promise<LlmResponse | null> {
+  elideOldToolOutput(state.messages, opts.contextTokens ?? 120_000, state.fixedChars);
+  const request: LlmRequest = {
+    model: opts.model,
+    system: opts.system,
+    tools: state.tools,
+    messages: structuredClone(state.messages),
+    maxTokens: opts.maxTokens,
+    caller: opts.caller,
+    stableMessageIndex: 0,
+    ...(opts.runId === undefined ? {} : { runId: opts.runId, stepId: `${opts.caller}#${turn}` }),
+  };
+  await opts.beforeModelCall?.(request);
+  let response: LlmResponse;
+  try {
+    response = await opts.llm.complete(request, {
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
+    });
+  } catch (e) {
+    // Context too long: elide harder once and retry the turn; anything else is the caller's to handle.
+    if (isAciaError(e) && e.code === 'LLM_CONTEXT_LENGTH' && !state.compactedForError) {
+      state.compactedForError = true;
+      elideOldToolOutput(state.messages, 0, state.fixedChars);
+      return null;
+    }
+    throw e;
+  }
+  await opts.afterModelCall?.(request, response);
+  state.messages.push({ role: 'assistant', content: response.content });
+  return response;
+}
+
+/** Acts on a reply: a refusal or a reply without tool calls, else the tools and the delivered result. */
+async function act<O>(opts: AgentRunOptions<O>, state: LoopState, response: LlmResponse, turn: number): Promise<Step<O>> {
+  if (response.stopReason === 'refusal') {
+    return { done: { kind: 'refused', turns: turn, message: textOf(response) || 'the model refused' } };
+  }
+  const calls = response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+  if (calls.length === 0) return bareReply(state, response, turn);
+  const ran = await runTools(opts, state, calls, turn);
+  if ('done' in ran) return ran;
+  const returned = calls.find((c) => c.name === RETURN_RESULT);
+  if (returned) {
+    const step = await checkResult(opts, state, returned, ran.results, turn);
+    if (step.done !== null) return step;
+  }
+  // Every tool_use needs a tool_result in the next user message, even calls skipped above.
+  for (const c of calls) {
+    if (!ran.results.some((r) => r.toolUseId === c.id)) ran.results.push({ type: 'tool_result', toolUseId: c.id, content: 'not run' });
+  }
+  state.messages.push({ role: 'user', content: ran.results });
+  return CONTINUE;
+}
+
+/** A reply with no tool call: ask for one, a few times. */
+function bareReply<O>(state: LoopState, response: LlmResponse, turn: number): Step<O> {
+  state.bareReplies++;
+  if (state.bareReplies > MAX_BARE_REPLIES) {
+    return { done: { kind: 'protocol_error', turns: turn, message: `no tool call in ${state.bareReplies} replies` } };
+  }
+  const why = response.stopReason === 'max_tokens' ? 'Your reply was cut off at the token limit. ' : '';
+  state.messages.push({ role: 'user', content: `${why}Act through tool calls, and finish by calling ${RETURN_RESULT}.` });
+  return CONTINUE;
+}
+
+/** Runs the turn's tool calls (not return_result) unless one repeats a call that changed nothing. */
+async function runTools<O>(
+  opts: AgentRunOptions<O>,
+  state: LoopState,
+  calls: ToolUseBlock[],
+  turn: number,
+): Promise<{ done: AgentOutcome<O> } | { results: ToolResultBlock[] }> {
+  const runnable: ToolCall[] = calls.filter((c) => c.name !== RETURN_RESULT).map((c) => ({ id: c.id, name: c.name, input: c.input }));
+  const verdicts = runnable.map((c) => state.guard.check(c.name, c.input));
+  const looping = runnable.find((_c, i) => verdicts[i] === 'stop');
+  if (looping) {
+    return {
+      done: { kind: 'loop_detected', turns: turn, message: `${looping.name} called ${LOOP_STOP_AT} times with the same input and nothing changed in between` },
+    };
+  }
+  const outcomes = await runCalls(runnable, opts.toolbox);
+  const results: ToolResultBlock[] = [];
+  for (const [i, call] of runnable.entries()) {
+    const r = outcomes[i]!;
+    if (r.ok && !opts.toolbox.readOnly(call.name)) state.guard.recordMutation(call.name, call.input);
+    const nudge = verdicts[i] === 'nudge' ? nudgeText(call.name) : '';
+    results.push({ type: 'tool_result', toolUseId: call.id, content: r.forModel + nudge, ...(r.ok ? {} : { isError: true }) });
+  }
+  return { results };
+}
+
+/** The delivered result: valid ends the session, invalid goes back to the agent with its problems. */
+async function checkResult<O>(opts: AgentRunOptions<O>, state: LoopState, returned: ToolUseBlock, results: ToolResultBlock[], turn: number): Promise<Step<O>> {
+  const parsed = opts.output.safeParse(unwrap(returned.input, opts.output));
+  const problems = parsed.success ? ((await opts.check?.(parsed.data)) ?? []) : [z.prettifyError(parsed.error)];
+  if (parsed.success && problems.length === 0) return { done: { kind: 'returned', result: parsed.data, turns: turn } };
+  await opts.onRejectedResult?.({ id: returned.id, name: returned.name, input: returned.input }, problems);
+  state.repairs++;
+  if (state.repairs > MAX_REPAIRS) {
+    return { done: { kind: 'protocol_error', turns: turn, message: `result still invalid after ${MAX_REPAIRS} repairs: ${problems.join('; ')}` } };
+  }
+  results.push({
+    type: 'tool_result',
+    toolUseId: returned.id,
+    isError: true,
+    content: `The result is invalid. Fix these problems and call ${RETURN_RESULT} again:\n${problems.join('\n')}`,
+  });
+  return CONTINUE;
 }
 
 /** Read-only calls in a turn run concurrently; if any call writes, all run in order. */

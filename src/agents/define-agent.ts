@@ -3,10 +3,16 @@ import type { ZodType } from 'zod';
 
 export type AgentRole = 'pm' | 'dev' | 'qa';
 
-export interface AgentDefinition<O> {
+/**
+ * An agent as data. `V` names the template's `{{placeholders}}`: callers must supply exactly these
+ * (`renderPrompt` checks it at run time, `npm run lint` checks the template against the declaration).
+ */
+export interface AgentDefinition<O, V extends string = never> {
   readonly role: AgentRole;
   /** File name of the markdown template in src/agents/prompts/. */
   readonly instructions: string;
+  /** The placeholders of the template, filled by `renderPrompt`. */
+  readonly promptVars: readonly V[];
   /** Tool names resolved against the registry the caller supplies. */
   readonly tools: readonly string[];
   /** The typed result, delivered through the `return_result` tool. */
@@ -14,6 +20,11 @@ export interface AgentDefinition<O> {
   readonly maxTurns: number;
 }
 
-export function defineAgent<O>(definition: AgentDefinition<O>): AgentDefinition<O> {
-  return Object.freeze({ ...definition, tools: Object.freeze([...definition.tools]) });
+/** Freezes a definition so a run cannot change an agent another run shares. */
+export function defineAgent<O, const V extends string = never>(definition: AgentDefinition<O, V>): AgentDefinition<O, V> {
+  return Object.freeze({
+    ...definition,
+    promptVars: Object.freeze([...definition.promptVars]),
+    tools: Object.freeze([...definition.tools]),
+  });
 }

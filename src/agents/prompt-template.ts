@@ -1,7 +1,11 @@
 // Prompt templates live as markdown next to the code; `{{name}}` placeholders are filled from a record.
+// Every system prompt goes through `renderPrompt`, which refuses a template whose placeholders and
+// values differ: a hole left in a prompt reaches the model silently, so it must fail before the call.
 import { readFileSync } from 'node:fs';
+import { AciaError } from '../core/errors.js';
 
 const cache = new Map<string, string>();
+const PLACEHOLDER = /\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g;
 
 export function loadTemplate(file: string): string {
   let text = cache.get(file);
@@ -12,11 +16,45 @@ export function loadTemplate(file: string): string {
   return text;
 }
 
-/** Fills `{{key}}`; an unknown key is a programming error, so it throws rather than leaving a hole. */
-export function renderTemplate(template: string, values: Record<string, string>): string {
-  return template.replace(/\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g, (_m, key: string) => {
-    const v = values[key];
-    if (v === undefined) throw new Error(`prompt template: no value for {{${key}}}`);
-    return v;
-  });
+/** The distinct placeholder names of a template, in order of first use. */
+export function templatePlaceholders(template: string): string[] {
+  return [...new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1] ?? ''))];
+}
+
+/**
+ * Fills `{{key}}`. A placeholder without a value, a value without a placeholder (the template lost it)
+ * or any `{{` left after filling is a programming error, so it throws INTERNAL rather than leaving a hole.
+ */
+export function renderTemplate(template: string, values: Readonly<Record<string, string>>, name = 'prompt template'): string {
+  const wanted = templatePlaceholders(template);
+  const missing = wanted.filter((k) => values[k] === undefined);
+  const unused = Object.keys(values).filter((k) => !wanted.includes(k));
+  if (missing.length > 0 || unused.length > 0) {
+    const parts = [
+      ...(missing.length > 0 ? [`no value for ${missing.map((k) => `{{${k}}}`).join(', ')}`] : []),
+      ...(unused.length > 0 ? [`no placeholder for ${unused.join(', ')}`] : []),
+    ];
+    throw new AciaError('INTERNAL', `${name}: ${parts.join('; ')}`);
+  }
+  const out = template.replace(PLACEHOLDER, (_m, key: string) => values[key] ?? '');
+  // A malformed placeholder (`{{ two words }}`, `{{x}` ...) is not matched above; it must not ship either.
+  if (/\{\{|\}\}/.test(template.replace(PLACEHOLDER, ''))) throw new AciaError('INTERNAL', `${name}: a malformed {{placeholder}} is left`);
+  return out;
+}
+
+/** What `renderPrompt` needs of an agent definition: its template file and the variables it declares. */
+export interface PromptSource<V extends string> {
+  readonly instructions: string;
+  readonly promptVars: readonly V[];
+}
+
+/** The one way a system prompt is made: the agent's template, filled with exactly the variables it declares. */
+export function renderPrompt<V extends string>(def: PromptSource<V>, values: Readonly<Record<V, string>>): string {
+  const template = loadTemplate(def.instructions);
+  const declared = [...def.promptVars].sort();
+  const used = templatePlaceholders(template).sort();
+  if (declared.join(',') !== used.join(',')) {
+    throw new AciaError('INTERNAL', `prompt ${def.instructions}: declares {${declared.join(', ')}} but the template uses {${used.join(', ')}}`);
+  }
+  return renderTemplate(template, values, `prompt ${def.instructions}`);
 }

@@ -45,8 +45,16 @@ export interface BuildDepsOptions {
   allowSandboxFallback?: boolean;
   /** Whether the repository's .mcp.json is trusted as it is now (default: src/cli/mcp-trust.ts). */
   isMcpJsonTrusted?: TrustPredicate;
+  /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
+  prefetchModelClient?: boolean;
 }
 
+/**
+ * The real dependencies of a run, as the CLI wires them: the configured model client, the sandboxed tools,
+ * the file ledger, the wiki, policy and plan validation. Pass the result to `startRun` or `resumeRun`.
+ *
+ * @throws AciaError SANDBOX_UNAVAILABLE when the configured sandbox cannot start.
+ */
 export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
   let model = modelIdOf(o.config.model);
   const clientEnv = o.anthropic ? { ...o.env, ANTHROPIC_API_KEY: o.anthropic.apiKey } : o.env;
@@ -58,14 +66,22 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
     made = Promise.resolve(created.client);
     model = created.model;
   }
+  const make = (): Promise<LlmClient> =>
+    createLlmClient(o.config.model, clientEnv, {
+      cwd: o.repo,
+      ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
+      ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
+    }).then((c) => c.client);
+  if (made === null && o.prefetchModelClient === true) {
+    // Start loading the SDK now, while the run's git work waits on child processes; a failure (no key)
+    // still surfaces only at the first model call, as without the prefetch.
+    made = make();
+    made.catch(() => undefined);
+  }
   const client: LlmClient = {
     provider: o.config.model.split(':')[0] ?? 'unknown',
     complete: async (request, options) => {
-      made ??= createLlmClient(o.config.model, clientEnv, {
-        cwd: o.repo,
-        ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
-        ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
-      }).then((c) => c.client);
+      made ??= make();
       return (await made).complete(request, options);
     },
   };

@@ -124,6 +124,8 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     },
     ...(env.anthropic ? { anthropic: env.anthropic } : {}),
     allowSandboxFallback: env.allowSandboxFallback ?? false,
+    // A new run calls the model within a second or two; a resume may only record an answer.
+    prefetchModelClient: what.kind !== 'resume',
   };
   let result: RunResult;
   try {

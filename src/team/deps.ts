@@ -1,7 +1,7 @@
 // Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
 // clock, fixed ids or a fake runner, and replay can pass recorded ones.
 import type * as NodeFs from 'node:fs';
-import type { CapabilityMap, LedgerEntry, PlanSet, StreamChunk } from '../core/acm/contracts.js';
+import type { CapabilityMap, LedgerEntry, StreamChunk } from '../core/acm/contracts.js';
 import type { Clock, IdSource } from '../core/acm/ids.js';
 import type { Config } from '../core/config/schema.js';
 import type { RunLedger } from '../core/ledger/types.js';
@@ -85,5 +85,3 @@ export interface TeamDeps {
   aciaVersion: string;
 }
 
-export type PlanSetProblems = ReturnType<TeamDeps['validatePlanSet']>;
-export type { PlanSet };

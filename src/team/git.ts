@@ -1,9 +1,10 @@
 // The git operations the team performs on worktrees an agent has written to. Every call disables
 // hooks, fsmonitor, external diff and textconv, and ignores system config, so nothing an agent wrote
 // can make ACIA run code outside the sandbox.
-import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { DEPENDENCY_EXCLUDES, excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { readConflictHunks } from './merge-task.js';
@@ -68,8 +69,12 @@ export class Git {
 
   /** (Re)creates `branch` at `at` checked out in a worktree at `path`. */
   async addWorktree(repo: string, path: string, branch: string, at: string): Promise<void> {
-    await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
-    await this.run(repo, ['worktree', 'prune']);
+    // A first attempt has nothing to remove; `add --force` also takes a path still registered to a
+    // worktree whose directory is gone, so the remove and prune run only when the directory is there.
+    if (existsSync(path)) {
+      await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
+      await this.run(repo, ['worktree', 'prune']);
+    }
     await this.run(repo, ['worktree', 'add', '--force', '-B', branch, path, at]);
   }
 
@@ -85,9 +90,13 @@ export class Git {
   async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
     await this.stageAll(cwd, o, alsoExclude);
-    const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
-    if (staged.exitCode === 0) return null;
-    await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
+    const committed = await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], { ...o, allowFail: true });
+    if (committed.exitCode !== 0) {
+      // Only now ask whether anything was staged: nothing is the common "no change" case, not an error.
+      const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
+      if (staged.exitCode === 0) return null;
+      throw new AciaError('INTERNAL', `git commit failed in ${cwd}: ${committed.stderr.split('\n').at(-1) ?? `exit ${committed.exitCode}`}`);
+    }
     return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
   }
 
@@ -128,8 +137,8 @@ export class Git {
   }
 
   /** Merges `branch` into the branch checked out at `cwd`; a conflict is aborted and reported. */
-  async merge(cwd: string, branch: string, message: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
-    const before = await this.head(cwd);
+  async merge(cwd: string, branch: string, message: string, head?: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
+    const before = head ?? (await this.head(cwd));
     const r = await this.run(cwd, ['merge', '--no-ff', '--no-edit', '--no-verify', '-m', message, branch], { allowFail: true });
     if (r.exitCode !== 0) {
       const conflicted = await this.run(cwd, ['diff', '--name-only', '--diff-filter=U'], { allowFail: true });
@@ -176,8 +185,17 @@ export class Git {
     await this.run(cwd, ['clean', '-q', '-fdx', '-e', 'node_modules'], o);
   }
 
-  /** Where a worktree's `.git` file points right after ACIA created it (before any agent ran). */
+  /**
+   * Where a worktree's `.git` file points right after ACIA created it (before any agent ran): read from
+   * the file, as assertGitPointer reads it later, without a git process.
+   */
   async gitDirOf(cwd: string): Promise<string> {
+    try {
+      const m = /^gitdir:\s*(.+?)\s*$/m.exec(await readFile(join(cwd, '.git'), 'utf8'));
+      if (m?.[1]) return await realpath(resolve(cwd, m[1]));
+    } catch {
+      // Not a linked worktree (a .git directory) or unreadable: ask git.
+    }
     return (await this.run(cwd, ['rev-parse', '--absolute-git-dir'])).stdout;
   }
 }

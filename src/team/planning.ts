@@ -4,7 +4,6 @@ import { canonicalJson, contentAddress } from '../core/acm/canonical-json.js';
 import { ContextPacket, type Goal, type PlanSet } from '../core/acm/contracts.js';
 import { buildContextPacket, packetReader, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
 import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
-import { loadTemplate, renderTemplate } from '../agents/prompt-template.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { RunContext } from './run-context.js';
@@ -107,7 +106,8 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     actor: 'pm',
     taskId: 'plan',
     root: ctx.workspace.runWorktree,
-    system: renderTemplate(loadTemplate(pmAgent.instructions), { capabilities, capabilityMapVersion: capVersion }),
+    waitForWorkspace: true,
+    promptValues: { capabilities },
     task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${renderInstructions(ctx.instructions)}`,
     check: async (out) => {
       attempt++;

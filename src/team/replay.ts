@@ -39,6 +39,10 @@ export interface ReplayReport {
 // EVAL_GRADED is the eval harness's grade, appended after the run: no decision of the team to replay.
 const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED']);
 
+/**
+ * Runs a recorded run again from its ledger with the recorded model responses and tool outcomes, into an
+ * in-memory ledger, and reports where the new entries diverge from the recorded ones.
+ */
 export async function replayRun(
   base: Omit<TeamDeps, 'llm' | 'callTool' | 'escalator' | 'openLedger' | 'writeManifest' | 'renderWiki' | 'workspace' | 'memoryPages'>,
   repo: string,

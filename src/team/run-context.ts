@@ -18,6 +18,8 @@ export interface RunContext {
   rec: Recorder;
   state: RunState;
   workspace: RunWorkspace;
+  /** Settles when the run worktree is checked out; only the PM's tools run before that and wait on it. */
+  workspaceReady: Promise<void>;
   instructions: InstructionFile[];
   facts: Record<string, unknown>;
   testCommand: string | null;

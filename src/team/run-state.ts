@@ -1,7 +1,7 @@
 // Run state is a fold over the ledger: nothing about a run lives only in memory. The executor applies
 // each entry as it appends it; resume and replay fold the file from the start.
 import type { LedgerEntry, Plan, PlanSet, TaskSpec } from '../core/acm/contracts.js';
-import type { EscalationReason, EventDataOf, HumanAction, TerminalReason } from '../core/ledger/events.js';
+import type { EscalationReason, EventDataOf, HumanAction } from '../core/ledger/events.js';
 
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 
@@ -126,6 +126,7 @@ export function emptyRunState(): RunState {
   };
 }
 
+/** Folds ledger entries into the run's state: the single source of truth for resume, replay and `acia runs`. */
 export function foldRun(entries: Iterable<LedgerEntry>, state = emptyRunState()): RunState {
   for (const e of entries) applyEntry(state, e);
   return state;
@@ -349,10 +350,6 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
 export function openEscalation(state: RunState): PendingEscalation | null {
   const last = state.escalations.at(-1);
   return last && last.answer === null ? last : null;
-}
-
-export function terminalOf(state: RunState): TerminalReason | 'running' {
-  return state.completed?.reason ?? 'running';
 }
 
 /**

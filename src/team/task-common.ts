@@ -8,7 +8,7 @@ import type { ToolContext, ToolResult } from '../core/tools/types.js';
 import { errorMessage, isAciaError } from '../core/errors.js';
 import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';
 import type { AgentDefinition } from '../agents/define-agent.js';
-import { loadTemplate } from '../agents/prompt-template.js';
+import { renderPrompt } from '../agents/prompt-template.js';
 import { BudgetExceededError } from './budget.js';
 import { modelHooks } from './run-context.js';
 import { makeToolbox } from './toolbox.js';
@@ -202,39 +202,47 @@ export function isStopError(e: unknown): boolean {
   return e instanceof BudgetExceededError || (isAciaError(e) && (e.code === 'ABORTED' || e.code === 'LLM_AUTH' || e.code === 'SCRIPT_EXHAUSTED'));
 }
 
-export interface TaskAgentOptions<O> {
-  def: AgentDefinition<O>;
+/** Values for the template's placeholders: required exactly when the definition declares some. */
+type PromptValues<V extends string> = [V] extends [never] ? { promptValues?: undefined } : { promptValues: Readonly<Record<V, string>> };
+
+export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
+  def: AgentDefinition<O, V>;
   actor: string;
   /** Recorded on tool entries; `plan` for the PM. */
   taskId: string;
   /** The worktree the agent's tools act on. */
   root: string;
   task: string;
-  /** Defaults to the definition's template as it is. */
-  system?: string;
+  /** The PM starts before the run worktree exists: its tools (and their sandbox) wait for it. */
+  waitForWorkspace?: boolean;
   onResult?: (call: ToolCall, result: ToolResult) => void;
   check?: (result: O) => string[] | Promise<string[]>;
-}
+};
 
 /**
  * One agent session for a task: its tools recorded in the ledger, the budget checked before each model
  * call. A model failure that the client's retries could not fix ends the session as a protocol error
  * the caller may retry; stop errors propagate.
  */
-export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): Promise<AgentOutcome<O>> {
+export async function runTaskAgent<O, V extends string = never>(ctx: RunContext, o: TaskAgentOptions<O, V>): Promise<AgentOutcome<O>> {
   ctx.deps.mcp?.prewarm(o.root, o.def.role);
   try {
+    // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
+    // once the worktree its tools act on exists.
+    const toolCtx = o.waitForWorkspace ? ctx.workspaceReady.then(() => toolContext(ctx, o.root)) : Promise.resolve(toolContext(ctx, o.root));
+    toolCtx.catch(() => undefined); // surfaces at the first tool call
     return await runAgent({
       llm: ctx.deps.llm,
       model: ctx.deps.model,
       caller: o.actor,
-      system: o.system ?? loadTemplate(o.def.instructions),
+      // Without declared variables `V` is never and the empty record is exactly the values wanted.
+      system: renderPrompt<V>(o.def, o.promptValues ?? ({} as Record<V, string>)),
       task: o.task,
       output: o.def.output,
       toolbox: makeToolbox({
         tools: agentTools(ctx, o.def as AgentDefinition<unknown>),
         toSpec: ctx.deps.toSpec,
-        ctx: toolContext(ctx, o.root),
+        ctx: toolCtx,
         callTool: ctx.deps.callTool,
         recorder: ctx.rec,
         actor: o.actor,

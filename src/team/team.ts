@@ -9,7 +9,6 @@ import { ACM_VERSION } from '../core/acm/acm-version.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
-import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { TeamDeps } from './deps.js';
 import { execute, recordAnswer, type ExecOutcome } from './executor.js';
 import { checkUntracked, excludeAciaDir, Git, repoRoot, requireCommit, snapshotWorkingTree } from './git.js';
@@ -24,7 +23,7 @@ import { applyLessons } from './lessons.js';
 import { latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
-import { detectTestCommand } from '../core/tools/run-tests.js';
+import { detectTestCommandInGit, gitReader } from './repo-reader.js';
 
 export interface RunResult {
   runId: string;
@@ -64,6 +63,14 @@ export interface StartOptions {
   contextPacket?: ContextPacket;
 }
 
+/**
+ * Starts a run: records RUN_STARTED in a new ledger under `.acia/runs/<runId>`, plans with the PM, executes the
+ * plan in worktrees on branch `acia/<runId>` and ends with a terminal reason. Never touches the user's checkout.
+ *
+ * @param deps every outside dependency (model, clock, sandbox, ledger...); `buildDeps` makes the real ones.
+ * @returns how the run ended; failures of the run itself are reported here, not thrown.
+ * @throws AciaError NOT_A_GIT_REPO / REPO_NO_COMMITS before anything is written.
+ */
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
@@ -127,6 +134,12 @@ export interface ResumeOptions {
   answer?: string;
 }
 
+/**
+ * Resumes an unfinished run from its ledger (the latest when `opts.runId` is absent), optionally recording a
+ * human answer to its open escalation first.
+ *
+ * @throws AciaError RUN_NOT_FOUND when there is no such run or it never started.
+ */
 export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<RunResult> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
@@ -234,6 +247,7 @@ function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string
     rec: new Recorder(ledger, state, deps.clock, listener ? (entry) => listener({ kind: 'entry', entry }) : undefined),
     state,
     workspace: deps.workspace ? deps.workspace(repo, runId) : new Workspace(git, repo, runId),
+    workspaceReady: Promise.resolve(),
     instructions: [],
     facts: {},
     testCommand: deps.config.testCommand ?? null,
@@ -244,15 +258,19 @@ function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string
 
 async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   let outcome: DriveOutcome;
+  // The run worktree is checked out while the context is read from git objects and the PM's first call
+  // goes out (a checkout of a large repository takes seconds); the PM's tools, and execution, wait for it.
+  const opening = ctx.workspace.openRun(base, ctx.state.lastSeq <= 0);
+  opening.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  ctx.workspaceReady = opening;
   try {
-    await ctx.workspace.openRun(base, ctx.state.lastSeq <= 0);
-    await openMcp(ctx);
-    const git = new Git(ctx.deps.clock);
-    ctx.testCommand ??= detectTestCommand({ fs: ctx.deps.fs, root: ctx.workspace.runWorktree });
-    const reader = ctx.deps.repoReader ? ctx.deps.repoReader(ctx.repo, base) : gitReader(git, ctx.repo, base);
+    const reader = ctx.deps.repoReader ? ctx.deps.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.clock), ctx.repo, base);
+    ctx.testCommand ??= await detectTestCommandInGit(reader);
+    await openMcp(ctx, opening);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
+    await opening;
     if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
     else {
@@ -264,12 +282,16 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }
+  // finish() reads the run worktree: the checkout must have ended, however the run did.
+  await opening.catch(() => undefined);
   return finish(ctx, outcome);
 }
 
 /** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
-async function openMcp(ctx: RunContext): Promise<void> {
+async function openMcp(ctx: RunContext, opening: Promise<void>): Promise<void> {
   if (!ctx.deps.mcp) return;
+  // The servers serve the run worktree: only MCP runs wait for its checkout before the PM's call.
+  await opening;
   const catalog = await ctx.deps.mcp.open(ctx.workspace.runWorktree);
   if (catalog.servers.length === 0) return;
   const catalogRef = await ctx.rec.blob(canonicalJson(catalog));
@@ -433,16 +455,3 @@ function round6(n: number): number {
   return Math.round(n * 1e6) / 1e6;
 }
 
-function gitReader(git: Git, repo: string, commit: string): RepoReader {
-  return {
-    listFiles: async () => {
-      const r = await git.run(repo, ['ls-tree', '-r', '--name-only', commit]);
-      return r.stdout === '' ? [] : r.stdout.split('\n');
-    },
-    readText: async (path, maxBytes) => {
-      const r = await git.run(repo, ['show', `${commit}:${path}`], { allowFail: true });
-      return r.exitCode === 0 ? r.stdout.slice(0, maxBytes) : null;
-    },
-    head: () => Promise.resolve(commit),
-  };
-}

@@ -11,7 +11,8 @@ export type CallTool = (tool: Tool, input: unknown, ctx: ToolContext) => Promise
 export interface ToolboxOptions {
   tools: readonly Tool[];
   toSpec: (tool: Tool) => LlmToolSpec;
-  ctx: ToolContext;
+  /** Resolved before the first tool call; the PM's may still be waiting for its worktree. */
+  ctx: Promise<ToolContext>;
   callTool: CallTool;
   recorder: Recorder;
   actor: string;
@@ -30,7 +31,7 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
       const started = o.recorder.now();
       const tool = byName.get(call.name);
       const result: ToolResult = tool
-        ? await o.callTool(tool, call.input, o.ctx)
+        ? await o.callTool(tool, call.input, await o.ctx)
         : {
             ok: false,
             forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,

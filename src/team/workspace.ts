@@ -45,6 +45,8 @@ export class Workspace implements RunWorkspace {
   private worktreeChain: Promise<unknown> = Promise.resolve();
   /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
   private readonly gitDirs = new Map<string, string>();
+  /** The run worktree's HEAD as ACIA last moved it (merge, reset); null when it must be asked. */
+  private head: string | null = null;
   /** Per worktree: untracked paths the setup command made, which checkpoints do not commit. */
   private readonly setupOutputs = new Map<string, string[]>();
   readonly runBranch: string;
@@ -73,6 +75,7 @@ export class Workspace implements RunWorkspace {
 
   /** Creates the run branch at `base` (first start) and its worktree (every start). */
   async openRun(base: string, create: boolean): Promise<void> {
+    this.head = null;
     await mkdir(this.root(), { recursive: true });
     const exists = await this.git.branchExists(this.repo, this.runBranch);
     const at = create || !exists ? base : this.runBranch;
@@ -93,8 +96,10 @@ export class Workspace implements RunWorkspace {
     await this.git.run(this.runWorktree, ['reset', '-q', '--hard', this.runBranch]);
   }
 
+  /** Only ACIA moves the run worktree's HEAD (agents work in task worktrees), so it is asked once and then kept. */
   async runHead(): Promise<string> {
-    return this.git.head(this.runWorktree);
+    this.head ??= await this.git.head(this.runWorktree);
+    return this.head;
   }
 
   /**
@@ -130,10 +135,12 @@ export class Workspace implements RunWorkspace {
     const next = this.mergeChain.then(async () => {
       const branch = this.taskBranch(taskId);
       const head = await this.runHead();
-      const tip = (await this.git.run(this.repo, ['rev-parse', branch])).stdout;
       // Already merged (a crash after the merge, before it was recorded): report it, do not merge twice.
-      if (await this.git.isAncestor(this.repo, tip, head)) return { commit: head, conflict: false, files: [] as string[] };
-      return this.git.merge(this.runWorktree, branch, `acia: merge ${taskId}`);
+      if (await this.git.isAncestor(this.repo, `refs/heads/${branch}`, head)) return { commit: head, conflict: false, files: [] as string[] };
+      const merged = await this.git.merge(this.runWorktree, branch, `acia: merge ${taskId}`, head);
+      // A conflict is aborted, so HEAD stays where it was.
+      if (merged.commit !== null) this.head = merged.commit;
+      return merged;
     });
     this.mergeChain = next.catch(() => undefined);
     return next;
@@ -146,6 +153,7 @@ export class Workspace implements RunWorkspace {
   }
 
   async resetRun(commit: string): Promise<void> {
+    this.head = null;
     await this.git.resetHard(this.runWorktree, commit);
   }
 

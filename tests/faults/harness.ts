@@ -105,11 +105,6 @@ export function listRuns(repo: string): string[] {
   }
 }
 
-export function terminalReason(entries: readonly LedgerEntry[]): string | undefined {
-  const done = entries.filter((e) => e.type === 'RUN_COMPLETED').at(-1);
-  return (done?.data as { reason?: string } | undefined)?.reason;
-}
-
 export function terminalOf(repo: string, runId: string): { reason: string | undefined; message: string; entries: LedgerEntry[] } {
   const entries = ledgerOf(repo, runId);
   const done = entries.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: string; message?: string } | undefined;

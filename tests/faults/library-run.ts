@@ -49,6 +49,8 @@ export async function runWithFakeServer(repo: string, script: unknown, opts: { l
       },
       { dir: repo, goal: GOAL },
     );
+    // Every request the team sent must have kept the request invariants (the server also failed it with a 400).
+    if (server.violations.length > 0) throw new Error(`request invariants broken:\n${server.violations.join('\n')}`);
     return { result, exitCode: exitCodeForResult(result), requests: server.requests, warnings };
   } finally {
     await server.close();

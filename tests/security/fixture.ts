@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { execa } from 'execa';
+import { spawnCapture } from '../../src/core/sandbox/spawn-collect.js';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
 export const SECRET = 'S3CRET-do-not-leak-7c1f';
@@ -42,20 +42,19 @@ export interface CliToolResult {
 
 /** Runs `acia tool` as a user would, with secrets in the parent env and HOME pointing at the fixture's home. */
 export async function aciaTool(fx: Fixture, name: string, input: unknown, extra: string[] = []): Promise<CliToolResult> {
-  const r = await execa('node', [CLI, 'tool', name, '--repo', fx.repo, '--input', JSON.stringify(input), ...extra], {
+  const r = await spawnCapture([process.execPath, CLI, 'tool', name, '--repo', fx.repo, '--input', JSON.stringify(input), ...extra], {
+    cwd: process.cwd(),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.home, ...ENV_SECRETS },
-    extendEnv: false,
-    reject: false,
-    timeout: 60_000,
+    timeoutMs: 60_000,
   });
-  const stdout = String(r.stdout);
+  const stdout = r.stdout;
   let result: CliToolResult['result'] = { ok: false, forModel: '', forDisplay: '' };
   try {
     result = JSON.parse(stdout) as CliToolResult['result'];
   } catch {
     /* asserted by the caller through exitCode */
   }
-  return { exitCode: r.exitCode ?? -1, stderr: String(r.stderr), result };
+  return { exitCode: r.exitCode ?? -1, stderr: r.stderr, result };
 }
 
 export function expectNoLeak(text: string): void {

@@ -13,6 +13,7 @@ export type DevOutput = z.infer<typeof DevOutput>;
 export const devAgent = defineAgent({
   role: 'dev',
   instructions: 'dev.md',
+  promptVars: [],
   tools: ['read_file', 'write_file', 'edit_file', 'list_dir', 'search', 'run_command', 'run_tests', 'git_status', 'git_diff'],
   output: DevOutput,
   maxTurns: 30,

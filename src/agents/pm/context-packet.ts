@@ -8,6 +8,8 @@ export interface RepoReader {
   listFiles(): Promise<string[]>;
   /** A file's text, or null when missing or unreadable. */
   readText(path: string, maxBytes: number): Promise<string | null>;
+  /** Several files at once (one git process instead of one per file); readText per file without it. */
+  readTexts?(paths: readonly string[], maxBytes: number): Promise<Map<string, string | null>>;
   head(): Promise<string>;
 }
 
@@ -36,22 +38,22 @@ export async function buildContextPacket(inp: ContextInputs): Promise<{ packet: 
   const files = (await inp.repo.listFiles()).sort();
   const head = await inp.repo.head();
   const sources: ContextPacket['sources'] = [{ uri: `git:${head}` }];
+  const instructionPaths = files.filter((f) => INSTRUCTION_FILES.includes(f.split('/').pop() ?? f));
+  const readme = files.find((f) => /^readme(\.md|\.txt)?$/i.test(f));
+  const manifest = MANIFESTS.find((m) => files.includes(m));
+  const texts = await readAll(inp.repo, [...instructionPaths, ...(readme ? [readme] : []), ...(manifest ? [manifest] : [])], EXCERPT_BYTES * 4);
   const instructions: InstructionFile[] = [];
-  for (const f of files) {
-    const base = f.split('/').pop() ?? f;
-    if (!INSTRUCTION_FILES.includes(base)) continue;
-    const text = await inp.repo.readText(f, EXCERPT_BYTES * 4);
+  for (const f of instructionPaths) {
+    const text = texts.get(f) ?? null;
     if (text === null) continue;
     instructions.push({ path: f, content: text });
     // The text travels in the packet so a replay (or a third party holding only the bundle) sees what the agents saw.
     sources.push({ uri: `file:${f}`, digest: `sha256:${sha256Hex(text)}`, excerpt: text });
   }
   instructions.sort(byPrecedence);
-  const readme = files.find((f) => /^readme(\.md|\.txt)?$/i.test(f));
-  const readmeText = readme ? await inp.repo.readText(readme, EXCERPT_BYTES) : null;
+  const readmeText = readme ? (texts.get(readme)?.slice(0, EXCERPT_BYTES) ?? null) : null;
   if (readme && readmeText !== null) sources.push({ uri: `file:${readme}`, digest: `sha256:${sha256Hex(readmeText)}`, excerpt: readmeText });
-  const manifest = MANIFESTS.find((m) => files.includes(m));
-  const manifestText = manifest ? await inp.repo.readText(manifest, EXCERPT_BYTES) : null;
+  const manifestText = manifest ? (texts.get(manifest)?.slice(0, EXCERPT_BYTES) ?? null) : null;
   if (manifest && manifestText !== null) sources.push({ uri: `file:${manifest}`, digest: `sha256:${sha256Hex(manifestText)}`, excerpt: manifestText });
   // Memory pages travel whole (up to a cap) so a replay can rebuild exactly the packet the run saw.
   for (const m of inp.memory) {
@@ -78,6 +80,14 @@ export async function buildContextPacket(inp: ContextInputs): Promise<{ packet: 
     provenance: { builder: 'acia-context@1', createdAt: inp.createdAt, repoHead: head },
   };
   return { packet, contextRef: contentAddress(packet), instructions };
+}
+
+async function readAll(repo: RepoReader, paths: readonly string[], maxBytes: number): Promise<Map<string, string | null>> {
+  const unique = [...new Set(paths)];
+  if (repo.readTexts) return repo.readTexts(unique, maxBytes);
+  const out = new Map<string, string | null>();
+  for (const p of unique) out.set(p, await repo.readText(p, maxBytes));
+  return out;
 }
 
 /** Root files first, then deeper ones; AGENTS.md before CLAUDE.md in one directory. Nearer files come later and win. */

@@ -33,6 +33,7 @@ export type PmOutput = z.infer<typeof PmOutput>;
 export const pmAgent = defineAgent({
   role: 'pm',
   instructions: 'pm.md',
+  promptVars: ['capabilities'],
   tools: ['read_file', 'list_dir', 'search'],
   output: PmOutput,
   maxTurns: 12,

@@ -14,6 +14,7 @@ export type QaOutput = z.infer<typeof QaOutput>;
 export const qaAgent = defineAgent({
   role: 'qa',
   instructions: 'qa.md',
+  promptVars: [],
   tools: ['read_file', 'list_dir', 'search', 'write_file', 'edit_file', 'run_tests', 'run_command', 'git_diff'],
   output: QaOutput,
   maxTurns: 20,

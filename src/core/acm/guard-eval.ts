@@ -1,6 +1,6 @@
 // Evaluates a parsed guard over recorded facts only: task outputs, the context packet's facts and policy results.
 import { FORBIDDEN_FIELDS } from './guard-lexer.js';
-import type { GuardNode, PathSegment } from './guard.js';
+import type { GuardNode, PathSegment } from './guard-ast.js';
 
 export interface GuardScope {
   /** Recorded task outputs by task id. */

@@ -1,24 +1,14 @@
 // The guard expression language of ACM §13: a recursive-descent parser to a small AST (no eval, no Function).
 // Grammar and semantics: docs/guards.md. Evaluation lives in guard-eval.ts.
+import type { CompareOp, GuardNode, PathSegment } from './guard-ast.js';
 import { FORBIDDEN_FIELDS, GuardSyntaxError, tokenize, type Token } from './guard-lexer.js';
 
+export type { CompareOp, GuardLiteral, GuardNode, PathSegment } from './guard-ast.js';
 export { FORBIDDEN_FIELDS, GuardSyntaxError, MAX_GUARD_LENGTH } from './guard-lexer.js';
 export { evaluateGuard, type GuardScope } from './guard-eval.js';
 
 /** Parentheses and `!` may nest this deep; deeper input is rejected rather than risking the stack. */
 export const MAX_GUARD_DEPTH = 64;
-
-export type CompareOp = '==' | '!=' | '<' | '<=' | '>' | '>=';
-export type PathSegment = string | number;
-export type GuardLiteral = string | number | boolean | null;
-
-export type GuardNode =
-  | { kind: 'literal'; value: GuardLiteral }
-  /** `$t3.a[0]` is root 'task' with taskId 't3'; `facts.x` is parsed as root 'context' with segments ['facts', 'x']. */
-  | { kind: 'path'; root: 'task' | 'policy' | 'context'; taskId?: string; segments: PathSegment[] }
-  | { kind: 'not'; operand: GuardNode }
-  | { kind: 'and' | 'or'; left: GuardNode; right: GuardNode }
-  | { kind: 'compare'; op: CompareOp; left: GuardNode; right: GuardNode };
 
 const COMPARE_OPS: ReadonlySet<string> = new Set(['==', '!=', '<', '<=', '>', '>=']);
 

@@ -3,8 +3,9 @@
 import Anthropic, { APIError, APIUserAbortError, type ClientOptions } from '@anthropic-ai/sdk';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages/messages';
 import { AciaError, errorMessage } from '../errors.js';
-import { isContextLengthMessage, mapStopReason, toAnthropicParams } from './anthropic-mapping.js';
+import { mapStopReason, toAnthropicParams } from './anthropic-mapping.js';
 import { completeWithRetries, type Emit } from './chunks.js';
+import { classifyHttpFailure } from './http-failure.js';
 import { parseToolInput } from './tool-input.js';
 import {
   DEFAULT_RETRY_POLICY,
@@ -202,20 +203,15 @@ function classify(e: unknown, signal: AbortSignal | undefined, midStream = false
     if (e.type === 'rate_limit_error') return new RetryableFailure('LLM_RATE_LIMITED', `Anthropic rate limit: ${message}`, retryAfter, e);
     return new RetryableFailure(midStream ? 'LLM_STREAM_CUT' : 'LLM_SERVER', `Anthropic connection failed: ${message}`, undefined, e);
   }
-  if (status === 401 || status === 403) {
-    return new AciaError('LLM_AUTH', `Anthropic rejected the credentials (${status}): ${message}`, {
-      hint: 'check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if you use a proxy)',
-      cause: e,
-    });
-  }
-  if (status === 429) return new RetryableFailure('LLM_RATE_LIMITED', `Anthropic rate limit (429): ${message}`, retryAfter, e);
-  if (status === 529 || e.type === 'overloaded_error') return new RetryableFailure('LLM_OVERLOADED', `Anthropic overloaded (${status}): ${message}`, retryAfter, e);
-  if (status >= 500) return new RetryableFailure('LLM_SERVER', `Anthropic server error (${status}): ${message}`, retryAfter, e);
-  if (header('x-acia-script-exhausted') === '1') return new AciaError('SCRIPT_EXHAUSTED', message, { cause: e });
-  if (status === 413 || isContextLengthMessage(message)) {
-    return new AciaError('LLM_CONTEXT_LENGTH', `prompt exceeds the model's context (${status}): ${message}`, { cause: e });
-  }
-  return new AciaError('LLM_BAD_REQUEST', `Anthropic rejected the request (${status}): ${message}`, { cause: e });
+  return classifyHttpFailure({
+    who: 'Anthropic',
+    status,
+    message,
+    retryAfterMs: retryAfter,
+    errorType: e.type ?? undefined,
+    authHint: 'check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if you use a proxy)',
+    cause: e,
+  });
 }
 
 /** The SDK types error headers loosely; read them defensively. */

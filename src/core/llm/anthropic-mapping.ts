@@ -85,9 +85,3 @@ export function mapStopReason(reason: AnthropicStopReason | null | undefined): S
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
-
-const CONTEXT_LENGTH = /prompt is too long|context (length|window)|too many (input )?tokens|maximum context|exceeds? .*context/i;
-
-export function isContextLengthMessage(message: string): boolean {
-  return CONTEXT_LENGTH.test(message);
-}

@@ -8,6 +8,7 @@ import { PromptCacheEmulator } from './cache-emulation.js';
 import { anthropicErrorBody, writeAnthropicJson, writeAnthropicStream, type TurnReply } from './fake-anthropic-wire.js';
 import { openAiErrorBody, writeOpenAiJson, writeOpenAiStream } from './fake-openai-wire.js';
 import { estimateTokens } from './pricing.js';
+import { anthropicRequestProblems, openAiRequestProblems } from './request-invariants.js';
 import { ScriptEngine, type Fault, type Script, type ServedTurn } from './script.js';
 
 export interface FakeServerOptions {
@@ -15,6 +16,11 @@ export interface FakeServerOptions {
   /** Only loopback is allowed: the fake has no auth and must not be reachable from the network. */
   host?: '127.0.0.1';
   port?: number;
+  /**
+   * Check every request against ACIA's request invariants (default on): a request that breaks one gets
+   * a 400 and is listed in `violations`. Off only for tests that send deliberately odd bodies.
+   */
+  checkInvariants?: boolean;
 }
 
 export interface RecordedRequest {
@@ -46,6 +52,8 @@ export interface FakeServer {
   readonly url: string;
   readonly requests: RecordedRequest[];
   readonly engine: ScriptEngine;
+  /** Every broken request invariant and every request the script had no turn for, as `request N: problem`; tests assert it stays empty. */
+  readonly violations: string[];
   close(): Promise<void>;
 }
 
@@ -56,6 +64,7 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
   const engine = options.script instanceof ScriptEngine ? options.script : new ScriptEngine(options.script);
   const cache = new PromptCacheEmulator();
   const requests: RecordedRequest[] = [];
+  const violations: string[] = [];
   let counter = 0;
 
   const server = createServer((req, res) => {
@@ -108,13 +117,24 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
     };
     requests.push(record);
 
+    if (options.checkInvariants !== false) {
+      const problems = api === 'anthropic' ? anthropicRequestProblems(body) : openAiRequestProblems(body);
+      if (problems.length > 0) {
+        violations.push(...problems.map((p) => `request ${n}: ${p}`));
+        // Loud on purpose: the run fails with LLM_BAD_REQUEST and names the broken rule.
+        sendError(res, api, 400, 'invalid_request_error', `fake server: request breaks an invariant: ${problems.join('; ')}`, requestId);
+        return;
+      }
+    }
+
     let turn: ServedTurn;
     try {
       turn = engine.next(caller);
     } catch (e) {
       if (!isAciaError(e) || e.code !== 'SCRIPT_EXHAUSTED') throw e;
-      // A 400 the adapters recognise by this header, so the run fails loudly with SCRIPT_EXHAUSTED.
-      res.setHeader('x-acia-script-exhausted', '1');
+      // The clients see a plain 400 (they know nothing of scripts); the test that wrote a short script
+      // sees it in `violations`.
+      violations.push(`request ${n}: ${e.message}`);
       sendError(res, api, 400, 'invalid_request_error', e.message, requestId);
       return;
     }
@@ -154,6 +174,7 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
     url: `http://127.0.0.1:${address.port}`,
     requests,
     engine,
+    violations,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

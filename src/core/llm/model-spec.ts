@@ -1,8 +1,6 @@
 // Turns a `--model` spec (anthropic:<id>, openai:<id>, scripted:<file>) into an LlmClient and model id.
 import { isAbsolute, resolve } from 'node:path';
 import { AciaError } from '../errors.js';
-import { AnthropicClient } from './anthropic-client.js';
-import { OpenAiCompatibleClient } from './openai-client.js';
 import type { Sleep } from './retry.js';
 import { loadScript } from './script.js';
 import { ScriptedClient } from './scripted-client.js';
@@ -27,6 +25,12 @@ export interface CreatedLlmClient {
   provider: 'anthropic' | 'openai' | 'scripted' | 'chaos';
 }
 
+/**
+ * Makes the model client a `--model` spec names: `anthropic:<id>`, `openai:<id>` (any OpenAI-compatible
+ * endpoint) or `scripted:<file>` (an offline script, docs/scripted-model.md).
+ *
+ * @throws AciaError CONFIG_INVALID for an unknown spec, LLM_AUTH when the provider's key is missing.
+ */
 export async function createLlmClient(
   spec: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -45,10 +49,16 @@ export async function createLlmClient(
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   };
   switch (prefix) {
-    case 'anthropic':
+    // Loaded on demand: the Anthropic SDK alone is some 300 module files, which a scripted run, a
+    // replay or `acia runs` never needs, and which `acia run` loads while git works (see buildDeps).
+    case 'anthropic': {
+      const { AnthropicClient } = await import('./anthropic-client.js');
       return { client: new AnthropicClient({ ...common, baseURL: options.anthropicBaseUrl }), model: rest, provider: 'anthropic' };
-    case 'openai':
+    }
+    case 'openai': {
+      const { OpenAiCompatibleClient } = await import('./openai-client.js');
       return { client: new OpenAiCompatibleClient({ ...common, baseURL: options.openaiBaseUrl }), model: rest, provider: 'openai' };
+    }
     case 'scripted': {
       const file = isAbsolute(rest) ? rest : resolve(options.cwd ?? process.cwd(), rest);
       const script = await loadScript(file);

@@ -1,8 +1,8 @@
 // LlmClient for any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio) on
 // global fetch: streamed SSE, tool-call argument assembly, and the shared retry and error mapping.
 import { AciaError, errorMessage } from '../errors.js';
-import { isContextLengthMessage } from './anthropic-mapping.js';
 import { completeWithRetries, type Emit } from './chunks.js';
+import { classifyHttpFailure } from './http-failure.js';
 import { mapFinishReason, toChatBody } from './openai-mapping.js';
 import {
   DEFAULT_RETRY_POLICY,
@@ -158,17 +158,7 @@ export class OpenAiCompatibleClient implements LlmClient {
     }
     const status = res.status;
     const retryAfter = parseRetryAfter((n) => res.headers.get(n));
-    if (status === 401 || status === 403) {
-      return new AciaError('LLM_AUTH', `${this.baseURL} rejected the credentials (${status}): ${message}`, {
-        hint: 'check OPENAI_API_KEY (and OPENAI_BASE_URL)',
-      });
-    }
-    if (status === 429) return new RetryableFailure('LLM_RATE_LIMITED', `rate limited (429): ${message}`, retryAfter);
-    if (status === 529) return new RetryableFailure('LLM_OVERLOADED', `overloaded (529): ${message}`, retryAfter);
-    if (status >= 500) return new RetryableFailure('LLM_SERVER', `server error (${status}): ${message}`, retryAfter);
-    if (res.headers.get('x-acia-script-exhausted') === '1') return new AciaError('SCRIPT_EXHAUSTED', message);
-    if (status === 413 || isContextLengthMessage(message)) return new AciaError('LLM_CONTEXT_LENGTH', `prompt exceeds the model's context (${status}): ${message}`);
-    return new AciaError('LLM_BAD_REQUEST', `${this.baseURL} rejected the request (${status}): ${message}`);
+    return classifyHttpFailure({ who: this.baseURL, status, message, retryAfterMs: retryAfter, authHint: 'check OPENAI_API_KEY (and OPENAI_BASE_URL)' });
   }
 }
 

@@ -71,11 +71,6 @@ export interface LlmResponse {
   usage: Usage;
   model: string;
   requestId: string | null;
-  /**
-   * Set by RecordingClient: the request's hash and the blob holding this response, for the LLM_CALL
-   * ledger entry. Absent from other clients' responses and from the stored blob itself.
-   */
-  recording?: { requestHash: string; responseRef: string };
 }
 
 export interface LlmCallOptions {

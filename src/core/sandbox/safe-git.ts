@@ -1,9 +1,9 @@
 // How ACIA itself runs git in a worktree an agent wrote to: nothing the agent wrote may run code out here.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
-import { execa } from 'execa';
 import { AciaError } from '../errors.js';
 import { isSecretName } from './env.js';
+import { spawnCapture } from './spawn-collect.js';
 
 /**
  * Config forced on every call. Hooks, fsmonitor, external diff/textconv, filters and pagers are all ways a
@@ -42,6 +42,7 @@ export interface SafeGitOptions {
 export interface SafeGitResult {
   exitCode: number;
   stdout: string;
+  stdoutBytes: Buffer;
   stderr: string;
 }
 
@@ -50,17 +51,14 @@ export async function safeGit(cwd: string, args: readonly string[], opts: SafeGi
   if (opts.expectedGitDir !== undefined) assertGitPointer(cwd, opts.expectedGitDir);
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
   const full = [...config, ...neutraliseFilters(cwd), ...hardenSubcommand(args)];
-  const result = await execa('git', full, {
+  const result = await spawnCapture(['git', ...full], {
     cwd,
     env: gitEnv(opts.env),
-    extendEnv: false,
-    reject: false,
-    stripFinalNewline: false,
-    timeout: opts.timeoutMs ?? 60_000,
-    ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' as const }),
-    ...(opts.signal ? { cancelSignal: opts.signal } : {}),
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
-  return { exitCode: result.exitCode ?? 1, stdout: String(result.stdout), stderr: String(result.stderr) };
+  return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stdoutBytes: result.stdoutBytes, stderr: result.stderr };
 }
 
 /** Guards against a replaced `.git` file sending git to a directory (and config) the agent controls. */

@@ -100,3 +100,75 @@ export function spawnCollect(argv: readonly string[], options: SpawnCollectOptio
     child.on('close', (code, sig) => finish(code, sig));
   });
 }
+
+export interface SpawnCaptureOptions {
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** Written to stdin, which is closed after it; stdin is /dev/null without it. */
+  input?: string;
+  signal?: AbortSignal;
+}
+
+export interface CapturedOutput {
+  /** null when the process was killed (timeout, abort) or never started. */
+  exitCode: number | null;
+  stdout: string;
+  /** stdout as bytes, for output that carries byte counts (`git cat-file --batch`). */
+  stdoutBytes: Buffer;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/**
+ * Runs argv[0] with argv[1..] (no shell) and keeps stdout and stderr apart and whole, for ACIA's own
+ * plumbing (git) whose output it parses; agent commands go through spawnCollect and its caps. Same
+ * process-group kill on timeout or abort; never rejects.
+ */
+export function spawnCapture(argv: readonly string[], opts: SpawnCaptureOptions): Promise<CapturedOutput> {
+  const [file, ...args] = argv;
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let timedOut = false;
+    let settled = false;
+    const child = spawn(file ?? 'false', args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const killGroup = (): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
+    child.stdout?.on('data', (b: Buffer) => out.push(b));
+    child.stderr?.on('data', (b: Buffer) => err.push(b));
+    if (opts.input !== undefined && child.stdin) {
+      // A process that exits without reading its input must not crash us with EPIPE.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(opts.input);
+    }
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, opts.timeoutMs);
+    const onAbort = (): void => killGroup();
+    if (opts.signal?.aborted) killGroup();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const finish = (exitCode: number | null, extra = ''): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      const bytes = Buffer.concat(out);
+      resolve({ exitCode, stdout: bytes.toString('utf8'), stdoutBytes: bytes, stderr: Buffer.concat(err).toString('utf8') + extra, timedOut });
+    };
+    child.on('error', (e) => finish(null, `failed to start ${file ?? ''}: ${e.message}`));
+    child.on('close', (code) => finish(code));
+  });
+}

@@ -69,9 +69,24 @@ export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string
 /** The detected test command and the file it was detected from (for `acia config`). */
 export function detectTestCommandWithSource(ctx: Pick<ToolContext, 'fs' | 'root'>): { command: string; source: string } | null {
   const has = (f: string): boolean => ctx.fs.existsSync(nodePath.join(ctx.root, f));
+  return testCommandFor({
+    has,
+    read: (f) => {
+      try {
+        return String(ctx.fs.readFileSync(nodePath.join(ctx.root, f), 'utf8'));
+      } catch {
+        return null;
+      }
+    },
+  });
+}
+
+/** The detection rules over any view of the files (a checkout, or git objects before one exists). */
+export function testCommandFor(files: { has: (path: string) => boolean; read: (path: string) => string | null }): { command: string; source: string } | null {
+  const { has } = files;
   if (has('package.json')) {
     try {
-      const pkg = JSON.parse(String(ctx.fs.readFileSync(nodePath.join(ctx.root, 'package.json'), 'utf8'))) as { scripts?: Record<string, unknown> };
+      const pkg = JSON.parse(files.read('package.json') ?? '') as { scripts?: Record<string, unknown> };
       const test = pkg.scripts?.test;
       if (typeof test === 'string' && !test.includes('no test specified')) return { command: 'npm test --', source: 'package.json scripts.test' };
     } catch {

@@ -191,10 +191,12 @@ describe('AnthropicClient through the fake server (real SDK)', () => {
   });
 
   it('names the caller when the script has no turn left', async () => {
-    const { client } = await setup(script({ caller: 'pm', text: 'plan' }));
+    const { client, fake } = await setup(script({ caller: 'pm', text: 'plan' }));
     const e = await failure(client.complete(request()));
-    expect(e.code).toBe('SCRIPT_EXHAUSTED');
+    // A plain 400 to the client, which knows nothing of scripts; the server lists it for the test.
+    expect(e.code).toBe('LLM_BAD_REQUEST');
     expect(e.message).toContain('"dev:t2"');
+    expect(fake.violations).toEqual([expect.stringMatching(/^request 1: .*"dev:t2"/)]);
   });
 
   it('refuses to start without an API key and says how to run offline', () => {

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AciaError } from '../../../src/core/errors.js';
 import { callTool, defineTool } from '../../../src/core/tools/define-tool.js';
-import { ToolRegistry } from '../../../src/core/tools/registry.js';
 import { devTools, qaTools, readOnlyTools } from '../../../src/core/tools/tool-sets.js';
 import { truncateMiddle } from '../../../src/core/tools/truncate.js';
 import { memCtx } from './memfs-ctx.js';
@@ -33,14 +32,12 @@ describe('defineTool / callTool', () => {
   });
 });
 
-describe('ToolRegistry and tool sets', () => {
-  it('gives LLM tool specs and refuses duplicate names', () => {
-    const reg = new ToolRegistry(devTools);
-    expect(reg.toLlmToolSpecs().map((s) => s.name).sort()).toEqual(
+describe('tool sets', () => {
+  it('give the Dev its nine tools, each name once', () => {
+    expect(devTools.map((t) => t.name).sort()).toEqual(
       ['edit_file', 'git_diff', 'git_status', 'list_dir', 'read_file', 'run_command', 'run_tests', 'search', 'write_file'],
     );
-    expect(reg.get('read_file')?.readOnly).toBe(true);
-    expect(() => reg.add(devTools[0]!)).toThrow(/twice/);
+    expect(devTools.find((t) => t.name === 'read_file')?.readOnly).toBe(true);
   });
   it('gives PM only reads and QA no git writes', () => {
     expect(readOnlyTools.map((t) => t.name)).toEqual(['read_file', 'list_dir', 'search']);

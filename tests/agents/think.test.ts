@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AciaError } from '../../../src/core/errors.js';
-import { ScriptedClient } from '../../../src/core/llm/scripted-client.js';
-import type { ScriptTurn } from '../../../src/core/llm/script.js';
-import { think } from '../../../src/core/llm/think.js';
-import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse } from '../../../src/core/llm/types.js';
+import { AciaError } from '../../src/core/errors.js';
+import { ScriptedClient } from '../../src/core/llm/scripted-client.js';
+import type { ScriptTurn } from '../../src/core/llm/script.js';
+import { think } from '../../src/agents/think.js';
+import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse } from '../../src/core/llm/types.js';
 
 /** Wraps the scripted model to keep every request, so tests can read what the model was shown. */
 function recorded(turns: ScriptTurn[]): { llm: LlmClient; requests: LlmRequest[] } {
@@ -53,14 +53,13 @@ describe('think()', () => {
     expect(repair).toContain('isError');
   });
 
-  it('fails with LLM_PROTOCOL when the repaired result is still invalid', async () => {
-    const { llm } = recorded([
-      { caller: 'think', toolCalls: [{ name: 'return_result', input: { title: 1 } }] },
-      { caller: 'think', toolCalls: [{ name: 'return_result', input: { title: 2 } }] },
-    ]);
+  it("fails with LLM_PROTOCOL when the result is still invalid after the agent loop's three repairs", async () => {
+    const { llm, requests } = recorded([1, 2, 3, 4].map((n) => ({ caller: 'think', toolCalls: [{ name: 'return_result', input: { title: n } }] })));
     const e: unknown = await think(Summary).run({ llm, model: 'm' }).catch((err: unknown) => err);
     expect(e).toBeInstanceOf(AciaError);
     expect((e as AciaError).code).toBe('LLM_PROTOCOL');
+    expect((e as AciaError).message).toMatch(/protocol_error: result still invalid after 3 repairs/);
+    expect(requests).toHaveLength(4);
   });
 
   it('calls a tool handler only with validated input, and returns invalid input to the model as a tool error', async () => {

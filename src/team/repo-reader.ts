@@ -1,0 +1,50 @@
+// Reads the repository at the run's base commit from git objects, not from a checkout: the PM's first
+// call needs only the file list and a few files, so it need not wait for the run worktree. Every read
+// is one git process: the tree once (cached), the files in one `cat-file --batch`.
+import { safeGit } from '../core/sandbox/safe-git.js';
+import { testCommandFor } from '../core/tools/run-tests.js';
+import type { RepoReader } from '../agents/pm/context-packet.js';
+import type { Git } from './git.js';
+
+/** The largest file the detector reads (package.json), whole. */
+const MANIFEST_BYTES = 1024 * 1024;
+
+export function gitReader(git: Git, repo: string, commit: string): RepoReader {
+  let files: Promise<string[]> | null = null;
+  const readTexts = async (paths: readonly string[], maxBytes: number): Promise<Map<string, string | null>> => {
+    const out = new Map<string, string | null>(paths.map((p) => [p, null]));
+    // A path with a newline cannot be named on cat-file's line-based input; it reads as missing.
+    const named = paths.filter((p) => !p.includes('\n'));
+    if (named.length === 0) return out;
+    const r = await safeGit(repo, ['cat-file', '--batch'], { input: named.map((p) => `${commit}:${p}\n`).join('') });
+    if (r.exitCode !== 0) return out;
+    const bytes = r.stdoutBytes;
+    let at = 0;
+    for (const p of named) {
+      const eol = bytes.indexOf(10, at);
+      if (eol < 0) break;
+      const header = bytes.subarray(at, eol).toString('utf8');
+      at = eol + 1;
+      const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+      if (!m) continue; // `<name> missing` or `ambiguous`: no content follows
+      const size = Number(m[2]);
+      if (m[1] === 'blob') out.set(p, bytes.subarray(at, at + size).toString('utf8').slice(0, maxBytes));
+      at += size + 1;
+    }
+    return out;
+  };
+  return {
+    listFiles: () =>
+      (files ??= git.run(repo, ['ls-tree', '-r', '-z', '--name-only', commit]).then((r) => r.stdout.split('\0').filter((f) => f !== ''))),
+    readText: async (path, maxBytes) => (await readTexts([path], maxBytes)).get(path) ?? null,
+    readTexts,
+    head: () => Promise.resolve(commit),
+  };
+}
+
+/** The project's test command, detected from the base commit's files (the same rules as in a checkout). */
+export async function detectTestCommandInGit(reader: RepoReader): Promise<string | null> {
+  const files = new Set(await reader.listFiles());
+  const pkg = files.has('package.json') ? await reader.readText('package.json', MANIFEST_BYTES) : null;
+  return testCommandFor({ has: (f) => files.has(f), read: (f) => (f === 'package.json' ? pkg : null) })?.command ?? null;
+}
