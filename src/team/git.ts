@@ -4,6 +4,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { safeGit } from '../core/sandbox/safe-git.js';
+import { checkpointCommit } from './checkpoint.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
 
@@ -25,6 +26,7 @@ export interface GitRunOptions {
   /** For an agent's worktree: the git dir its `.git` file must still point to. */
   expectedGitDir?: string;
   env?: Record<string, string>;
+  input?: string;
 }
 
 /** Every call goes through safeGit; commit dates come from the injected clock so runs are reproducible. */
@@ -36,6 +38,7 @@ export class Git {
     const r = await safeGit(cwd, args, {
       env: { ...IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date, GIT_TERMINAL_PROMPT: '0', ...opts.env },
       ...(opts.expectedGitDir === undefined ? {} : { expectedGitDir: opts.expectedGitDir }),
+      ...(opts.input === undefined ? {} : { input: opts.input }),
     });
     const result = { stdout: r.stdout.trimEnd(), stderr: r.stderr.trimEnd(), exitCode: r.exitCode };
     if (result.exitCode !== 0 && !opts.allowFail) {
@@ -74,14 +77,9 @@ export class Git {
     await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
   }
 
-  /** Commits everything in the worktree; returns the new commit, or null when nothing changed. */
+  /** Commits everything in the worktree (plumbing, no filters: see checkpoint.ts); null when nothing changed. */
   async commitAll(cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
-    const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.'], o);
-    const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
-    if (staged.exitCode === 0) return null;
-    await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
-    return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+    return checkpointCommit(this, cwd, message, expectedGitDir);
   }
 
   async changedFiles(cwd: string, from: string, to = 'HEAD', expectedGitDir?: string): Promise<string[]> {

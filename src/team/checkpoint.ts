@@ -1,0 +1,153 @@
+// A checkpoint commit of an agent's worktree built with plumbing that applies no filters and enters no
+// nested repository: `git add -A` would run clean filters and `git status` inside any nested repo the
+// agent made, outside the sandbox. Here every blob is hashed with --no-filters from bytes ACIA read itself.
+import * as fs from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Git } from './git.js';
+
+const ACIA_DIR = '.acia';
+
+interface Entry {
+  mode: string;
+  sha: string;
+}
+
+/**
+ * Commits the worktree at `cwd` onto HEAD; null when its tree equals HEAD's. Tracked files ignored by
+ * .gitignore stay tracked (as `git add -A` does); `.acia/` keeps the base version whatever the agent did,
+ * so a run branch never carries ACIA's own state or a planted config; gitlinks keep their recorded commit.
+ */
+export async function checkpointCommit(git: Git, cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
+  const o = expectedGitDir === undefined ? {} : { expectedGitDir };
+  removeNestedGitEntries(cwd);
+  const indexed = parseStage((await git.run(cwd, ['ls-files', '-z', '-s'], o)).stdout);
+  const untracked = (await git.run(cwd, ['ls-files', '-z', '-o', '--exclude-standard'], o)).stdout.split('\0').filter((p) => p !== '' && !p.endsWith('/'));
+  const entries = new Map<string, Entry>();
+  const toHash: string[] = [];
+  const links: { path: string; target: string }[] = [];
+  const modes = new Map<string, string>();
+  const symlinkDirs = new Map<string, boolean>();
+  for (const path of [...indexed.keys(), ...untracked]) {
+    if (entries.has(path) || modes.has(path)) continue;
+    const base = indexed.get(path);
+    if (isAciaPath(path) || base?.mode === '160000') {
+      if (base) entries.set(path, base);
+      continue;
+    }
+    if (underSymlink(cwd, path, symlinkDirs)) continue; // a directory swapped for a link: its files are gone
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(join(cwd, path));
+    } catch {
+      continue; // deleted
+    }
+    if (st.isSymbolicLink()) links.push({ path, target: fs.readlinkSync(join(cwd, path)) });
+    else if (st.isFile()) {
+      toHash.push(path);
+      modes.set(path, st.mode & 0o100 ? '100755' : '100644');
+    }
+    // Anything else (a directory where a file was, a FIFO, a socket) is not content: left out.
+  }
+  for (const [path, sha] of await hashFiles(git, cwd, toHash, o)) entries.set(path, { mode: modes.get(path) ?? '100644', sha });
+  for (const l of links) {
+    const sha = (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--stdin'], { ...o, input: l.target })).stdout;
+    entries.set(l.path, { mode: '120000', sha });
+  }
+
+  const dir = await mkdtemp(join(tmpdir(), 'acia-ckpt-'));
+  try {
+    const env = { GIT_INDEX_FILE: join(dir, 'index') };
+    const info = [...entries].map(([path, e]) => `${e.mode} ${e.sha}\t${path}\0`).join('');
+    await git.run(cwd, ['update-index', '--add', '-z', '--index-info'], { ...o, env, input: info });
+    const tree = (await git.run(cwd, ['write-tree'], { ...o, env })).stdout;
+    const headTree = (await git.run(cwd, ['rev-parse', 'HEAD^{tree}'], o)).stdout;
+    if (tree === headTree) return null;
+    const head = (await git.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+    const commit = (await git.run(cwd, ['commit-tree', tree, '-p', head, '-F', '-'], { ...o, input: message })).stdout;
+    await git.run(cwd, ['update-ref', '-m', 'acia: checkpoint', 'HEAD', commit, head], o);
+    // The real index follows the new commit; nothing in the worktree is touched.
+    await git.run(cwd, ['read-tree', commit], o);
+    return commit;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function isAciaPath(path: string): boolean {
+  return path === ACIA_DIR || path.startsWith(`${ACIA_DIR}/`);
+}
+
+function parseStage(out: string): Map<string, Entry> {
+  const map = new Map<string, Entry>();
+  for (const rec of out.split('\0')) {
+    const m = /^(\d{6}) ([0-9a-f]+) \d\t(.+)$/s.exec(rec);
+    if (m) map.set(m[3]!, { mode: m[1]!, sha: m[2]! });
+  }
+  return map;
+}
+
+/** True when a directory on the way to `path` is a symlink: reading through it would leave the worktree. */
+function underSymlink(cwd: string, path: string, cache: Map<string, boolean>): boolean {
+  const parts = path.split('/');
+  let prefix = '';
+  for (let i = 0; i < parts.length - 1; i++) {
+    prefix = prefix === '' ? parts[i]! : `${prefix}/${parts[i]!}`;
+    let bad = cache.get(prefix);
+    if (bad === undefined) {
+      try {
+        bad = !fs.lstatSync(join(cwd, prefix)).isDirectory();
+      } catch {
+        bad = true;
+      }
+      cache.set(prefix, bad);
+    }
+    if (bad) return true;
+  }
+  return false;
+}
+
+/**
+ * Blob ids of regular files, written with --no-filters. Batched through --stdin-paths, except names that
+ * stdin-paths would read differently (a newline, or a leading quote it would C-unquote): one call each.
+ */
+async function hashFiles(git: Git, cwd: string, paths: string[], o: { expectedGitDir?: string }): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const plain = paths.filter((p) => !p.includes('\n') && !p.startsWith('"'));
+  const odd = paths.filter((p) => p.includes('\n') || p.startsWith('"'));
+  for (let i = 0; i < plain.length; i += 5000) {
+    const batch = plain.slice(i, i + 5000);
+    const shas = (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--stdin-paths'], { ...o, input: `${batch.join('\n')}\n` })).stdout.split('\n');
+    batch.forEach((p, j) => out.set(p, shas[j] ?? ''));
+  }
+  for (const p of odd) out.set(p, (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--', p], o)).stdout);
+  return out;
+}
+
+/**
+ * Every `.git` entry below the worktree root (a nested repository or a gitlink the agent filled) is
+ * removed before host git looks at the worktree: git would otherwise treat it as a repository of its own,
+ * with the agent's config. Symlinks are not followed.
+ */
+export function removeNestedGitEntries(root: string): string[] {
+  const removed: string[] = [];
+  const walk = (dir: string, top: boolean): void => {
+    let names: fs.Dirent[];
+    try {
+      names = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const d of names) {
+      const abs = join(dir, d.name);
+      if (d.name === '.git') {
+        if (top) continue;
+        fs.rmSync(abs, { recursive: true, force: true });
+        removed.push(abs);
+      } else if (d.isDirectory()) walk(abs, false);
+    }
+  };
+  walk(root, true);
+  return removed;
+}
