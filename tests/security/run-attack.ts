@@ -1,9 +1,8 @@
 // Drives a whole `acia run` through the built CLI with a scripted model that performs an attack: the PM
 // plans one dev task, and the "injected" dev agent makes the tool calls the test gives it.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execa } from 'execa';
 import { CLI, ENV_SECRETS, type Fixture } from './fixture.js';
 
 export interface ToolCall {
@@ -32,17 +31,31 @@ export function attackScript(turns: ToolCall[][], summary = 'done'): unknown {
   };
 }
 
+export interface RunAttackOptions {
+  args?: string[];
+  env?: Record<string, string>;
+  /** Descriptors handed to acia as fds 3, 4, ... (undefined leaves a slot closed). */
+  fds?: (number | undefined)[];
+  timeoutMs?: number;
+}
+
 /** `acia run` in the fixture's repo, sandboxed, with fake secrets in the environment and the fixture's HOME. */
-export async function runAttack(fx: Fixture, turns: ToolCall[][], extraArgs: string[] = [], env: Record<string, string> = {}): Promise<RunAttackResult> {
+export async function runAttack(fx: Fixture, turns: ToolCall[][], o: RunAttackOptions = {}): Promise<RunAttackResult> {
   const script = path.join(fx.base, `script-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   fs.writeFileSync(script, JSON.stringify(attackScript(turns)));
-  const r = await execa('node', [CLI, 'run', 'do the thing', '--repo', fx.repo, '--model', `scripted:${script}`, '--sandbox', 'bwrap', '--quiet', ...extraArgs], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.home, LANG: 'C.UTF-8', NO_COLOR: '1', ...ENV_SECRETS, ...env },
-    extendEnv: false,
-    reject: false,
-    timeout: 120_000,
+  const argv = [CLI, 'run', 'do the thing', '--repo', fx.repo, '--model', `scripted:${script}`, '--sandbox', 'bwrap', '--quiet', ...(o.args ?? [])];
+  const child = spawn(process.execPath, argv, {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.home, LANG: 'C.UTF-8', NO_COLOR: '1', ...ENV_SECRETS, ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe', ...(o.fds ?? []).map((fd) => fd ?? 'ignore')],
   });
-  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 120_000);
+  const exitCode = await new Promise<number>((resolve) => child.on('close', (code, sig) => resolve(code ?? (sig ? 128 : 1))));
+  clearTimeout(timer);
+  return { exitCode, stdout, stderr };
 }
 
 export function gitIn(cwd: string, ...args: string[]): string {

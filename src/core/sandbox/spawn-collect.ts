@@ -1,6 +1,7 @@
 // Spawns a process (no shell), collects capped head+tail output, and kills its whole group on timeout or abort.
 import { spawn } from 'node:child_process';
 import type { CommandOutcome } from '../tools/types.js';
+import { closeInheritedFds } from './close-fds.js';
 
 export interface SpawnCollectOptions {
   cwd: string;
@@ -32,6 +33,8 @@ export function spawnCollect(argv: readonly string[], options: SpawnCollectOptio
     let killedForOutput = false;
     let settled = false;
 
+    // No descriptor ACIA's parent handed down may reach the command (it could write outside the worktree).
+    closeInheritedFds();
     const child = spawn(file ?? 'false', args, {
       cwd: opts.cwd,
       env: opts.env,
