@@ -1,10 +1,12 @@
 // The bubblewrap runner: each command in fresh namespaces, the worktree the only writable place, limits applied.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
+import * as os from 'node:os';
 import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
-import { gitPathsOf } from './git-paths.js';
+import { gitPathsOf, type GitPaths } from './git-paths.js';
+import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
 import { proxyEnv, parseHostRule, SANDBOX_PROXY_PORT, startEgressProxy, type EgressProxy } from './egress-proxy.js';
@@ -64,13 +66,14 @@ export class BwrapRunner implements CommandRunner {
     for (const file of SECRET_FILES) if (fs.existsSync(file)) a.push('--ro-bind', '/dev/null', file);
     a.push('--dir', SANDBOX_HOME);
     const git = gitPathsOf(this.root);
-    // A task worktree sits inside the user's checkout (.acia/worktrees/...). Hide that checkout — its
-    // untracked secrets (.env), other tasks' worktrees, the run ledgers — and show only this worktree.
-    const checkout = enclosingCheckout(this.root, git.commonDir);
-    if (checkout !== null) a.push('--tmpfs', checkout);
+    // Hide every checkout around this worktree — the user's (its untracked .env, other tasks' worktrees,
+    // the run ledgers), and the one owning the git dir when the user's is a linked worktree or a submodule.
+    for (const checkout of checkoutsToMask(this.root, git)) a.push('--tmpfs', checkout);
     a.push('--bind', this.root, this.root);
     // Git metadata stays read-only even though the worktree is writable: hooks and config run outside later.
     for (const p of git.readOnly) a.push('--ro-bind', p, p);
+    // ...and its config files are replaced by copies without remotes, tokens or extra headers.
+    for (const [src, dest] of this.gitConfigBinds(git)) a.push('--ro-bind', src, dest);
     a.push('--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL');
     a.push('--die-with-parent', '--new-session', '--hostname', 'acia-sandbox');
     a.push('--chdir', realCwd, '--');
@@ -83,6 +86,12 @@ export class BwrapRunner implements CommandRunner {
       a.push('/bin/sh', '-c', command);
     }
     return a;
+  }
+
+  private configBinds: [string, string][] | null = null;
+  private gitConfigBinds(git: GitPaths): [string, string][] {
+    this.configBinds ??= sanitisedGitConfigBinds(git, fs.mkdtempSync(nodePath.join(scratchDir(), 'cfg-')));
+    return this.configBinds;
   }
 
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
@@ -142,26 +151,15 @@ function onPath(name: string): boolean {
   });
 }
 
-/** Homes and runtime dirs hidden behind empty tmpfs: the user's secrets and sockets (docker, ssh-agent). */
-function maskedDirs(parentEnv: NodeJS.ProcessEnv): string[] {
-  const dirs = new Set<string>(['/root', '/home', '/run', '/var/run', '/mnt', '/media']);
-  if (parentEnv.HOME && nodePath.resolve(parentEnv.HOME) !== '/') dirs.add(nodePath.resolve(parentEnv.HOME));
-  const out: string[] = [];
-  for (const d of dirs) {
-    try {
-      const st = fs.lstatSync(d);
-      if (st.isDirectory()) out.push(d); // a symlink (e.g. /var/run -> /run) is covered by its target
-    } catch {
-      /* absent */
-    }
-  }
-  // Parents before children so a later mask is not hidden by an earlier one.
-  return out.sort((x, y) => x.length - y.length);
-}
+export { enclosingCheckout } from './masks.js';
 
-/** The checkout that holds `root` as a nested linked worktree, or null when `root` is the checkout itself. */
-export function enclosingCheckout(root: string, commonDir: string | null): string | null {
-  if (commonDir === null || nodePath.basename(commonDir) !== '.git') return null;
-  const checkout = nodePath.dirname(commonDir);
-  return root !== checkout && isWithin(checkout, root) ? checkout : null;
+let scratch: string | null = null;
+/** One private host directory per process for the sanitised config copies, removed at exit. */
+function scratchDir(): string {
+  if (scratch === null) {
+    const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), 'acia-sandbox-'));
+    scratch = dir;
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return scratch;
 }
