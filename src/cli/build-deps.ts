@@ -132,7 +132,8 @@ function chooseRunner(o: BuildDepsOptions): (root: string) => CommandRunner {
   return (root) => {
     let r = runners.get(root);
     if (!r) {
-      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env });
+      const { memoryMb, tmpMb } = o.config.sandboxLimits;
+      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env, limits: { maxMemoryBytes: memoryMb * 1024 * 1024, tmpBytes: tmpMb * 1024 * 1024 } });
       runners.set(root, r);
     }
     return r;

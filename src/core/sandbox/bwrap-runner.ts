@@ -15,8 +15,13 @@ import { DEFAULT_OUTPUT_CAP, spawnCollect } from './spawn-collect.js';
 export interface SandboxLimits {
   maxProcesses: number;
   maxFileBytes: number;
+  /** Memory per command: cgroup memory.max when ACIA may create cgroups, else RLIMIT_DATA per process. */
+  maxMemoryBytes: number;
+  /** Size of the sandbox's private /tmp (a tmpfs, otherwise up to half of RAM). */
+  tmpBytes: number;
 }
-export const DEFAULT_LIMITS: SandboxLimits = { maxProcesses: 256, maxFileBytes: 256 * 1024 * 1024 };
+const MIB = 1024 * 1024;
+export const DEFAULT_LIMITS: SandboxLimits = { maxProcesses: 256, maxFileBytes: 256 * MIB, maxMemoryBytes: 4096 * MIB, tmpBytes: 1024 * MIB };
 
 export interface BwrapRunnerOptions {
   /** The worktree: the only writable directory. */
@@ -61,7 +66,7 @@ export class BwrapRunner implements CommandRunner {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
     const a: string[] = [this.options.bwrapPath ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
-    a.push('--tmpfs', '/tmp');
+    a.push('--size', String(this.limits.tmpBytes), '--tmpfs', '/tmp');
     for (const dir of maskedDirs(this.options.parentEnv ?? process.env)) a.push('--tmpfs', dir);
     for (const file of SECRET_FILES) if (fs.existsSync(file)) a.push('--ro-bind', '/dev/null', file);
     a.push('--dir', SANDBOX_HOME);
@@ -77,7 +82,9 @@ export class BwrapRunner implements CommandRunner {
     a.push('--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL');
     a.push('--die-with-parent', '--new-session', '--hostname', 'acia-sandbox');
     a.push('--chdir', realCwd, '--');
-    a.push('prlimit', `--nproc=${this.limits.maxProcesses}`, `--fsize=${this.limits.maxFileBytes}`, `--core=0`, '--');
+    // RLIMIT_DATA, not RLIMIT_AS: it counts memory a process writes to, not address space runtimes
+    // (V8, Go, the JVM) reserve up front, so it bounds a memory hog without breaking them.
+    a.push('prlimit', `--nproc=${this.limits.maxProcesses}`, `--fsize=${this.limits.maxFileBytes}`, `--data=${this.limits.maxMemoryBytes}`, `--core=0`, '--');
     if (egress) {
       // Still no network namespace of its own to reach out of: only the proxy's socket, read-only.
       a.splice(a.indexOf('--unshare-all'), 0, '--ro-bind', egress.dir, SANDBOX_NET_DIR);
@@ -98,20 +105,38 @@ export class BwrapRunner implements CommandRunner {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
     const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);
     let argv = this.argv(command, opts.cwd, proxy ?? undefined);
-    const cgroup = createPidsCgroup(this.limits.maxProcesses);
+    const cgroup = createPidsCgroup(this.limits.maxProcesses, this.limits.maxMemoryBytes);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
-      return await spawnCollect(argv, {
+      const outcome = await spawnCollect(argv, {
         cwd: this.root,
         env,
         timeoutMs: opts.timeoutMs,
         outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
+      const note = limitNote(outcome, this.limits, cgroup?.oomKilled() ?? false);
+      return note === null ? outcome : { ...outcome, output: `${outcome.output}\n${note}` };
     } finally {
       cgroup?.remove();
     }
   }
+}
+
+/** A line telling the agent (and the ledger) which sandbox limit a failed command ran into, or null. */
+export function limitNote(o: CommandOutcome, limits: SandboxLimits, oomKilled: boolean): string | null {
+  if (o.exitCode === 0) return null;
+  const mib = (n: number) => `${Math.round(n / MIB)} MiB`;
+  if (oomKilled || /Cannot allocate memory|MemoryError|out of memory|bad_alloc|allocation failed|memory exhausted/i.test(o.output)) {
+    return `[sandbox limit: the command ran out of memory; each command may use ${mib(limits.maxMemoryBytes)} (config sandboxLimits.memoryMb)]`;
+  }
+  if (/No space left on device/i.test(o.output)) {
+    return `[sandbox limit: a disk filled up; the sandbox /tmp holds ${mib(limits.tmpBytes)} (config sandboxLimits.tmpMb), files are limited to ${mib(limits.maxFileBytes)}]`;
+  }
+  if (/File size limit exceeded/i.test(o.output) || o.signal === 'SIGXFSZ') {
+    return `[sandbox limit: a file passed ${mib(limits.maxFileBytes)}]`;
+  }
+  return null;
 }
 
 /** Where the proxy's socket directory appears inside the sandbox (its /tmp is private tmpfs). */
