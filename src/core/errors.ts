@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'LEDGER_CORRUPT'
   | 'LEDGER_IO'
   | 'BLOB_MISSING'
+  | 'APPLY_REFUSED'
   | 'RUN_NOT_FOUND'
   | 'BUDGET_EXCEEDED'
   | 'ABORTED'

@@ -16,17 +16,22 @@ export interface RunAttackResult {
   stderr: string;
 }
 
-/** One dev task `t1`; each element of `turns` is one model turn of the dev agent, then it returns. */
-export function attackScript(turns: ToolCall[][], summary = 'done'): unknown {
-  const task = { id: 't1', capability: 'dev.implement', title: 'Do the thing', input: { instructions: 'do the thing' } };
-  const plan = (id: string) => ({ id, rationale: 'one task', tasks: [task], edges: [] });
+/**
+ * Dev tasks run one after another (t1, then t2, ...); each element of a task's turns is one model turn
+ * of its dev agent, which then returns. A bare array of turns is the single task t1.
+ */
+export function attackScript(work: ToolCall[][] | Record<string, ToolCall[][]>, summary = 'done'): unknown {
+  const tasks = Array.isArray(work) ? { t1: work } : work;
+  const ids = Object.keys(tasks);
+  const specs = ids.map((id) => ({ id, capability: 'dev.implement', title: `Do ${id}`, input: { instructions: 'do the thing' } }));
+  const edges = ids.slice(1).map((id, i) => ({ from: ids[i]!, to: id }));
+  const plan = (id: string) => ({ id, rationale: 'the tasks in order', tasks: specs, edges });
   return {
     version: 1,
     model: 'claude-sonnet-5-5',
     turns: [
       { caller: 'pm', toolCalls: [{ name: 'return_result', input: { plans: [plan('plan-A'), plan('plan-B')], chosenPlanId: 'plan-A', selectionRationale: 'smallest' } }] },
-      ...turns.map((toolCalls) => ({ caller: 'dev:t1', toolCalls })),
-      { caller: 'dev:t1', toolCalls: [{ name: 'return_result', input: { summary } }] },
+      ...ids.flatMap((id) => [...tasks[id]!.map((toolCalls) => ({ caller: `dev:${id}`, toolCalls })), { caller: `dev:${id}`, toolCalls: [{ name: 'return_result', input: { summary } }] }]),
     ],
   };
 }
@@ -40,7 +45,7 @@ export interface RunAttackOptions {
 }
 
 /** `acia run` in the fixture's repo, sandboxed, with fake secrets in the environment and the fixture's HOME. */
-export async function runAttack(fx: Fixture, turns: ToolCall[][], o: RunAttackOptions = {}): Promise<RunAttackResult> {
+export async function runAttack(fx: Fixture, turns: ToolCall[][] | Record<string, ToolCall[][]>, o: RunAttackOptions = {}): Promise<RunAttackResult> {
   const script = path.join(fx.base, `script-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   fs.writeFileSync(script, JSON.stringify(attackScript(turns)));
   const argv = [CLI, 'run', 'do the thing', '--repo', fx.repo, '--model', `scripted:${script}`, '--sandbox', 'bwrap', '--quiet', ...(o.args ?? [])];

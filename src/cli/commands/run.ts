@@ -13,6 +13,7 @@ export interface RunFlags {
   testCommand?: string;
   includeUncommitted?: boolean;
   apply?: boolean;
+  allowIgnored?: boolean;
   json?: boolean;
   quiet?: boolean;
   debug?: boolean;
@@ -42,7 +43,8 @@ export function register(program: Command): void {
       .description('plan and carry out a change on a repository with a PM, Dev and QA agents')
       .argument('<task>', 'what to do, in plain words')
       .option('--include-uncommitted', 'snapshot uncommitted changes into the run’s base commit')
-      .option('--apply', 'after success, merge the run branch into your current branch'),
+      .option('--apply', 'after success, merge the run branch into your current branch')
+      .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
   )
     .addHelpText(
       'after',
@@ -59,7 +61,8 @@ export function register(program: Command): void {
       .description('continue a run from its ledger (the latest unfinished one when no id is given)')
       .argument('[runId]', 'the run to resume')
       .option('--answer <text>', 'your answer to the open escalation: guidance text, or retry | skip | approve | abort')
-      .option('--apply', 'after success, merge the run branch into your current branch'),
+      .option('--apply', 'after success, merge the run branch into your current branch')
+      .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
   )
     .addHelpText('after', '\nExamples:\n  acia resume\n  acia resume 20261123-070102-ab12cd --answer "use Intl.Segmenter for words"\n  acia resume --answer skip')
     .action(async (runId: string | undefined, flags: RunFlags) => {
