@@ -22,6 +22,23 @@ interface Entry {
 export async function checkpointCommit(git: Git, cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
   const o = expectedGitDir === undefined ? {} : { expectedGitDir };
   removeNestedGitEntries(cwd);
+  const tree = await worktreeTree(git, cwd, o);
+  const headTree = (await git.run(cwd, ['rev-parse', 'HEAD^{tree}'], o)).stdout;
+  if (tree === headTree) return null;
+  const head = (await git.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  const commit = (await git.run(cwd, ['commit-tree', tree, '-p', head, '-F', '-'], { ...o, input: message })).stdout;
+  await git.run(cwd, ['update-ref', '-m', 'acia: checkpoint', 'HEAD', commit, head], o);
+  // The real index follows the new commit; nothing in the worktree is touched.
+  await git.run(cwd, ['read-tree', commit], o);
+  return commit;
+}
+
+/**
+ * The tree of the work tree at `cwd` as it is on disk: index paths and untracked, unignored files, each
+ * read by ACIA (no filters, no nested repository entered); gitlinks and `.acia/` keep their index entry.
+ * Writes blobs, touches neither the index nor the work tree.
+ */
+export async function worktreeTree(git: Git, cwd: string, o: { expectedGitDir?: string } = {}): Promise<string> {
   const indexed = parseStage((await git.run(cwd, ['ls-files', '-z', '-s'], o)).stdout);
   const untracked = (await git.run(cwd, ['ls-files', '-z', '-o', '--exclude-standard'], o)).stdout.split('\0').filter((p) => p !== '' && !p.endsWith('/'));
   const entries = new Map<string, Entry>();
@@ -61,15 +78,7 @@ export async function checkpointCommit(git: Git, cwd: string, message: string, e
     const env = { GIT_INDEX_FILE: join(dir, 'index') };
     const info = [...entries].map(([path, e]) => `${e.mode} ${e.sha}\t${path}\0`).join('');
     await git.run(cwd, ['update-index', '--add', '-z', '--index-info'], { ...o, env, input: info });
-    const tree = (await git.run(cwd, ['write-tree'], { ...o, env })).stdout;
-    const headTree = (await git.run(cwd, ['rev-parse', 'HEAD^{tree}'], o)).stdout;
-    if (tree === headTree) return null;
-    const head = (await git.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
-    const commit = (await git.run(cwd, ['commit-tree', tree, '-p', head, '-F', '-'], { ...o, input: message })).stdout;
-    await git.run(cwd, ['update-ref', '-m', 'acia: checkpoint', 'HEAD', commit, head], o);
-    // The real index follows the new commit; nothing in the worktree is touched.
-    await git.run(cwd, ['read-tree', commit], o);
-    return commit;
+    return (await git.run(cwd, ['write-tree'], { ...o, env })).stdout;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { safeGit } from '../core/sandbox/safe-git.js';
-import { checkpointCommit } from './checkpoint.js';
+import { checkpointCommit, worktreeTree } from './checkpoint.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
 
@@ -133,13 +133,13 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
   return r.stdout;
 }
 
-/** A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD. */
-export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
-  const env = { GIT_INDEX_FILE: tmpIndex };
-  await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia'], { env });
-  const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
-  return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
+/**
+ * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD.
+ * Built like a checkpoint (no filters, no submodule entered), but nothing in the user's checkout is removed.
+ */
+export async function snapshotWorkingTree(git: Git, repo: string, head: string): Promise<string> {
+  const tree = await worktreeTree(git, repo);
+  return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'])).stdout;
 }
 
 /** Keeps .acia/ out of `git status` without touching a tracked file. */

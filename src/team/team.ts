@@ -2,7 +2,6 @@
 // terminal reason, the manifest anchor and the wiki.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import type { Goal, PlanSet } from '../core/acm/contracts.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
@@ -52,7 +51,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
   const head = await requireCommit(git, repo);
-  const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head, join(tmpdir(), `acia-index-${process.pid}-${Date.now()}`)) : head;
+  const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
   const now = deps.clock.now();
   const runId = deps.ids.runId(now);
   const runDir = join(repo, '.acia', 'runs', runId);

@@ -28,7 +28,7 @@ describe.skipIf(!sandboxed)('inherited descriptors, FIFOs and the deadline', () 
     expect(fs.readFileSync(target, 'utf8')).toBe('ORIGINAL\n');
   });
 
-  it('read_file, write_file and edit_file on a FIFO fail as tool errors instead of freezing the run', async () => {
+  it('read_file, write_file, edit_file and search on a FIFO fail as tool errors instead of freezing the run', async () => {
     fx = makeFixture();
     const started = Date.now();
     const r = await runAttack(
@@ -38,6 +38,7 @@ describe.skipIf(!sandboxed)('inherited descriptors, FIFOs and the deadline', () 
         [{ name: 'read_file', input: { path: 'pipe' } }],
         [{ name: 'edit_file', input: { path: 'pipe', old: 'a', new: 'b' } }],
         [{ name: 'write_file', input: { path: 'pipe', content: 'x' } }],
+        [{ name: 'search', input: { pattern: 'x', path: 'pipe' } }],
         [{ name: 'write_file', input: { path: 'ok.txt', content: 'fine\n' } }],
       ],
       { timeoutMs: 25_000 },
@@ -52,6 +53,7 @@ describe.skipIf(!sandboxed)('inherited descriptors, FIFOs and the deadline', () 
       ['read_file', false],
       ['edit_file', false],
       ['write_file', false],
+      ['search', false],
       ['write_file', true],
     ]);
   });

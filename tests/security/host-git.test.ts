@@ -68,4 +68,23 @@ describe.skipIf(!sandboxed)('host git runs nothing the agent or the repository w
     expect(gitIn(fx.repo, 'show', `${branch}:sub/a.txt`)).toBe('two');
     expect(gitIn(fx.repo, 'show', `${branch}:top.txt`)).toBe('top');
   });
+
+  it('--include-uncommitted snapshots the checkout without running its filters or entering its submodules', async () => {
+    fx = makeFixture();
+    fs.writeFileSync(path.join(fx.repo, '.gitattributes'), '*.txt filter=evil\n');
+    fs.writeFileSync(path.join(fx.repo, 'a.txt'), 'one\n');
+    gitIn(fx.repo, 'add', '-A');
+    gitIn(fx.repo, 'commit', '-qm', 'attrs');
+    const marker = path.join(fx.outside, 'pwned-snapshot');
+    gitIn(fx.repo, 'config', 'filter.evil.clean', `touch ${marker}; cat`);
+    fs.writeFileSync(path.join(fx.repo, 'a.txt'), 'uncommitted\n');
+    fs.writeFileSync(path.join(fx.repo, 'new.txt'), 'untracked\n');
+    const r = await runAttack(fx, [[{ name: 'read_file', input: { path: 'a.txt' } }]], { args: ['--include-uncommitted'] });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
+    expect(fs.existsSync(marker)).toBe(false);
+    const branch = `acia/${fs.readdirSync(path.join(fx.repo, '.acia', 'runs'))[0] ?? ''}`;
+    expect(gitIn(fx.repo, 'show', `${branch}:a.txt`)).toBe('uncommitted');
+    expect(gitIn(fx.repo, 'show', `${branch}:new.txt`)).toBe('untracked');
+    expect(fs.readFileSync(path.join(fx.repo, 'a.txt'), 'utf8')).toBe('uncommitted\n'); // the checkout is untouched
+  });
 });
