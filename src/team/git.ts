@@ -1,10 +1,11 @@
 // The git operations the team performs on worktrees an agent has written to. Every call disables
 // hooks, fsmonitor, external diff and textconv, and ignores system config, so nothing an agent wrote
 // can make ACIA run code outside the sandbox.
+import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { safeGit } from '../core/sandbox/safe-git.js';
-import { checkpointCommit, worktreeTree } from './checkpoint.js';
+import { checkpointCommit, removeNestedGitEntries, worktreeTree } from './checkpoint.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
 
@@ -68,6 +69,8 @@ export class Git {
 
   /** (Re)creates `branch` at `at` checked out in a worktree at `path`. */
   async addWorktree(repo: string, path: string, branch: string, at: string): Promise<void> {
+    // An old attempt may have left a nested repository there, which `worktree remove` refuses to delete.
+    if (existsSync(path)) removeNestedGitEntries(path);
     await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
     await this.run(repo, ['worktree', 'prune']);
     await this.run(repo, ['worktree', 'add', '--force', '-B', branch, path, at]);

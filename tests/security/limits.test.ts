@@ -30,7 +30,7 @@ describe.skipIf(!sandboxed)('sandbox resource limits', () => {
     const r = await runAttack(
       fx,
       [
-        [{ name: 'run_command', input: { command: 'python3 -c "x = bytearray(1024 ** 3); print(\'ALLOCATED\')"' } }],
+        [{ name: 'run_command', input: { command: `${process.execPath} -e "Buffer.alloc(2 ** 30, 1); console.log('ALLOCATED')"` } }],
         [{ name: 'run_command', input: { command: 'head -c 64M /dev/zero > /tmp/fill && echo FILLED' } }],
         [{ name: 'run_command', input: { command: 'head -c 8M /dev/zero > /tmp/small && echo SMALL-OK' } }],
       ],

@@ -1,5 +1,4 @@
 // How ACIA itself runs git in a worktree an agent wrote to: nothing the agent wrote may run code out here.
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { execa } from 'execa';
@@ -56,7 +55,7 @@ export interface SafeGitResult {
 export async function safeGit(cwd: string, args: readonly string[], opts: SafeGitOptions = {}): Promise<SafeGitResult> {
   if (opts.expectedGitDir !== undefined) assertGitPointer(cwd, opts.expectedGitDir);
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
-  const full = [...config, ...driverOverrides(cwd), ...hardenSubcommand(args)];
+  const full = [...config, ...(await driverOverrides(cwd)), ...hardenSubcommand(args)];
   const result = await execa('git', full, {
     cwd,
     env: gitEnv(opts.env),
@@ -102,16 +101,17 @@ function hardenSubcommand(args: readonly string[]): string[] {
  * subdirectory .gitattributes, info/attributes, an include) is overridden to run nothing. Names come from
  * the config itself, not from attribute files, so no place an attribute can hide in is missed.
  */
-export function driverOverrides(cwd: string): string[] {
-  const r = spawnSync('git', ['config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], {
+export async function driverOverrides(cwd: string): Promise<string[]> {
+  const r = await execa('git', ['config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], {
     cwd,
     env: gitEnv(),
-    encoding: 'utf8',
+    extendEnv: false,
+    reject: false,
     timeout: 10_000,
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdin: 'ignore',
   });
   const names = { filter: new Set<string>(), diff: new Set<string>(), merge: new Set<string>() };
-  for (const key of (r.stdout ?? '').split('\0')) {
+  for (const key of String(r.stdout).split('\0')) {
     const first = key.indexOf('.');
     const last = key.lastIndexOf('.');
     if (first < 0 || last <= first) continue; // section.key without a driver name (e.g. diff.external)
