@@ -1,4 +1,5 @@
 // The bubblewrap runner: each command in fresh namespaces, the worktree the only writable place, limits applied.
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import * as os from 'node:os';
@@ -66,7 +67,9 @@ export class BwrapRunner implements CommandRunner {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
     const a: string[] = [this.options.bwrapPath ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
-    a.push('--size', String(this.limits.tmpBytes), '--tmpfs', '/tmp');
+    // --size needs bubblewrap 0.8; an older one still gets a private /tmp, just not a bounded one.
+    if (supportsTmpfsSize(this.options.bwrapPath ?? 'bwrap')) a.push('--size', String(this.limits.tmpBytes));
+    a.push('--tmpfs', '/tmp');
     for (const dir of maskedDirs(this.options.parentEnv ?? process.env)) a.push('--tmpfs', dir);
     for (const file of SECRET_FILES) if (fs.existsSync(file)) a.push('--ro-bind', '/dev/null', file);
     a.push('--dir', SANDBOX_HOME);
@@ -163,6 +166,17 @@ function sharedProxy(hosts: readonly string[]): Promise<EgressProxy> {
     p.catch(() => proxies.delete(key));
   }
   return p;
+}
+
+const sizeSupport = new Map<string, boolean>();
+function supportsTmpfsSize(bwrap: string): boolean {
+  let ok = sizeSupport.get(bwrap);
+  if (ok === undefined) {
+    const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 5_000 });
+    ok = `${help.stdout ?? ''}${help.stderr ?? ''}`.includes('--size');
+    sizeSupport.set(bwrap, ok);
+  }
+  return ok;
 }
 
 function onPath(name: string): boolean {
