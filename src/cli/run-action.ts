@@ -126,6 +126,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   }
 
   if (flags.apply && result.reason === 'succeeded') await applyRunBranch(git, repo, result, flags.allowIgnored ?? false);
+  else if (result.reason === 'succeeded' && what.kind !== 'plan') await warnBeforeMerge(git, repo, result.runBranch);
   if (what.kind === 'plan') await printPlan(result, what.out, flags.json ?? false);
   printSummary(result, flags.json ?? false, repo, what.kind === 'plan' ? (what.out ?? null) : undefined);
   return exitCodeForResult(result);
@@ -173,6 +174,18 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
     testCommand: f.testCommand,
     ...(Object.keys(budget).length > 0 ? { budget } : {}),
   };
+}
+
+/** Without --apply the summary tells the user to merge; first say what a plain `git merge` would do to them. */
+async function warnBeforeMerge(git: Git, repo: string, branch: string): Promise<void> {
+  const review = await reviewApply(git, repo, branch).catch(() => null);
+  if (review === null) return;
+  const say = (what: string, ps: string[]) => {
+    if (ps.length > 0) process.stderr.write(`${chalk.yellow('warning:')} ${branch} ${what}: ${ps.slice(0, 5).join(', ')}${ps.length > 5 ? ` (+${ps.length - 5} more)` : ''}; review it before merging\n`);
+  };
+  say('would overwrite untracked or ignored files in your checkout', review.overwrites);
+  say('adds paths your checkout ignores', review.ignoredAdds);
+  say("changes ACIA's own directory", review.aciaPaths);
 }
 
 async function applyRunBranch(git: Git, repo: string, result: RunResult, allowIgnored: boolean): Promise<void> {

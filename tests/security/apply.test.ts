@@ -54,4 +54,12 @@ describe.skipIf(!sandboxed)('--apply and what a run branch may carry', () => {
     expect(fs.readFileSync(path.join(fx.repo, '.env'), 'utf8')).toBe('API_KEY=attacker\n');
     expect(fs.existsSync(path.join(fx.repo, '.acia', 'config.json'))).toBe(false);
   });
-});
+
+  it('without --apply, warns that merging the branch would add an ignored path', async () => {
+    fx = makeFixture();
+    ignoredRepo();
+    const r = await runAttack(fx, smuggle);
+    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
+    expect(r.stderr).toMatch(/^warning: acia\/\S+ adds paths your checkout ignores: \.env; review it before merging$/m);
+  });
+}, 120_000); // each case drives whole acia runs; a loaded machine makes them slow

@@ -87,4 +87,4 @@ describe.skipIf(!sandboxed)('host git runs nothing the agent or the repository w
     expect(gitIn(fx.repo, 'show', `${branch}:new.txt`)).toBe('untracked');
     expect(fs.readFileSync(path.join(fx.repo, 'a.txt'), 'utf8')).toBe('uncommitted\n'); // the checkout is untouched
   });
-});
+}, 120_000); // each case drives whole acia runs; a loaded machine makes them slow

@@ -44,4 +44,4 @@ describe.skipIf(!sandboxed)('sandbox resource limits', () => {
     expect(tmp).toContain('the sandbox /tmp holds 16 MiB');
     expect(small).toContain('SMALL-OK');
   });
-});
+}, 120_000); // each case drives whole acia runs; a loaded machine makes them slow

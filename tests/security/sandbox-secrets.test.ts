@@ -84,4 +84,4 @@ describe.skipIf(!sandboxed)('secrets stay outside the sandbox', () => {
     const leaked = Object.entries(SECRETS).filter(([, v]) => seen.includes(v));
     expect(leaked.map(([k]) => k)).toEqual([]);
   });
-});
+}, 120_000); // each case drives whole acia runs; a loaded machine makes them slow
