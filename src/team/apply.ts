@@ -3,7 +3,6 @@
 // looks untouched; a plain merge would then overwrite the user's ignored `.env` (git treats ignored
 // files as expendable) or plant `.acia/config.json` for the next run.
 import * as fs from 'node:fs';
-import { join } from 'node:path';
 import type { Git } from './git.js';
 
 export interface ApplyReview {
@@ -19,17 +18,20 @@ const z = (out: string): string[] => out.split('\0').filter((p) => p !== '');
 
 /** Reviews merging `branch` into the clean checkout at `repo`; reads only, runs no driver. */
 export async function reviewApply(git: Git, repo: string, branch: string): Promise<ApplyReview> {
-  const written = z((await git.run(repo, ['diff', '--name-only', '-z', '--no-renames', '--diff-filter=ACMRT', `HEAD...${branch}`])).stdout);
-  const added = z((await git.run(repo, ['diff', '--name-only', '-z', '--no-renames', '--diff-filter=A', `HEAD...${branch}`])).stdout);
-  const tracked = new Set(z((await git.run(repo, ['ls-tree', '-r', '-z', '--name-only', 'HEAD'])).stdout));
+  // Names as byte strings (latin1) while checking, so a name that is not UTF-8 is found on disk too.
+  const raw = { encoding: 'latin1' as const };
+  const written = z((await git.run(repo, ['diff', '--name-only', '-z', '--no-renames', '--diff-filter=ACMRT', `HEAD...${branch}`], raw)).stdout);
+  const added = z((await git.run(repo, ['diff', '--name-only', '-z', '--no-renames', '--diff-filter=A', `HEAD...${branch}`], raw)).stdout);
+  const tracked = new Set(z((await git.run(repo, ['ls-tree', '-r', '-z', '--name-only', 'HEAD'], raw)).stdout));
   const overwrites = written.filter((p) => !tracked.has(p) && onDisk(repo, p, tracked));
   let ignoredAdds: string[] = [];
   if (added.length > 0) {
-    const r = await git.run(repo, ['check-ignore', '--no-index', '-z', '--stdin'], { allowFail: true, input: `${added.join('\0')}\0` });
-    ignoredAdds = z(r.stdout);
+    const input = Buffer.from(`${added.join('\0')}\0`, 'latin1');
+    ignoredAdds = z((await git.run(repo, ['check-ignore', '--no-index', '-z', '--stdin'], { ...raw, allowFail: true, input })).stdout);
   }
   const aciaPaths = written.concat(added).filter((p, i, all) => (p === '.acia' || p.startsWith('.acia/')) && all.indexOf(p) === i);
-  return { overwrites, ignoredAdds, aciaPaths };
+  const shown = (ps: string[]) => ps.map((p) => Buffer.from(p, 'latin1').toString('utf8'));
+  return { overwrites: shown(overwrites), ignoredAdds: shown(ignoredAdds), aciaPaths: shown(aciaPaths) };
 }
 
 /** True when `path`, or a non-directory where one of its parents should be, is on disk. */
@@ -39,7 +41,7 @@ function onDisk(repo: string, path: string, tracked: Set<string>): boolean {
     if (i < parts.length && tracked.has(parts.slice(0, i).join('/'))) return false; // git merges that itself
     let st: fs.Stats;
     try {
-      st = fs.lstatSync(join(repo, ...parts.slice(0, i)));
+      st = fs.lstatSync(Buffer.concat([Buffer.from(`${repo}/`), Buffer.from(parts.slice(0, i).join('/'), 'latin1')]));
     } catch {
       return false;
     }

@@ -39,11 +39,14 @@ export async function checkpointCommit(git: Git, cwd: string, message: string, e
  * Writes blobs, touches neither the index nor the work tree.
  */
 export async function worktreeTree(git: Git, cwd: string, o: { expectedGitDir?: string } = {}): Promise<string> {
-  const indexed = parseStage((await git.run(cwd, ['ls-files', '-z', '-s'], o)).stdout);
-  const untracked = (await git.run(cwd, ['ls-files', '-z', '-o', '--exclude-standard'], o)).stdout.split('\0').filter((p) => p !== '' && !p.endsWith('/'));
+  // Names are byte strings (latin1: one char per byte) so a name that is not UTF-8 survives intact.
+  const raw = { ...o, encoding: 'latin1' as const };
+  const indexed = parseStage((await git.run(cwd, ['ls-files', '-z', '-s'], raw)).stdout);
+  const untracked = (await git.run(cwd, ['ls-files', '-z', '-o', '--exclude-standard'], raw)).stdout.split('\0').filter((p) => p !== '' && !p.endsWith('/'));
+  const at = (p: string): Buffer => Buffer.concat([Buffer.from(`${cwd}/`), Buffer.from(p, 'latin1')]);
   const entries = new Map<string, Entry>();
   const toHash: string[] = [];
-  const links: { path: string; target: string }[] = [];
+  const byStdin: { path: string; mode: string; bytes: Buffer }[] = [];
   const modes = new Map<string, string>();
   const symlinkDirs = new Map<string, boolean>();
   for (const path of [...indexed.keys(), ...untracked]) {
@@ -53,30 +56,33 @@ export async function worktreeTree(git: Git, cwd: string, o: { expectedGitDir?: 
       if (base) entries.set(path, base);
       continue;
     }
-    if (underSymlink(cwd, path, symlinkDirs)) continue; // a directory swapped for a link: its files are gone
+    if (underSymlink(path, at, symlinkDirs)) continue; // a directory swapped for a link: its files are gone
     let st: fs.Stats;
     try {
-      st = fs.lstatSync(join(cwd, path));
+      st = fs.lstatSync(at(path));
     } catch {
       continue; // deleted
     }
-    if (st.isSymbolicLink()) links.push({ path, target: fs.readlinkSync(join(cwd, path)) });
+    if (st.isSymbolicLink()) byStdin.push({ path, mode: '120000', bytes: fs.readlinkSync(at(path), { encoding: 'buffer' }) });
     else if (st.isFile()) {
-      toHash.push(path);
-      modes.set(path, st.mode & 0o100 ? '100755' : '100644');
+      const mode = st.mode & 0o100 ? '100755' : '100644';
+      modes.set(path, mode);
+      // --stdin-paths reads lines and C-unquotes a leading quote: such names are read here and piped in.
+      if (path.includes('\n') || path.startsWith('"')) byStdin.push({ path, mode, bytes: fs.readFileSync(at(path)) });
+      else toHash.push(path);
     }
     // Anything else (a directory where a file was, a FIFO, a socket) is not content: left out.
   }
   for (const [path, sha] of await hashFiles(git, cwd, toHash, o)) entries.set(path, { mode: modes.get(path) ?? '100644', sha });
-  for (const l of links) {
-    const sha = (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--stdin'], { ...o, input: l.target })).stdout;
-    entries.set(l.path, { mode: '120000', sha });
+  for (const b of byStdin) {
+    const sha = (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--stdin'], { ...o, input: b.bytes })).stdout;
+    entries.set(b.path, { mode: b.mode, sha });
   }
 
   const dir = await mkdtemp(join(tmpdir(), 'acia-ckpt-'));
   try {
     const env = { GIT_INDEX_FILE: join(dir, 'index') };
-    const info = [...entries].map(([path, e]) => `${e.mode} ${e.sha}\t${path}\0`).join('');
+    const info = Buffer.from([...entries].map(([path, e]) => `${e.mode} ${e.sha}\t${path}\0`).join(''), 'latin1');
     await git.run(cwd, ['update-index', '--add', '-z', '--index-info'], { ...o, env, input: info });
     return (await git.run(cwd, ['write-tree'], { ...o, env })).stdout;
   } finally {
@@ -98,7 +104,7 @@ function parseStage(out: string): Map<string, Entry> {
 }
 
 /** True when a directory on the way to `path` is a symlink: reading through it would leave the worktree. */
-function underSymlink(cwd: string, path: string, cache: Map<string, boolean>): boolean {
+function underSymlink(path: string, at: (p: string) => Buffer, cache: Map<string, boolean>): boolean {
   const parts = path.split('/');
   let prefix = '';
   for (let i = 0; i < parts.length - 1; i++) {
@@ -106,7 +112,7 @@ function underSymlink(cwd: string, path: string, cache: Map<string, boolean>): b
     let bad = cache.get(prefix);
     if (bad === undefined) {
       try {
-        bad = !fs.lstatSync(join(cwd, prefix)).isDirectory();
+        bad = !fs.lstatSync(at(prefix)).isDirectory();
       } catch {
         bad = true;
       }
@@ -117,20 +123,15 @@ function underSymlink(cwd: string, path: string, cache: Map<string, boolean>): b
   return false;
 }
 
-/**
- * Blob ids of regular files, written with --no-filters. Batched through --stdin-paths, except names that
- * stdin-paths would read differently (a newline, or a leading quote it would C-unquote): one call each.
- */
+/** Blob ids of regular files (plain byte-string names), written with --no-filters through --stdin-paths. */
 async function hashFiles(git: Git, cwd: string, paths: string[], o: { expectedGitDir?: string }): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const plain = paths.filter((p) => !p.includes('\n') && !p.startsWith('"'));
-  const odd = paths.filter((p) => p.includes('\n') || p.startsWith('"'));
-  for (let i = 0; i < plain.length; i += 5000) {
-    const batch = plain.slice(i, i + 5000);
-    const shas = (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--stdin-paths'], { ...o, input: `${batch.join('\n')}\n` })).stdout.split('\n');
+  for (let i = 0; i < paths.length; i += 5000) {
+    const batch = paths.slice(i, i + 5000);
+    const input = Buffer.from(`${batch.join('\n')}\n`, 'latin1');
+    const shas = (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--stdin-paths'], { ...o, input })).stdout.split('\n');
     batch.forEach((p, j) => out.set(p, shas[j] ?? ''));
   }
-  for (const p of odd) out.set(p, (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--', p], o)).stdout);
   return out;
 }
 
@@ -141,22 +142,24 @@ async function hashFiles(git: Git, cwd: string, paths: string[], o: { expectedGi
  */
 export function removeNestedGitEntries(root: string): string[] {
   const removed: string[] = [];
-  const walk = (dir: string, top: boolean): void => {
-    let names: fs.Dirent[];
+  const walk = (dir: Buffer, top: boolean): void => {
+    let names: fs.Dirent<Buffer>[];
     try {
-      names = fs.readdirSync(dir, { withFileTypes: true });
+      names = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
     } catch {
       return;
     }
     for (const d of names) {
-      const abs = join(dir, d.name);
-      if (d.name === '.git') {
+      const abs = Buffer.concat([dir, Buffer.from('/'), d.name]);
+      if (d.name.equals(DOT_GIT)) {
         if (top) continue;
         fs.rmSync(abs, { recursive: true, force: true });
-        removed.push(abs);
+        removed.push(abs.toString('utf8'));
       } else if (d.isDirectory()) walk(abs, false);
     }
   };
-  walk(root, true);
+  walk(Buffer.from(root), true);
   return removed;
 }
+
+const DOT_GIT = Buffer.from('.git');

@@ -27,7 +27,8 @@ export interface GitRunOptions {
   /** For an agent's worktree: the git dir its `.git` file must still point to. */
   expectedGitDir?: string;
   env?: Record<string, string>;
-  input?: string;
+  input?: string | Uint8Array;
+  encoding?: 'utf8' | 'latin1';
 }
 
 /** Every call goes through safeGit; commit dates come from the injected clock so runs are reproducible. */
@@ -40,6 +41,7 @@ export class Git {
       env: { ...IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date, GIT_TERMINAL_PROMPT: '0', ...opts.env },
       ...(opts.expectedGitDir === undefined ? {} : { expectedGitDir: opts.expectedGitDir }),
       ...(opts.input === undefined ? {} : { input: opts.input }),
+      ...(opts.encoding === undefined ? {} : { encoding: opts.encoding }),
     });
     const result = { stdout: r.stdout.trimEnd(), stderr: r.stderr.trimEnd(), exitCode: r.exitCode };
     if (result.exitCode !== 0 && !opts.allowFail) {

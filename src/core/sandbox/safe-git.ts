@@ -33,13 +33,22 @@ export const SAFE_GIT_CONFIG: readonly string[] = [
   'core.attributesFile=/dev/null',
   'uploadpack.packObjectsHook=',
   'safe.directory=*',
+  // Signature checks run a configured program on signed commits; background maintenance is not ours to start.
+  'gpg.ssh.program=false',
+  'gpg.x509.program=false',
+  'log.showSignature=false',
+  'merge.verifySignatures=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
 ];
 
 export interface SafeGitOptions {
   /** The git dir the worktree's `.git` must point to; checked before every call when given. */
   expectedGitDir?: string;
   timeoutMs?: number;
-  input?: string;
+  input?: string | Uint8Array;
+  /** 'latin1' keeps every byte of a file name as one char (git prints names as raw bytes with -z). */
+  encoding?: 'utf8' | 'latin1';
   /** Extra env (still scrubbed of secrets). */
   env?: Record<string, string>;
   signal?: AbortSignal;
@@ -55,13 +64,14 @@ export interface SafeGitResult {
 export async function safeGit(cwd: string, args: readonly string[], opts: SafeGitOptions = {}): Promise<SafeGitResult> {
   if (opts.expectedGitDir !== undefined) assertGitPointer(cwd, opts.expectedGitDir);
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
-  const full = [...config, ...(await driverOverrides(cwd)), ...hardenSubcommand(args)];
+  const full = ['--no-pager', ...config, ...(await driverOverrides(cwd)), ...hardenSubcommand(args)];
   const result = await execa('git', full, {
     cwd,
     env: gitEnv(opts.env),
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,
+    encoding: opts.encoding ?? 'utf8',
     timeout: opts.timeoutMs ?? 60_000,
     ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' as const }),
     ...(opts.signal ? { cancelSignal: opts.signal } : {}),
