@@ -12,8 +12,10 @@ import { readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
+import { parseChaosSpec } from '../core/llm/chaos-client.js';
 import { costUsd, estimateCallCost, estimateRequestTokens } from '../core/llm/pricing.js';
 import { devTools } from '../core/tools/tool-sets.js';
+import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
 import { createRunner, detectSandbox } from '../core/sandbox/detect.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
@@ -44,7 +46,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
   // Built on first use: a resume that only records the human's "abort" needs no model or key. A script
   // is read now, because the model it names is what the run is priced as.
   let made: Promise<LlmClient> | null = null;
-  if (o.config.model.startsWith('scripted:')) {
+  if (o.config.model.startsWith('scripted:') || o.config.model.startsWith('chaos:')) {
     const created = await createLlmClient(o.config.model, clientEnv, { cwd: o.repo });
     made = Promise.resolve(created.client);
     model = created.model;
@@ -78,6 +80,9 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       await renderWiki(repo);
     },
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
+    modelEndpoint: o.anthropic
+      ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
+      : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
     ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   };
@@ -86,7 +91,8 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
 /** The parts that do not touch the outside world; replay uses them as they are. */
 export function staticDeps(config: Config, warn: (m: string) => void) {
   // devTools holds every tool; each agent definition picks its own subset by name.
-  const tools: readonly Tool[] = devTools;
+  // run_setup is for the team (config `setup`); no agent definition names it.
+  const tools: readonly Tool[] = [...devTools, runSetup];
   return {
     config,
     tools,
@@ -143,9 +149,9 @@ function chooseRunner(o: BuildDepsOptions): (root: string) => CommandRunner {
 /** One clear line before any work starts when the chosen model cannot be reached. */
 export function preflightModel(config: Config, env: NodeJS.ProcessEnv, override: boolean, cwd: string = process.cwd()): void {
   if (override) return;
-  if (config.model.startsWith('scripted:')) {
+  if (config.model.startsWith('scripted:') || config.model.startsWith('chaos:')) {
     // Otherwise a typo surfaces only as a failed run with a ledger, after the context is built.
-    const file = resolvePath(cwd, config.model.slice('scripted:'.length));
+    const file = resolvePath(cwd, config.model.startsWith('chaos:') ? parseChaosSpec(config.model.slice('chaos:'.length)).script : config.model.slice('scripted:'.length));
     if (!existsSync(file)) throw new AciaError('FILE_NOT_FOUND', `no such script file: ${file} (model ${config.model})`, { hint: 'the script format: docs/scripted-model.md' });
   }
   if (config.model.startsWith('anthropic:') && !env.ANTHROPIC_API_KEY) {

@@ -19,10 +19,10 @@ interface Entry {
  * .gitignore stay tracked (as `git add -A` does); `.acia/` keeps the base version whatever the agent did,
  * so a run branch never carries ACIA's own state or a planted config; gitlinks keep their recorded commit.
  */
-export async function checkpointCommit(git: Git, cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
+export async function checkpointCommit(git: Git, cwd: string, message: string, expectedGitDir?: string, excludes: readonly string[] = []): Promise<string | null> {
   const o = expectedGitDir === undefined ? {} : { expectedGitDir };
   removeNestedGitEntries(cwd);
-  const tree = await worktreeTree(git, cwd, o);
+  const tree = await worktreeTree(git, cwd, o, excludes);
   const headTree = (await git.run(cwd, ['rev-parse', 'HEAD^{tree}'], o)).stdout;
   if (tree === headTree) return null;
   const head = (await git.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
@@ -38,11 +38,13 @@ export async function checkpointCommit(git: Git, cwd: string, message: string, e
  * read by ACIA (no filters, no nested repository entered); gitlinks and `.acia/` keep their index entry.
  * Writes blobs, touches neither the index nor the work tree.
  */
-export async function worktreeTree(git: Git, cwd: string, o: { expectedGitDir?: string } = {}): Promise<string> {
+export async function worktreeTree(git: Git, cwd: string, o: { expectedGitDir?: string } = {}, excludes: readonly string[] = []): Promise<string> {
   // Names are byte strings (latin1: one char per byte) so a name that is not UTF-8 survives intact.
   const raw = { ...o, encoding: 'latin1' as const };
   const indexed = parseStage((await git.run(cwd, ['ls-files', '-z', '-s'], raw)).stdout);
-  const untracked = (await git.run(cwd, ['ls-files', '-z', '-o', '--exclude-standard'], raw)).stdout.split('\0').filter((p) => p !== '' && !p.endsWith('/'));
+  // Paths the excludes (installed dependencies, setup outputs) leave out keep their index entry as is.
+  const considered = excludes.length === 0 ? null : new Set(parseStage((await git.run(cwd, ['ls-files', '-z', '-s', '--', '.', ...excludes], raw)).stdout).keys());
+  const untracked = (await git.run(cwd, ['ls-files', '-z', '-o', '--exclude-standard', '--', '.', ...excludes], raw)).stdout.split('\0').filter((p) => p !== '' && !p.endsWith('/'));
   const at = (p: string): Buffer => Buffer.concat([Buffer.from(`${cwd}/`), Buffer.from(p, 'latin1')]);
   const entries = new Map<string, Entry>();
   const toHash: string[] = [];
@@ -52,7 +54,7 @@ export async function worktreeTree(git: Git, cwd: string, o: { expectedGitDir?: 
   for (const path of [...indexed.keys(), ...untracked]) {
     if (entries.has(path) || modes.has(path)) continue;
     const base = indexed.get(path);
-    if (isAciaPath(path) || base?.mode === '160000') {
+    if (isAciaPath(path) || base?.mode === '160000' || (base && considered && !considered.has(path))) {
       if (base) entries.set(path, base);
       continue;
     }

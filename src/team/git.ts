@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
+import { excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { checkpointCommit, removeNestedGitEntries, worktreeTree } from './checkpoint.js';
 import { AciaError } from '../core/errors.js';
@@ -82,9 +83,22 @@ export class Git {
     await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
   }
 
-  /** Commits everything in the worktree (plumbing, no filters: see checkpoint.ts); null when nothing changed. */
-  async commitAll(cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
-    return checkpointCommit(this, cwd, message, expectedGitDir);
+  /**
+   * Commits everything in the worktree except installed dependencies, tool caches and test byproducts
+   * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
+   * says; built with plumbing that applies no filters (see checkpoint.ts). Null when nothing changed.
+   */
+  async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
+    return checkpointCommit(this, cwd, message, expectedGitDir, [...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)]);
+  }
+
+  /** Untracked paths (directories collapsed, no trailing slash), leaving installed dependencies out. */
+  async untracked(cwd: string, expectedGitDir?: string): Promise<string[]> {
+    const r = await this.run(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--', '.', ...excludePathspecs()], expectedGitDir === undefined ? {} : { expectedGitDir });
+    return r.stdout
+      .split('\0')
+      .filter((l) => l.startsWith('?? '))
+      .map((l) => l.slice(3).replace(/\/$/, ''));
   }
 
   async changedFiles(cwd: string, from: string, to = 'HEAD', expectedGitDir?: string): Promise<string[]> {
@@ -139,11 +153,12 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
 }
 
 /**
- * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD.
+ * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD;
+ * installed dependencies and test byproducts are left out even when .gitignore does not list them.
  * Built like a checkpoint (no filters, no submodule entered), but nothing in the user's checkout is removed.
  */
 export async function snapshotWorkingTree(git: Git, repo: string, head: string): Promise<string> {
-  const tree = await worktreeTree(git, repo);
+  const tree = await worktreeTree(git, repo, {}, excludePathspecs());
   return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'])).stdout;
 }
 

@@ -2,6 +2,7 @@
 // run branch acia/<run> they merge into. The user's checkout is never touched.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import type { Git } from './git.js';
 
 export interface TaskWorktree {
@@ -21,14 +22,26 @@ export interface RunWorkspace {
   checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }>;
   merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }>;
   resetRun(commit: string): Promise<void>;
+  /**
+   * What the setup command just left untracked in the worktree (a build's output): later checkpoints of
+   * that worktree leave it out. Optional: replay has nothing to keep out.
+   */
+  keepOutOfCheckpoints?(wt: TaskWorktree): Promise<string[]>;
   changedSinceBase(base: string): Promise<string[]>;
+  /** Lines added plus removed between two commits (best-of-N prefers the smaller change). */
+  diffSize(from: string, to: string): Promise<number>;
+  /** Makes a task worktree's files those of `commit` (another candidate's work), uncommitted. */
+  adopt(wt: TaskWorktree, commit: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export class Workspace implements RunWorkspace {
   private mergeChain: Promise<unknown> = Promise.resolve();
+  private worktreeChain: Promise<unknown> = Promise.resolve();
   /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
   private readonly gitDirs = new Map<string, string>();
+  /** Per worktree: untracked paths the setup command made, which checkpoints do not commit. */
+  private readonly setupOutputs = new Map<string, string[]>();
   readonly runBranch: string;
   readonly runWorktree: string;
 
@@ -88,15 +101,22 @@ export class Workspace implements RunWorkspace {
     const branch = this.taskBranch(taskId);
     const base = checkpoint ?? (await this.runHead());
     // addWorktree removes any old worktree at `path` and checks `branch` out fresh at `base`, so a
-    // restarted attempt starts from exactly that commit with nothing left over.
-    await this.git.addWorktree(this.repo, path, branch, base);
+    // restarted attempt starts from exactly that commit with nothing left over. Serialised: its
+    // `worktree prune` must not run while a parallel task's `worktree add` is half done (git then fails
+    // with "failed to read .git/worktrees/<task>/commondir").
+    const added = this.worktreeChain.then(() => this.git.addWorktree(this.repo, path, branch, base));
+    this.worktreeChain = added.catch(() => undefined);
+    await added;
     this.gitDirs.set(path, await this.git.gitDirOf(path));
+    this.setupOutputs.delete(path);
+    // The checkout's installed dependencies, as links the sandbox resolves read-only (core/sandbox/deps.ts).
+    linkDependencies(this.repo, path, dependencyDirsCached(this.repo));
     return { path, branch, baseCommit: base };
   }
 
   async checkpoint(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
     const gitDir = this.gitDirs.get(wt.path);
-    const commit = await this.git.commitAll(wt.path, message, gitDir);
+    const commit = await this.git.commitAll(wt.path, message, gitDir, this.setupOutputs.get(wt.path) ?? []);
     return { commit, files: commit ? await this.git.changedFiles(wt.path, wt.baseCommit, commit, gitDir) : [] };
   }
 
@@ -114,12 +134,33 @@ export class Workspace implements RunWorkspace {
     return next;
   }
 
+  async keepOutOfCheckpoints(wt: TaskWorktree): Promise<string[]> {
+    const paths = await this.git.untracked(wt.path, this.gitDirs.get(wt.path));
+    this.setupOutputs.set(wt.path, paths);
+    return paths;
+  }
+
   async resetRun(commit: string): Promise<void> {
     await this.git.resetHard(this.runWorktree, commit);
   }
 
   async changedSinceBase(base: string): Promise<string[]> {
     return this.git.changedFiles(this.runWorktree, base);
+  }
+
+  async diffSize(from: string, to: string): Promise<number> {
+    const r = await this.git.run(this.repo, ['diff', '--numstat', '--no-ext-diff', '--no-textconv', '--no-renames', from, to]);
+    let lines = 0;
+    for (const row of r.stdout.split('\n')) {
+      const [added, removed] = row.split('\t');
+      // Binary files show as "-": count each as one line changed.
+      if (added !== undefined && removed !== undefined) lines += (Number(added) || 1) + (Number(removed) || 0);
+    }
+    return lines;
+  }
+
+  async adopt(wt: TaskWorktree, commit: string): Promise<void> {
+    await this.git.run(wt.path, ['read-tree', '-u', '--reset', commit], { expectedGitDir: this.gitDirs.get(wt.path) ?? (await this.git.gitDirOf(wt.path)) });
   }
 
   async close(): Promise<void> {

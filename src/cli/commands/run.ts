@@ -11,6 +11,7 @@ export interface RunFlags {
   maxMinutes?: string;
   sandbox?: string;
   testCommand?: string;
+  devAgent?: string;
   includeUncommitted?: boolean;
   apply?: boolean;
   allowIgnored?: boolean;
@@ -31,6 +32,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--max-minutes <m>', 'stop after this many minutes')
     .option('--sandbox <mode>', 'auto | bwrap | off (off runs commands unsandboxed, after a warning)')
     .option('--test-command <cmd>', 'the command that runs the tests (detected when absent)')
+    .option('--dev-agent <agent>', 'who does Dev tasks: acia (default), a name from devAgents in your config, or acp:<command>')
     .option('--json', 'NDJSON events on stdout (schema: schemas/events.schema.json); human text on stderr')
     .option('--quiet', 'print only the final summary')
     .option('--debug', 'stack traces and token-level output');
@@ -61,11 +63,17 @@ export function register(program: Command): void {
       .description('continue a run from its ledger (the latest unfinished one when no id is given)')
       .argument('[runId]', 'the run to resume')
       .option('--answer <text>', 'your answer to the open escalation: guidance text, or retry | skip | approve | abort')
+      .option('--db <url>', 'a fleet run: record the answer there and queue the run for a worker')
       .option('--apply', 'after success, merge the run branch into your current branch')
       .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
   )
     .addHelpText('after', '\nExamples:\n  acia resume\n  acia resume 20261123-070102-ab12cd --answer "use Intl.Segmenter for words"\n  acia resume --answer skip')
-    .action(async (runId: string | undefined, flags: RunFlags) => {
+    .action(async (runId: string | undefined, flags: RunFlags & { db?: string }) => {
+      if (flags.db !== undefined) {
+        const { resumeFleetCommand } = await import('../fleet-action.js');
+        process.exitCode = await resumeFleetCommand(runId, flags.answer, flags.db);
+        return;
+      }
       const { runCommand } = await import('../run-action.js');
       process.exitCode = await runCommand({ kind: 'resume', ...(runId === undefined ? {} : { runId }) }, flags);
     });

@@ -144,6 +144,7 @@ export const LEDGER_ENTRY_TYPES = [
   'TOOL_RESULT',
   'CHECKPOINT',
   'MERGE',
+  'CANDIDATES_JUDGED',
   'VERIFICATION',
   'RETRY_SCHEDULED',
   'ESCALATION_REQUESTED',
@@ -155,6 +156,7 @@ export const LEDGER_ENTRY_TYPES = [
   'TASK_SKIPPED',
   'LEDGER_RECOVERED',
   'RUN_COMPLETED',
+  'EVAL_GRADED',
 ] as const;
 export const LedgerEntryType = z.enum(LEDGER_ENTRY_TYPES);
 export type LedgerEntryType = z.infer<typeof LedgerEntryType>;

@@ -6,7 +6,7 @@ export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
 
 export const ModelSpec = z
   .string()
-  .regex(/^(anthropic|openai|scripted):.+$/, 'expected anthropic:<id>, openai:<id> or scripted:<file>');
+  .regex(/^(anthropic|openai|scripted|chaos):.+$/, 'expected anthropic:<id>, openai:<id>, scripted:<file> or chaos:<file>[,seed=N,rate=R]');
 
 export const PriceOverride = z.strictObject({
   inputPerMTok: z.number().nonnegative(),
@@ -32,6 +32,8 @@ export const Config = z.strictObject({
   sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
   allowedHosts: z.array(z.string().min(1).refine(isHostRule, 'expected a host, host:port or *.domain')).default([]),
   testCommand: z.string().min(1).optional(),
+  /** Run sandboxed in each task worktree before its agent starts (e.g. `npm run build`). */
+  setup: z.string().min(1).optional(),
   protectedPaths: z.array(z.string().min(1)).default([]),
   commandTimeoutS: z.number().int().min(1).max(3600).default(300),
   /** Per sandboxed command: memory (MiB) and the size of its private /tmp (MiB). */
@@ -44,11 +46,19 @@ export const Config = z.strictObject({
   prices: z.record(z.string(), PriceOverride).default({}),
   /** Append the lessons agents propose to .acia/wiki/memory/lessons.md when a session ends. */
   memoryLessons: z.boolean().default(true),
+  /**
+   * Who does Dev tasks: `acia` (ACIA's own Dev agent), a name from `devAgents`, or `acp:<command>`
+   * (an ACP agent started with that command line in the task's worktree, inside the sandbox).
+   */
+  devAgent: z.string().min(1).regex(/^(acp:.+|[a-z0-9][a-z0-9_-]*(,[a-z0-9][a-z0-9_-]*)*)$/, 'expected acia, acp:<command>, a name from devAgents, or several names separated by commas').default('acia'),
+  /** Named external ACP agents, each a command line: `{"claude-code": "claude-code-acp"}`. */
+  devAgents: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'expected a lower-case name'), z.string().min(1)).default({}),
 });
 export type Config = z.infer<typeof Config>;
 
 /** The provider-local model id of `anthropic:<id>` or `openai:<id>`; `scripted` for a script file. */
 export function modelIdOf(spec: string): string {
   const i = spec.indexOf(':');
-  return spec.slice(0, i) === 'scripted' ? 'scripted' : spec.slice(i + 1);
+  const provider = spec.slice(0, i);
+  return provider === 'scripted' || provider === 'chaos' ? 'scripted' : spec.slice(i + 1);
 }

@@ -30,6 +30,8 @@ export const ESCALATION_REASONS = [
   'human_approve',
   'merge_conflict',
   'task_failed',
+  /** The test command could not start (exit 127, a missing runner): the environment, not the code. */
+  'environment_broken',
 ] as const;
 export const EscalationReason = z.enum(ESCALATION_REASONS);
 export type EscalationReason = z.infer<typeof EscalationReason>;
@@ -71,7 +73,8 @@ export const EventData = {
   }),
   BRANCH_TAKEN: z.object({ from: z.string(), to: z.string(), guard: z.string(), value: z.boolean() }),
   POLICY_DECISION: z.object({
-    hook: z.enum(['plan.admit', 'task.pre', 'task.post']),
+    /** `agent.permission`: an external ACP agent asked before a tool call. */
+    hook: z.enum(['plan.admit', 'task.pre', 'task.post', 'agent.permission']),
     taskId: z.string().optional(),
     request: z.unknown(),
     response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
@@ -121,6 +124,27 @@ export const EventData = {
   }),
   CHECKPOINT: z.object({ taskId: z.string(), attempt: z.number(), commit: z.string(), branch: z.string(), files: z.array(z.string()) }),
   MERGE: z.object({ taskId: z.string(), into: z.string(), commit: z.string().nullable(), conflict: z.boolean(), files: z.array(z.string()) }),
+  /** Best-of-N: every candidate's recorded facts, the winner and why (tests, failures, diff, cost). */
+  CANDIDATES_JUDGED: z.object({
+    taskId: z.string(),
+    attempt: z.number(),
+    candidates: z.array(
+      z.object({
+        agent: z.string(),
+        branch: z.string(),
+        commit: z.string().nullable(),
+        finished: z.boolean(),
+        testsPassed: z.boolean(),
+        exitCode: z.number().nullable(),
+        failedCount: z.number().nullable(),
+        files: z.number(),
+        diffLines: z.number(),
+        costUsd: z.number(),
+      }),
+    ),
+    winner: z.string().nullable(),
+    rationale: z.string(),
+  }),
   VERIFICATION: z.object({
     taskId: z.string(),
     passed: z.boolean(),
@@ -130,6 +154,8 @@ export const EventData = {
     failedCount: z.number().nullable(),
     outputRef: BlobRef,
     source: z.enum(['qa_run', 'team_run', 'check']),
+    /** Why the command could not run at all (the "not found" line), when that is why it failed. */
+    cannotRun: z.string().optional(),
   }),
   RETRY_SCHEDULED: z.object({ taskId: z.string(), attempt: z.number(), delayMs: z.number(), reason: z.string() }),
   ESCALATION_REQUESTED: z.object({
@@ -162,6 +188,20 @@ export const EventData = {
     costUsd: z.number().nullable(),
     tokens: z.number(),
     durationMs: z.number(),
+  }),
+  /** `acia eval`: the grade of the run branch, appended after RUN_COMPLETED by the harness, outside the agents' reach. */
+  EVAL_GRADED: z.object({
+    instanceId: z.string(),
+    resolved: z.boolean(),
+    /** The commit graded (the run branch head), null when the run left no branch. */
+    commit: z.string().nullable(),
+    testPatchRef: BlobRef.nullable(),
+    failToPass: z.record(z.string(), z.enum(['passed', 'failed', 'missing'])),
+    passToPass: z.record(z.string(), z.enum(['passed', 'failed', 'missing'])),
+    exitCode: z.number().nullable(),
+    outputRef: BlobRef,
+    /** Why grading could not run the tests (the patch did not apply, setup failed); absent when they ran. */
+    error: z.string().optional(),
   }),
 } satisfies Record<LedgerEntryType, z.ZodType>;
 

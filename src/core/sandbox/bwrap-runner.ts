@@ -6,8 +6,9 @@ import * as os from 'node:os';
 import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
+import { dependencyDirsCached } from './deps.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
-import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
+import { checkoutsToMask, enclosingCheckout, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
 import { proxyEnv, parseHostRule, SANDBOX_PROXY_PORT, startEgressProxy, type EgressProxy } from './egress-proxy.js';
@@ -78,6 +79,14 @@ export class BwrapRunner implements CommandRunner {
     // the run ledgers), and the one owning the git dir when the user's is a linked worktree or a submodule.
     for (const checkout of checkoutsToMask(this.root, git)) a.push('--tmpfs', checkout);
     a.push('--bind', this.root, this.root);
+    // Its installed dependencies stay visible, read-only, where the worktree's links point (deps.ts).
+    const checkout = enclosingCheckout(this.root, git.commonDir);
+    if (checkout !== null) {
+      for (const d of dependencyDirsCached(checkout)) {
+        const p = nodePath.join(checkout, d.rel);
+        a.push('--ro-bind', p, p);
+      }
+    }
     // Git metadata stays read-only even though the worktree is writable: hooks and config run outside later.
     for (const p of git.readOnly) a.push('--ro-bind', p, p);
     // ...and its config files are replaced by copies without remotes, tokens or extra headers.

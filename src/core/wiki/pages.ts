@@ -6,7 +6,7 @@ import type { RunSummary } from './run-summary.js';
 
 export const DECISION_TYPES = [
   'PLAN_SELECTED', 'BRANCH_TAKEN', 'POLICY_DECISION', 'REPLAN_TRIGGERED', 'COMPENSATION_APPLIED',
-  'GOAL_AMENDED', 'ESCALATION_REQUESTED', 'HUMAN_RESPONSE',
+  'GOAL_AMENDED', 'ESCALATION_REQUESTED', 'HUMAN_RESPONSE', 'CANDIDATES_JUDGED',
 ] as const;
 
 export function indexPage(runs: readonly RunSummary[], memoryPages: readonly string[]): string {
@@ -60,6 +60,11 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
       : '—';
     out.push(`| ${t.id} | ${inline(t.capability)} | ${inline(t.title, 80)} | ${t.attempts} | ${t.verdict} | ${v} |`);
   }
+  const fixes = [...s.tasks.values()].filter((t) => t.failure !== undefined);
+  if (fixes.length > 0) {
+    out.push('', '## Failures given to fix tasks', '');
+    for (const t of fixes) out.push(`### ${inline(t.id)}`, '', fenced(t.failure ?? ''));
+  }
   out.push('', '## Escalations', '');
   if (s.escalations.length === 0) out.push('None.');
   for (const e of s.escalations) {
@@ -70,6 +75,8 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
   for (const d of decisions) out.push(`- [seq ${d.seq} ${d.type}](../decisions/${decisionFile(s.runId, d)})`);
   if (decisions.length === 0) out.push('None.');
   out.push('', '## Outcome', '', s.terminal ? `**${inline(s.terminal.reason)}**: ${inline(s.terminal.message, 500)}` : 'The run has not finished.', '');
+  const g = s.evalGrade;
+  if (g) out.push(`Eval instance ${inline(g.instanceId)}: **${g.resolved ? 'resolved' : 'not resolved'}** by the hidden tests${g.error ? ` (${inline(g.error, 300)})` : ''}.`, '');
   return out.join('\n');
 }
 
@@ -98,10 +105,26 @@ export function decisionPage(runId: string, e: LedgerEntry): string {
     '',
     typeof rationale === 'string' ? inline(rationale, 2000) : typeof policyReason === 'string' ? inline(policyReason, 2000) : 'None recorded.',
     '',
+    ...(e.type === 'CANDIDATES_JUDGED' ? candidateTable(data) : []),
     '## Data',
     '',
     fenced(JSON.stringify(e.data, null, 2), 'json'),
   ].join('\n');
+}
+
+/** Best-of-N: every candidate's verdict, the winner first. */
+function candidateTable(data: Record<string, unknown>): string[] {
+  const rows = (data.candidates as { agent: string; branch: string; finished: boolean; testsPassed: boolean; failedCount: number | null; diffLines: number; costUsd: number }[]) ?? [];
+  const winner = data.winner;
+  const sorted = [...rows].sort((a, b) => Number(b.agent === winner) - Number(a.agent === winner));
+  return [
+    '## Candidates',
+    '',
+    '| agent | tests | failing | diff lines | cost | branch |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...sorted.map((c) => `| ${inline(c.agent)}${c.agent === winner ? ' (winner)' : ''} | ${c.finished ? (c.testsPassed ? 'passed' : 'failed') : 'did not finish'} | ${c.failedCount ?? '—'} | ${c.diffLines} | ${money(c.costUsd)} | \`${inline(c.branch)}\` |`),
+    '',
+  ];
 }
 
 export function escalationPage(s: RunSummary, open: RunSummary['escalations'][number]): string {

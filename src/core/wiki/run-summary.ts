@@ -11,6 +11,8 @@ export interface TaskRow {
   verdict: 'pending' | 'running' | 'completed' | 'failed';
   verification: { passed: boolean; command: string; passedCount: number | null; failedCount: number | null } | null;
   summary: string;
+  /** For a fix task: the failing test output it was given. */
+  failure?: string;
 }
 
 export interface EscalationRow {
@@ -34,6 +36,8 @@ export interface RunSummary {
   status: string;
   head: { seq: number; hash: string } | null;
   startedAt: string | null;
+  /** Set by `acia eval`'s EVAL_GRADED entry, appended after the run. */
+  evalGrade?: { instanceId: string; resolved: boolean; error?: string };
 }
 
 export function summarizeRun(runId: string, entries: readonly LedgerEntry[], manifest: RunManifest | null): RunSummary {
@@ -95,7 +99,10 @@ function step(s: RunSummary, e: LedgerEntry): RunSummary {
     }
     case 'TASK_ADDED': {
       const d = e.data as EventDataOf<'TASK_ADDED'>;
-      task(d.task.id, d.task.capability).title ||= d.task.title ?? '';
+      const r = task(d.task.id, d.task.capability);
+      r.title ||= d.task.title ?? '';
+      const failure = (d.task.input as { failure?: unknown }).failure;
+      if (d.reason === 'fix' && typeof failure === 'string') r.failure = failure;
       break;
     }
     case 'TASK_STARTED': {
@@ -143,6 +150,11 @@ function step(s: RunSummary, e: LedgerEntry): RunSummary {
       s.terminal = { reason: d.reason, message: d.message };
       s.status = d.reason;
       if (d.costUsd !== null) s.costUsd = d.costUsd;
+      break;
+    }
+    case 'EVAL_GRADED': {
+      const d = e.data as EventDataOf<'EVAL_GRADED'>;
+      s.evalGrade = { instanceId: d.instanceId, resolved: d.resolved, ...(d.error === undefined ? {} : { error: d.error }) };
       break;
     }
     default:
