@@ -185,7 +185,8 @@ function chooseRunner(o: BuildDepsOptions): { runnerFor: (root: string) => Comma
   const runnerFor = (root: string): CommandRunner => {
     let r = runners.get(root);
     if (!r) {
-      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env });
+      const { memoryMb, tmpMb } = o.config.sandboxLimits;
+      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env, limits: { maxMemoryBytes: memoryMb * 1024 * 1024, tmpBytes: tmpMb * 1024 * 1024 } });
       runners.set(root, r);
     }
     return r;

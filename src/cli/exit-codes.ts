@@ -20,6 +20,7 @@ const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'NOT_A_GIT_REPO',
   'REPO_NO_COMMITS',
   'SANDBOX_UNAVAILABLE',
+  'APPLY_REFUSED',
   'LLM_AUTH',
   'RUN_NOT_FOUND',
   'RUN_FINISHED',

@@ -18,6 +18,7 @@ import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, repoRoot, requireCommit } from '../team/git.js';
+import { reviewApply } from '../team/apply.js';
 import { noHuman, type Escalator } from '../team/deps.js';
 import { latestResumableRun, resumeRun, startRun, type RunResult } from '../team/team.js';
 import { buildDeps, preflightModel, type BuildDepsOptions } from './build-deps.js';
@@ -149,7 +150,8 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     process.off('SIGINT', onSigint);
   }
 
-  if (flags.apply && result.reason === 'succeeded') await applyRunBranch(git, repo, result);
+  if (flags.apply && result.reason === 'succeeded') await applyRunBranch(git, repo, result, flags.allowIgnored ?? false);
+  else if (result.reason === 'succeeded' && what.kind !== 'plan') await warnBeforeMerge(git, repo, result.runBranch);
   if (what.kind === 'plan') await printPlan(result, what.out, flags.json ?? false);
   printSummary(result, { json: flags.json ?? false, repo, model: flags.model === undefined || env.demo ? undefined : (flagConfig(flags).model as string) }, what.kind === 'plan' ? (what.out ?? null) : undefined);
   return exitCodeForResult(result);
@@ -202,11 +204,40 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
   };
 }
 
-async function applyRunBranch(git: Git, repo: string, result: RunResult): Promise<void> {
+/** Without --apply the summary tells the user to merge; first say what a plain `git merge` would do to them. */
+async function warnBeforeMerge(git: Git, repo: string, branch: string): Promise<void> {
+  const review = await reviewApply(git, repo, branch).catch(() => null);
+  if (review === null) return;
+  const say = (what: string, ps: string[]) => {
+    if (ps.length > 0) process.stderr.write(`${chalk.yellow('warning:')} ${branch} ${what}: ${ps.slice(0, 5).join(', ')}${ps.length > 5 ? ` (+${ps.length - 5} more)` : ''}; review it before merging\n`);
+  };
+  say('would overwrite untracked or ignored files in your checkout', review.overwrites);
+  say('adds paths your checkout ignores', review.ignoredAdds);
+  say("changes ACIA's own directory", review.aciaPaths);
+}
+
+async function applyRunBranch(git: Git, repo: string, result: RunResult, allowIgnored: boolean): Promise<void> {
   // Checked before the team ran too; checked again because the user may have edited files meanwhile.
   if (await git.isDirty(repo)) {
     throw new AciaError('USAGE', `not applying ${result.runBranch}: your working tree has uncommitted changes`, {
       hint: `commit or stash them, then: git merge ${result.runBranch}`,
+    });
+  }
+  const review = await reviewApply(git, repo, result.runBranch);
+  const list = (ps: string[]) => `${ps.slice(0, 5).join(', ')}${ps.length > 5 ? ` (+${ps.length - 5} more)` : ''}`;
+  if (review.aciaPaths.length > 0) {
+    throw new AciaError('APPLY_REFUSED', `not applying ${result.runBranch}: it changes ACIA's own directory: ${list(review.aciaPaths)}`, {
+      hint: `inspect it: git diff HEAD...${result.runBranch} -- .acia`,
+    });
+  }
+  if (review.overwrites.length > 0) {
+    throw new AciaError('APPLY_REFUSED', `not applying ${result.runBranch}: it would overwrite untracked or ignored files in your checkout: ${list(review.overwrites)}`, {
+      hint: `move them aside and review the branch first: git diff HEAD...${result.runBranch}`,
+    });
+  }
+  if (review.ignoredAdds.length > 0 && !allowIgnored) {
+    throw new AciaError('APPLY_REFUSED', `not applying ${result.runBranch}: it adds paths your checkout ignores: ${list(review.ignoredAdds)}`, {
+      hint: `review them (git diff HEAD...${result.runBranch} -- <path>); to merge anyway add --allow-ignored`,
     });
   }
   const r = await git.run(repo, ['merge', '--no-edit', result.runBranch], { allowFail: true });

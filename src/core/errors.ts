@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'LEDGER_CORRUPT'
   | 'LEDGER_IO'
   | 'BLOB_MISSING'
+  | 'APPLY_REFUSED'
   | 'RUN_NOT_FOUND'
   /** `acia resume` of a run that succeeded, failed verification or was aborted by a human. */
   | 'RUN_FINISHED'

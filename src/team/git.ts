@@ -8,6 +8,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { DEPENDENCY_EXCLUDES, excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { readConflictHunks } from './merge-task.js';
+import { checkpointCommit, removeNestedGitEntries, worktreeTree } from './checkpoint.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
 
@@ -29,6 +30,8 @@ export interface GitRunOptions {
   /** For an agent's worktree: the git dir its `.git` file must still point to. */
   expectedGitDir?: string;
   env?: Record<string, string>;
+  input?: string | Uint8Array;
+  encoding?: 'utf8' | 'latin1';
 }
 
 /** Every call goes through safeGit; commit dates come from the injected clock so runs are reproducible. */
@@ -40,6 +43,8 @@ export class Git {
     const r = await safeGit(cwd, args, {
       env: { ...IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date, GIT_TERMINAL_PROMPT: '0', ...opts.env },
       ...(opts.expectedGitDir === undefined ? {} : { expectedGitDir: opts.expectedGitDir }),
+      ...(opts.input === undefined ? {} : { input: opts.input }),
+      ...(opts.encoding === undefined ? {} : { encoding: opts.encoding }),
     });
     const result = { stdout: r.stdout.trimEnd(), stderr: r.stderr.trimEnd(), exitCode: r.exitCode };
     if (result.exitCode !== 0 && !opts.allowFail) {
@@ -71,7 +76,9 @@ export class Git {
   async addWorktree(repo: string, path: string, branch: string, at: string): Promise<void> {
     // A first attempt has nothing to remove; `add --force` also takes a path still registered to a
     // worktree whose directory is gone, so the remove and prune run only when the directory is there.
+    // An old attempt may have left a nested repository there, which `worktree remove` refuses to delete.
     if (existsSync(path)) {
+      removeNestedGitEntries(path);
       await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
       await this.run(repo, ['worktree', 'prune']);
     }
@@ -85,19 +92,10 @@ export class Git {
   /**
    * Commits everything in the worktree except installed dependencies, tool caches and test byproducts
    * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
-   * says; returns the new commit, or null when nothing changed.
+   * says; built with plumbing that applies no filters (see checkpoint.ts). Null when nothing changed.
    */
   async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
-    const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.stageAll(cwd, o, alsoExclude);
-    const committed = await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], { ...o, allowFail: true });
-    if (committed.exitCode !== 0) {
-      // Only now ask whether anything was staged: nothing is the common "no change" case, not an error.
-      const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
-      if (staged.exitCode === 0) return null;
-      throw new AciaError('INTERNAL', `git commit failed in ${cwd}: ${committed.stderr.split('\n').at(-1) ?? `exit ${committed.exitCode}`}`);
-    }
-    return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+    return checkpointCommit(this, cwd, message, expectedGitDir, [...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)]);
   }
 
   /**
@@ -240,29 +238,13 @@ export async function untrackedFiles(git: Git, repo: string): Promise<string[]> 
 }
 
 /**
- * A commit of the working tree as it is (tracked changes and untracked files git does not ignore,
- * without dependency and cache directories), on top of HEAD.
+ * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD;
+ * installed dependencies and test byproducts are left out even when .gitignore does not list them.
+ * Built like a checkpoint (no filters, no submodule entered), but nothing in the user's checkout is removed.
  */
-export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
-  const env = { GIT_INDEX_FILE: tmpIndex };
-  await git.run(repo, ['read-tree', head], { env });
-  // Tracked changes, dependencies and byproducts left out (exclude pathspecs are safe with -u: only -A
-  // trips over an excluded path that .gitignore also lists).
-  await git.run(repo, ['add', '-u', '--', '.', ...excludePathspecs()], { env });
-  const untracked = await untrackedFiles(git, repo);
-  if (untracked.length > 0) {
-    const list = `${tmpIndex}.paths`;
-    await writeFile(list, untracked.join('\0'));
-    try {
-      // Literal pathspecs: a file named `*` or `:(glob)x` is that file, nothing more.
-      await git.run(repo, ['add', '--pathspec-from-file', list, '--pathspec-file-nul'], { env: { ...env, GIT_LITERAL_PATHSPECS: '1' } });
-    } finally {
-      await rm(list, { force: true });
-    }
-  }
-  const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
-  await rm(tmpIndex, { force: true });
-  return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
+export async function snapshotWorkingTree(git: Git, repo: string, head: string): Promise<string> {
+  const tree = await worktreeTree(git, repo, {}, excludePathspecs());
+  return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'])).stdout;
 }
 
 /** Refuses a snapshot of a huge untracked tree (usually build output or dependencies nobody ignored). */

@@ -31,9 +31,21 @@ export function toolContext(ctx: RunContext, root: string): ToolContext {
     ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
     ...(ctx.deps.config.setup === undefined ? {} : { setupCommand: ctx.deps.config.setup }),
     commandTimeoutS: ctx.deps.config.commandTimeoutS,
-    ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
+    ...toolSignal(ctx),
     ...(ctx.deps.config.budget.maxMinutes === undefined ? {} : { deadlineMs: ctx.sessionStartMs + ctx.deps.config.budget.maxMinutes * 60_000 }),
   };
+}
+
+/** Tools stop at Ctrl-C and at the run's --max-minutes deadline: a command cannot outlive the budget. */
+function toolSignal(ctx: RunContext): { signal?: AbortSignal } {
+  const maxMinutes = ctx.state.budgetWaived ? undefined : ctx.deps.config.budget.maxMinutes;
+  const signals = ctx.deps.signal ? [ctx.deps.signal] : [];
+  if (maxMinutes !== undefined) {
+    const left = ctx.sessionStartMs + maxMinutes * 60_000 - ctx.deps.clock.now().getTime();
+    signals.push(AbortSignal.timeout(Math.max(0, Math.min(left, 2_147_483_647))));
+  }
+  if (signals.length === 0) return {};
+  return { signal: signals.length === 1 ? signals[0]! : AbortSignal.any(signals) };
 }
 
 export function toolsFor(ctx: RunContext, names: readonly string[]) {

@@ -2,7 +2,6 @@
 // terminal reason, the manifest anchor and the wiki.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { PlanSet, type ContextPacket, type Goal } from '../core/acm/contracts.js';
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import { ACM_VERSION } from '../core/acm/acm-version.js';
@@ -76,7 +75,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const repo = await repoRoot(git, opts.dir);
   const head = await requireCommit(git, repo);
   if (opts.includeUncommitted) await checkUntracked(git, repo, opts.forceUncommitted ?? false);
-  const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head, join(tmpdir(), `acia-index-${process.pid}-${Date.now()}`)) : head;
+  const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
   const now = deps.clock.now();
   const runId = deps.ids.runId(now);
   const runDir = join(repo, '.acia', 'runs', runId);

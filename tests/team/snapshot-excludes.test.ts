@@ -25,7 +25,7 @@ describe('snapshotWorkingTree', () => {
     }
     writeFileSync(join(repo, 'a.js'), '2\n');
     const g = new Git({ now: () => new Date('2026-01-01T00:00:00Z') });
-    const commit = await snapshotWorkingTree(g, repo, sh('rev-parse', 'HEAD'), join(base, 'index.tmp'));
+    const commit = await snapshotWorkingTree(g, repo, sh('rev-parse', 'HEAD'));
     expect(sh('ls-tree', '-r', '--name-only', commit).split('\n').sort()).toEqual(['a.js', 'src/new.js']);
   });
 });

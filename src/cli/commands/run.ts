@@ -15,6 +15,7 @@ export interface RunFlags {
   includeUncommitted?: boolean;
   forceUncommitted?: boolean;
   apply?: boolean;
+  allowIgnored?: boolean;
   json?: boolean;
   quiet?: boolean;
   debug?: boolean;
@@ -46,7 +47,8 @@ export function register(program: Command): void {
       .argument('<task>', 'what to do, in plain words')
       .option('--include-uncommitted', 'snapshot uncommitted changes (tracked, and untracked files git does not ignore) into the run’s base commit')
       .option('--force-uncommitted', 'with --include-uncommitted: take more than 1000 untracked files')
-      .option('--apply', 'after success, merge the run branch into your current branch'),
+      .option('--apply', 'after success, merge the run branch into your current branch')
+      .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
   )
     .addHelpText(
       'after',
@@ -64,7 +66,8 @@ export function register(program: Command): void {
       .argument('[runId]', 'the run to resume')
       .option('--answer <text>', 'your answer to the open escalation: guidance text, or retry | skip | approve | abort')
       .option('--db <url>', 'a fleet run: record the answer there and queue the run for a worker')
-      .option('--apply', 'after success, merge the run branch into your current branch'),
+      .option('--apply', 'after success, merge the run branch into your current branch')
+      .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
   )
     .addHelpText('after', '\nExamples:\n  acia resume\n  acia resume 20261123-070102-ab12cd --answer "use Intl.Segmenter for words"\n  acia resume --answer skip')
     .action(async (runId: string | undefined, flags: RunFlags & { db?: string }) => {

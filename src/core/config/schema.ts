@@ -37,6 +37,13 @@ export const Config = z.strictObject({
   setup: z.string().min(1).optional(),
   protectedPaths: z.array(z.string().min(1)).default([]),
   commandTimeoutS: z.number().int().min(1).max(3600).default(300),
+  /** Per sandboxed command: memory (MiB) and the size of its private /tmp (MiB). */
+  sandboxLimits: z
+    .strictObject({
+      memoryMb: z.number().int().min(64).max(1_048_576).default(4096),
+      tmpMb: z.number().int().min(1).max(1_048_576).default(1024),
+    })
+    .default({ memoryMb: 4096, tmpMb: 1024 }),
   prices: z.record(z.string(), PriceOverride).default({}),
   /** Append the lessons agents propose to .acia/wiki/memory/lessons.md when a session ends. */
   memoryLessons: z.boolean().default(true),

@@ -1,11 +1,14 @@
 // The bubblewrap runner: each command in fresh namespaces, the worktree the only writable place, limits applied.
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
+import * as os from 'node:os';
 import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
 import { dependencyDirsCached } from './deps.js';
-import { gitPathsOf } from './git-paths.js';
+import { gitPathsOf, type GitPaths } from './git-paths.js';
+import { checkoutsToMask, enclosingCheckout, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
 import { proxyEnv, parseHostRule, SANDBOX_PROXY_PORT, startEgressProxy, type EgressProxy } from './egress-proxy.js';
@@ -14,8 +17,13 @@ import { DEFAULT_OUTPUT_CAP, spawnCollect } from './spawn-collect.js';
 export interface SandboxLimits {
   maxProcesses: number;
   maxFileBytes: number;
+  /** Memory per command: cgroup memory.max when ACIA may create cgroups, else RLIMIT_DATA per process. */
+  maxMemoryBytes: number;
+  /** Size of the sandbox's private /tmp (a tmpfs, otherwise up to half of RAM). */
+  tmpBytes: number;
 }
-export const DEFAULT_LIMITS: SandboxLimits = { maxProcesses: 256, maxFileBytes: 256 * 1024 * 1024 };
+const MIB = 1024 * 1024;
+export const DEFAULT_LIMITS: SandboxLimits = { maxProcesses: 256, maxFileBytes: 256 * MIB, maxMemoryBytes: 4096 * MIB, tmpBytes: 1024 * MIB };
 
 export interface BwrapRunnerOptions {
   /** The worktree: the only writable directory. */
@@ -60,17 +68,19 @@ export class BwrapRunner implements CommandRunner {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
     const a: string[] = [this.options.bwrapPath ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+    // --size needs bubblewrap 0.8; an older one still gets a private /tmp, just not a bounded one.
+    if (supportsTmpfsSize(this.options.bwrapPath ?? 'bwrap')) a.push('--size', String(this.limits.tmpBytes));
     a.push('--tmpfs', '/tmp');
     for (const dir of maskedDirs(this.options.parentEnv ?? process.env)) a.push('--tmpfs', dir);
     for (const file of SECRET_FILES) if (fs.existsSync(file)) a.push('--ro-bind', '/dev/null', file);
     a.push('--dir', SANDBOX_HOME);
     const git = gitPathsOf(this.root);
-    // A task worktree sits inside the user's checkout (.acia/worktrees/...). Hide that checkout — its
-    // untracked secrets (.env), other tasks' worktrees, the run ledgers — and show only this worktree.
-    const checkout = enclosingCheckout(this.root, git.commonDir);
-    if (checkout !== null) a.push('--tmpfs', checkout);
+    // Hide every checkout around this worktree — the user's (its untracked .env, other tasks' worktrees,
+    // the run ledgers), and the one owning the git dir when the user's is a linked worktree or a submodule.
+    for (const checkout of checkoutsToMask(this.root, git)) a.push('--tmpfs', checkout);
     a.push('--bind', this.root, this.root);
     // Its installed dependencies stay visible, read-only, where the worktree's links point (deps.ts).
+    const checkout = enclosingCheckout(this.root, git.commonDir);
     if (checkout !== null) {
       for (const d of dependencyDirsCached(checkout)) {
         const p = nodePath.join(checkout, d.rel);
@@ -79,10 +89,14 @@ export class BwrapRunner implements CommandRunner {
     }
     // Git metadata stays read-only even though the worktree is writable: hooks and config run outside later.
     for (const p of git.readOnly) a.push('--ro-bind', p, p);
+    // ...and its config files are replaced by copies without remotes, tokens or extra headers.
+    for (const [src, dest] of this.gitConfigBinds(git)) a.push('--ro-bind', src, dest);
     a.push('--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL');
     a.push('--die-with-parent', '--new-session', '--hostname', 'acia-sandbox');
     a.push('--chdir', realCwd, '--');
-    a.push('prlimit', `--nproc=${this.limits.maxProcesses}`, `--fsize=${this.limits.maxFileBytes}`, `--core=0`, '--');
+    // RLIMIT_DATA, not RLIMIT_AS: it counts memory a process writes to, not address space runtimes
+    // (V8, Go, the JVM) reserve up front, so it bounds a memory hog without breaking them.
+    a.push('prlimit', `--nproc=${this.limits.maxProcesses}`, `--fsize=${this.limits.maxFileBytes}`, `--data=${this.limits.maxMemoryBytes}`, `--core=0`, '--');
     if (egress) {
       // Still no network namespace of its own to reach out of: only the proxy's socket, read-only.
       a.splice(a.indexOf('--unshare-all'), 0, '--ro-bind', egress.dir, SANDBOX_NET_DIR);
@@ -103,24 +117,48 @@ export class BwrapRunner implements CommandRunner {
     return { argv: this.argv(command, cwd, proxy ?? undefined), env };
   }
 
+  private configBinds: [string, string][] | null = null;
+  private gitConfigBinds(git: GitPaths): [string, string][] {
+    this.configBinds ??= sanitisedGitConfigBinds(git, fs.mkdtempSync(nodePath.join(scratchDir(), 'cfg-')));
+    return this.configBinds;
+  }
+
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
     const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);
     let argv = this.argv(command, opts.cwd, proxy ?? undefined);
-    const cgroup = createPidsCgroup(this.limits.maxProcesses);
+    const cgroup = createPidsCgroup(this.limits.maxProcesses, this.limits.maxMemoryBytes);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
-      return await spawnCollect(argv, {
+      const outcome = await spawnCollect(argv, {
         cwd: this.root,
         env,
         timeoutMs: opts.timeoutMs,
         outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
+      const note = limitNote(outcome, this.limits, cgroup?.oomKilled() ?? false);
+      return note === null ? outcome : { ...outcome, output: `${outcome.output}\n${note}` };
     } finally {
       cgroup?.remove();
     }
   }
+}
+
+/** A line telling the agent (and the ledger) which sandbox limit a failed command ran into, or null. */
+export function limitNote(o: CommandOutcome, limits: SandboxLimits, oomKilled: boolean): string | null {
+  if (o.exitCode === 0) return null;
+  const mib = (n: number) => `${Math.round(n / MIB)} MiB`;
+  if (oomKilled || /Cannot allocate memory|MemoryError|out of memory|bad_alloc|allocation failed|memory exhausted/i.test(o.output)) {
+    return `[sandbox limit: the command ran out of memory; each command may use ${mib(limits.maxMemoryBytes)} (config sandboxLimits.memoryMb)]`;
+  }
+  if (/No space left on device/i.test(o.output)) {
+    return `[sandbox limit: a disk filled up; the sandbox /tmp holds ${mib(limits.tmpBytes)} (config sandboxLimits.tmpMb), files are limited to ${mib(limits.maxFileBytes)}]`;
+  }
+  if (/File size limit exceeded/i.test(o.output) || o.signal === 'SIGXFSZ') {
+    return `[sandbox limit: a file passed ${mib(limits.maxFileBytes)}]`;
+  }
+  return null;
 }
 
 /** Where the proxy's socket directory appears inside the sandbox (its /tmp is private tmpfs). */
@@ -149,6 +187,17 @@ function sharedProxy(hosts: readonly string[]): Promise<EgressProxy> {
   return p;
 }
 
+const sizeSupport = new Map<string, boolean>();
+function supportsTmpfsSize(bwrap: string): boolean {
+  let ok = sizeSupport.get(bwrap);
+  if (ok === undefined) {
+    const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 5_000 });
+    ok = `${help.stdout ?? ''}${help.stderr ?? ''}`.includes('--size');
+    sizeSupport.set(bwrap, ok);
+  }
+  return ok;
+}
+
 function onPath(name: string): boolean {
   return (process.env.PATH ?? '').split(nodePath.delimiter).some((dir) => {
     try {
@@ -160,26 +209,15 @@ function onPath(name: string): boolean {
   });
 }
 
-/** Homes and runtime dirs hidden behind empty tmpfs: the user's secrets and sockets (docker, ssh-agent). */
-function maskedDirs(parentEnv: NodeJS.ProcessEnv): string[] {
-  const dirs = new Set<string>(['/root', '/home', '/run', '/var/run', '/mnt', '/media']);
-  if (parentEnv.HOME && nodePath.resolve(parentEnv.HOME) !== '/') dirs.add(nodePath.resolve(parentEnv.HOME));
-  const out: string[] = [];
-  for (const d of dirs) {
-    try {
-      const st = fs.lstatSync(d);
-      if (st.isDirectory()) out.push(d); // a symlink (e.g. /var/run -> /run) is covered by its target
-    } catch {
-      /* absent */
-    }
-  }
-  // Parents before children so a later mask is not hidden by an earlier one.
-  return out.sort((x, y) => x.length - y.length);
-}
+export { enclosingCheckout } from './masks.js';
 
-/** The checkout that holds `root` as a nested linked worktree, or null when `root` is the checkout itself. */
-export function enclosingCheckout(root: string, commonDir: string | null): string | null {
-  if (commonDir === null || nodePath.basename(commonDir) !== '.git') return null;
-  const checkout = nodePath.dirname(commonDir);
-  return root !== checkout && isWithin(checkout, root) ? checkout : null;
+let scratch: string | null = null;
+/** One private host directory per process for the sanitised config copies, removed at exit. */
+function scratchDir(): string {
+  if (scratch === null) {
+    const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), 'acia-sandbox-'));
+    scratch = dir;
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return scratch;
 }

@@ -10,10 +10,15 @@ export interface PidsCgroup {
   /** The file a process writes its pid into to join. */
   procsFile: string;
   remove(): void;
+  /** True when the kernel killed a process of this cgroup for passing memory.max. */
+  oomKilled(): boolean;
 }
 
-/** Creates a pids cgroup limited to `max`, or null when this host does not let us (not root, no controller). */
-export function createPidsCgroup(max: number): PidsCgroup | null {
+/**
+ * Creates a pids cgroup limited to `max` (and, on cgroup v2 with the memory controller delegated, to
+ * `memoryMax` bytes with no swap), or null when this host does not let us (not root, no controller).
+ */
+export function createPidsCgroup(max: number, memoryMax?: number): PidsCgroup | null {
   if (typeof process.geteuid !== 'function' || process.geteuid() !== 0) return null;
   for (const base of CANDIDATES) {
     if (!usable(base)) continue;
@@ -21,7 +26,15 @@ export function createPidsCgroup(max: number): PidsCgroup | null {
     try {
       fs.mkdirSync(dir);
       fs.writeFileSync(nodePath.join(dir, 'pids.max'), String(max));
-      return { procsFile: nodePath.join(dir, 'cgroup.procs'), remove: () => removeLater(dir) };
+      if (memoryMax !== undefined && hasController(base, 'memory')) {
+        fs.writeFileSync(nodePath.join(dir, 'memory.max'), String(memoryMax));
+        try {
+          fs.writeFileSync(nodePath.join(dir, 'memory.swap.max'), '0');
+        } catch {
+          /* no swap accounting: memory.max alone */
+        }
+      }
+      return { procsFile: nodePath.join(dir, 'cgroup.procs'), remove: () => removeLater(dir), oomKilled: () => oomKills(dir) > 0 };
     } catch {
       try {
         fs.rmdirSync(dir);
@@ -31,6 +44,22 @@ export function createPidsCgroup(max: number): PidsCgroup | null {
     }
   }
   return null;
+}
+
+function hasController(base: string, name: string): boolean {
+  try {
+    return fs.readFileSync(nodePath.join(base, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes(name);
+  } catch {
+    return false;
+  }
+}
+
+function oomKills(dir: string): number {
+  try {
+    return Number(/^oom_kill (\d+)/m.exec(fs.readFileSync(nodePath.join(dir, 'memory.events'), 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 function usable(base: string): boolean {

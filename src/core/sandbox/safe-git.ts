@@ -25,15 +25,30 @@ export const SAFE_GIT_CONFIG: readonly string[] = [
   'protocol.allow=never',
   'protocol.file.allow=never',
   'submodule.recurse=false',
+  // A nested repository (a gitlink path the agent filled, or any directory with its own .git) is never
+  // entered: git would run `git status` inside it, under that repository's own config and drivers.
+  'diff.ignoreSubmodules=all',
+  'status.submoduleSummary=false',
+  'fetch.recurseSubmodules=false',
+  'core.attributesFile=/dev/null',
   'uploadpack.packObjectsHook=',
   'safe.directory=*',
+  // Signature checks run a configured program on signed commits; background maintenance is not ours to start.
+  'gpg.ssh.program=false',
+  'gpg.x509.program=false',
+  'log.showSignature=false',
+  'merge.verifySignatures=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
 ];
 
 export interface SafeGitOptions {
   /** The git dir the worktree's `.git` must point to; checked before every call when given. */
   expectedGitDir?: string;
   timeoutMs?: number;
-  input?: string;
+  input?: string | Uint8Array;
+  /** 'latin1' keeps every byte of a file name as one char (git prints names as raw bytes with -z). */
+  encoding?: 'utf8' | 'latin1';
   /** Extra env (still scrubbed of secrets). */
   env?: Record<string, string>;
   signal?: AbortSignal;
@@ -50,11 +65,12 @@ export interface SafeGitResult {
 export async function safeGit(cwd: string, args: readonly string[], opts: SafeGitOptions = {}): Promise<SafeGitResult> {
   if (opts.expectedGitDir !== undefined) assertGitPointer(cwd, opts.expectedGitDir);
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
-  const full = [...config, ...neutraliseFilters(cwd), ...hardenSubcommand(args)];
+  const full = ['--no-pager', ...config, ...(await driverOverrides(cwd)), ...hardenSubcommand(args)];
   const result = await spawnCapture(['git', ...full], {
     cwd,
     env: gitEnv(opts.env),
     timeoutMs: opts.timeoutMs ?? 60_000,
+    ...(opts.encoding ? { encoding: opts.encoding } : {}),
     ...(opts.input !== undefined ? { input: opts.input } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
@@ -83,32 +99,36 @@ export function assertGitPointer(cwd: string, expectedGitDir: string): void {
 function hardenSubcommand(args: readonly string[]): string[] {
   const [sub, ...rest] = args;
   if (sub === undefined) return [];
-  if (['diff', 'log', 'show', 'format-patch'].includes(sub)) return [sub, '--no-ext-diff', '--no-textconv', ...rest];
+  if (['diff', 'log', 'show', 'format-patch'].includes(sub)) return [sub, '--no-ext-diff', '--no-textconv', '--ignore-submodules=all', ...rest];
+  if (sub === 'status') return [sub, '--ignore-submodules=all', ...rest];
   return [sub, ...rest];
 }
 
 /**
- * `.gitattributes` in the worktree can name filter/diff/merge drivers; their commands come from config,
- * which agents cannot write, but a driver named in attributes is still neutralised in case it is defined.
+ * Every filter, diff and merge driver the repository's config defines (whatever file names it: a
+ * subdirectory .gitattributes, info/attributes, an include) is overridden to run nothing. Names come from
+ * the config itself, not from attribute files, so no place an attribute can hide in is missed.
  */
-function neutraliseFilters(cwd: string): string[] {
-  const names = new Set<string>();
-  for (const file of ['.gitattributes', '.git/info/attributes']) {
-    let text: string;
-    try {
-      text = fs.readFileSync(nodePath.join(cwd, file), 'utf8');
-    } catch {
-      continue;
-    }
-    for (const m of text.matchAll(/\b(filter|diff|merge)=([A-Za-z0-9_.-]+)/g)) names.add(`${m[1] ?? ''}\u0000${m[2] ?? ''}`);
+export async function driverOverrides(cwd: string): Promise<string[]> {
+  const r = await spawnCapture(['git', 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], {
+    cwd,
+    env: gitEnv(),
+    timeoutMs: 10_000,
+  });
+  const names = { filter: new Set<string>(), diff: new Set<string>(), merge: new Set<string>() };
+  for (const key of String(r.stdout).split('\0')) {
+    const first = key.indexOf('.');
+    const last = key.lastIndexOf('.');
+    if (first < 0 || last <= first) continue; // section.key without a driver name (e.g. diff.external)
+    const kind = key.slice(0, first).toLowerCase();
+    if (kind === 'filter' || kind === 'diff' || kind === 'merge') names[kind].add(key.slice(first + 1, last));
   }
   const out: string[] = [];
-  for (const key of names) {
-    const [kind, name] = key.split('\u0000') as [string, string];
-    if (kind === 'filter') out.push('-c', `filter.${name}.clean=`, '-c', `filter.${name}.smudge=`, '-c', `filter.${name}.process=`, '-c', `filter.${name}.required=false`);
-    if (kind === 'diff') out.push('-c', `diff.${name}.command=`, '-c', `diff.${name}.textconv=`);
-    if (kind === 'merge') out.push('-c', `merge.${name}.driver=`);
-  }
+  const set = (k: string) => out.push('-c', k);
+  for (const n of names.filter) [`filter.${n}.clean=`, `filter.${n}.smudge=`, `filter.${n}.process=`, `filter.${n}.required=false`].forEach(set);
+  for (const n of names.diff) [`diff.${n}.command=`, `diff.${n}.textconv=`].forEach(set);
+  // `false` rather than empty: the merge then reports a conflict ACIA handles, instead of a hard failure.
+  for (const n of names.merge) set(`merge.${n}.driver=false`);
   return out;
 }
 

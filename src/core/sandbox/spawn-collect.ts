@@ -1,6 +1,7 @@
 // Spawns a process (no shell), collects capped head+tail output, and kills its whole group on timeout or abort.
 import { spawn } from 'node:child_process';
 import type { CommandOutcome } from '../tools/types.js';
+import { closeInheritedFds } from './close-fds.js';
 
 export interface SpawnCollectOptions {
   cwd: string;
@@ -32,6 +33,8 @@ export function spawnCollect(argv: readonly string[], options: SpawnCollectOptio
     let killedForOutput = false;
     let settled = false;
 
+    // No descriptor ACIA's parent handed down may reach the command (it could write outside the worktree).
+    closeInheritedFds();
     const child = spawn(file ?? 'false', args, {
       cwd: opts.cwd,
       env: opts.env,
@@ -106,7 +109,9 @@ export interface SpawnCaptureOptions {
   env: Record<string, string>;
   timeoutMs: number;
   /** Written to stdin, which is closed after it; stdin is /dev/null without it. */
-  input?: string;
+  input?: string | Uint8Array;
+  /** How stdout is decoded: 'latin1' keeps every byte as one char (file names that are not UTF-8). */
+  encoding?: 'utf8' | 'latin1';
   signal?: AbortSignal;
 }
 
@@ -166,7 +171,7 @@ export function spawnCapture(argv: readonly string[], opts: SpawnCaptureOptions)
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       const bytes = Buffer.concat(out);
-      resolve({ exitCode, stdout: bytes.toString('utf8'), stdoutBytes: bytes, stderr: Buffer.concat(err).toString('utf8') + extra, timedOut });
+      resolve({ exitCode, stdout: bytes.toString(opts.encoding ?? 'utf8'), stdoutBytes: bytes, stderr: Buffer.concat(err).toString('utf8') + extra, timedOut });
     };
     child.on('error', (e) => finish(null, `failed to start ${file ?? ''}: ${e.message}`));
     child.on('close', (code) => finish(code));

@@ -28,19 +28,46 @@ export function lstatListed(ctx: ToolContext, abs: string): nodeFs.Stats | null 
 export function readTextFile(ctx: ToolContext, path: string): { resolved: ResolvedPath; text: string } {
   const resolved = resolvePath(ctx, path);
   if (!resolved.exists) throw new AciaError('FILE_NOT_FOUND', `${path} does not exist`);
-  const st = ctx.fs.statSync(resolved.abs);
-  if (st.isDirectory()) throw new AciaError('INPUT_INVALID', `${path} is a directory; use list_dir`);
-  if (st.size > MAX_READ_BYTES) {
-    throw new AciaError('INPUT_INVALID', `${path} is ${st.size} bytes, over the ${MAX_READ_BYTES}-byte read limit`);
+  // Open first, then fstat the open file: a FIFO opened non-blocking cannot stall the process (a blocking
+  // read on it would freeze ACIA, Ctrl-C included), and what is checked is what is read.
+  const fd = openNoBlock(ctx, resolved.abs, 'read', path);
+  try {
+    const st = ctx.fs.fstatSync(fd);
+    if (st.isDirectory()) throw new AciaError('INPUT_INVALID', `${path} is a directory; use list_dir`);
+    requireRegular(st, path);
+    if (st.size > MAX_READ_BYTES) {
+      throw new AciaError('INPUT_INVALID', `${path} is ${st.size} bytes, over the ${MAX_READ_BYTES}-byte read limit`);
+    }
+    const buf = ctx.fs.readFileSync(fd);
+    if (buf.subarray(0, 8192).includes(0)) throw new AciaError('INPUT_INVALID', `${path} looks binary (contains NUL bytes)`);
+    return { resolved, text: buf.toString('utf8') };
+  } finally {
+    ctx.fs.closeSync(fd);
   }
-  const buf = ctx.fs.readFileSync(resolved.abs);
-  if (buf.subarray(0, 8192).includes(0)) throw new AciaError('INPUT_INVALID', `${path} looks binary (contains NUL bytes)`);
-  return { resolved, text: buf.toString('utf8') };
+}
+
+function requireRegular(st: nodeFs.Stats, path: string): void {
+  if (!st.isFile()) throw new AciaError('INPUT_INVALID', `${path} is not a regular file (a FIFO, socket or device); file tools only open regular files`);
+}
+
+/** O_NONBLOCK|O_NOFOLLOW on the real filesystem; a writer opening a FIFO with no reader gets ENXIO, not a hang. */
+function openNoBlock(ctx: ToolContext, abs: string, mode: 'read' | 'write', shown: string): number {
+  const c = ctx.fs.constants ?? nodeFs.constants;
+  const real = ctx.fs === nodeFs;
+  const base = mode === 'read' ? c.O_RDONLY : c.O_WRONLY | c.O_CREAT;
+  try {
+    return ctx.fs.openSync(abs, base | (real ? c.O_NONBLOCK | c.O_NOFOLLOW : 0), 0o644);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENXIO' || code === 'ENODEV') throw new AciaError('INPUT_INVALID', `${shown} is not a regular file (a FIFO, socket or device); file tools only open regular files`);
+    if (code === 'ELOOP') throw new AciaError('PATH_OUTSIDE_ROOT', `${shown} changed into a symlink while being opened`);
+    throw e;
+  }
 }
 
 /**
- * Writes through the guard. The final open uses O_NOFOLLOW so a symlink swapped in after the check is not
- * followed (real fs); directories are created only below the resolved, in-root parent.
+ * Writes through the guard. The final open uses O_NOFOLLOW|O_NONBLOCK so a symlink swapped in after the
+ * check is not followed and a FIFO cannot block (real fs); directories are created only below the resolved, in-root parent.
  */
 export function writeTextFile(ctx: ToolContext, path: string, content: string): ResolvedPath {
   const bytes = Buffer.byteLength(content, 'utf8');
@@ -52,10 +79,11 @@ export function writeTextFile(ctx: ToolContext, path: string, content: string): 
   // Re-check after mkdir: a directory swapped for a symlink in between would show up here.
   const again = resolvePath(ctx, path);
   if (again.abs !== resolved.abs) throw new AciaError('PATH_OUTSIDE_ROOT', `${path} changed while being written`);
-  const c = ctx.fs.constants ?? nodeFs.constants;
-  const flags = c.O_WRONLY | c.O_CREAT | c.O_TRUNC | (ctx.fs === nodeFs ? c.O_NOFOLLOW : 0);
-  const fd = ctx.fs.openSync(resolved.abs, flags, 0o644);
+  const fd = openNoBlock(ctx, resolved.abs, 'write', path);
   try {
+    // Truncate only once the open file is known to be a regular file.
+    requireRegular(ctx.fs.fstatSync(fd), path);
+    ctx.fs.ftruncateSync(fd, 0);
     ctx.fs.writeSync(fd, content);
   } finally {
     ctx.fs.closeSync(fd);

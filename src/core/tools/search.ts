@@ -24,6 +24,9 @@ export const search = defineTool({
   run: async (input, ctx) => {
     const target = resolvePath(ctx, input.path ?? '.');
     if (!target.exists) throw new AciaError('FILE_NOT_FOUND', `${input.path ?? '.'} does not exist`);
+    // rg reads a FIFO named on its command line until a writer closes it, which may be never.
+    const st = ctx.fs.statSync(target.abs);
+    if (!st.isFile() && !st.isDirectory()) throw new AciaError('INPUT_INVALID', `${input.path ?? '.'} is not a regular file or directory (a FIFO, socket or device)`);
     const viaRg = ctx.fs === nodeFs ? await ripgrep(input.pattern, target.abs, ctx.root, ctx.signal) : null;
     const result = viaRg ?? jsSearch(ctx, input.pattern, target.abs);
     const body = result.matches.length === 0 ? `no matches for /${input.pattern}/` : result.matches.join('\n');
