@@ -10,7 +10,7 @@ import { readEntries } from './runs-action.js';
 import type { CliEventLine } from './progress.js';
 import chalk from 'chalk';
 import { AciaError } from '../core/errors.js';
-import { loadConfig } from '../core/config/load.js';
+import { describeIgnored, loadConfig } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
@@ -64,6 +64,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const loaded = loadConfig({ repo, env: process.env, flags: { ...(env.defaults ?? {}), ...given } });
   const config = loaded.config;
   const stderr = process.stderr;
+  if (loaded.ignored) stderr.write(`${chalk.yellow('warning:')} ${describeIgnored(loaded.ignored)}\n`);
   if (what.kind !== 'resume') preflightModel(config, process.env, env.anthropic !== undefined, repo);
   const saved = what.kind === 'exec' ? readPlanFile(what.file) : null;
 

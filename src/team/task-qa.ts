@@ -4,7 +4,7 @@ import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
-import { lessonsOf, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { lessonsOf, policyCheck, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
 
 export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -61,6 +61,14 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
     const { commit, files } = await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): tests\n\nRun: ${ctx.runId}`);
     if (commit) {
       await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
+      // What QA commits reaches the run branch like a Dev change, so protected paths hold for it too.
+      const post = await policyCheck(ctx, 'task.post', spec, files);
+      if (!post.allow && !task.policyOverride) {
+        await ctx.workspace.prepareTask(taskId, wt.baseCommit);
+        await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
+        await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'COMPENSATION_REQUIRED', message: `policy denied the change: ${post.reason ?? ''}` });
+        return { kind: 'escalate', reason: 'policy_denied', message: `policy denied the changes of ${taskId}: ${post.reason ?? 'no reason given'}` };
+      }
       const merged = await ctx.workspace.merge(taskId);
       await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
       if (merged.conflict) return { kind: 'escalate', reason: 'merge_conflict', message: `tests written by ${taskId} conflict with merged work` };

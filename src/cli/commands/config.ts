@@ -7,14 +7,18 @@ export function register(program: Command): void {
     .description('print the effective configuration and the source of each value')
     .option('--repo <dir>', 'repository whose .acia/config.json to read', '.')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nLayers, later wins: defaults, $XDG_CONFIG_HOME/acia/config.json, <repo>/.acia/config.json,\nACIA_* environment variables, flags.\n\nExample:\n  acia config --repo ~/src/app')
+    .addHelpText('after', '\nLayers, later wins: defaults, $XDG_CONFIG_HOME/acia/config.json, <repo>/.acia/config.json,\nACIA_* environment variables, flags. The repository file sets the model, endpoints, sandbox,\nhosts, prices, budget or test command only once trusted (`acia trust`).\n\nExample:\n  acia config --repo ~/src/app')
     .action(async (opts: { repo: string; json?: boolean }) => {
       const { loadConfig } = await import('../../core/config/load.js');
       const path = await import('node:path');
       const loaded = loadConfig({ repo: path.resolve(opts.repo), env: process.env, flags: {} });
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, ignored: loaded.ignored }, null, 2)}\n`);
         return;
+      }
+      if (loaded.ignored) {
+        const { describeIgnored } = await import('../../core/config/load.js');
+        process.stderr.write(`warning: ${describeIgnored(loaded.ignored)}\n`);
       }
       const width = Math.max(...Object.keys(loaded.config).map((k) => k.length));
       for (const [k, v] of Object.entries(loaded.config)) {
