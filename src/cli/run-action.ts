@@ -17,7 +17,7 @@ import { systemClock } from '../core/acm/ids.js';
 import { Git, repoRoot, requireCommit } from '../team/git.js';
 import { noHuman, type Escalator } from '../team/deps.js';
 import { latestUnfinishedRun, resumeRun, startRun, type RunResult } from '../team/team.js';
-import { buildDeps, preflightModel, type BuildDepsOptions } from './build-deps.js';
+import { buildDeps, checkResumable, preflightModel, type BuildDepsOptions } from './build-deps.js';
 import { EXIT } from './exit-codes.js';
 import { createProgress, type ProgressMode } from './progress.js';
 import { ttyEscalator } from './tty-escalator.js';
@@ -43,17 +43,18 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   await requireCommit(git, repo);
   const given: Record<string, unknown> = Object.fromEntries(Object.entries(flagConfig(flags)).filter(([, v]) => v !== undefined));
   if (what.kind === 'resume') {
-    // Resume with the model the run started with, unless --model says otherwise.
     const runId = what.runId ?? (await latestUnfinishedRun(repo));
     what = { ...what, runId };
-    // The run's recorded settings carry over; flags given now override them.
+    // Nothing is taken from a ledger this user's state does not anchor (a run shipped with the clone).
+    await checkResumable(process.env, repo, runId);
+    // The run's recorded settings carry over; flags given now override them. The sandbox never does: it is
+    // what the user's config and flags say now, so no ledger can turn it off.
     const started = (await readEntries(join(repo, '.acia', 'runs', runId)).catch(() => [])).find((e) => e.type === 'RUN_STARTED');
-    const recorded = started?.data as { model?: string; settings?: { parallel?: number; maxIterations?: number; sandbox?: string; budget?: Record<string, number> } } | undefined;
+    const recorded = started?.data as { model?: string; settings?: { parallel?: number; maxIterations?: number; budget?: Record<string, number> } } | undefined;
     const carried: Record<string, unknown> = {
       model: recorded?.model,
       parallel: recorded?.settings?.parallel,
       maxIterations: recorded?.settings?.maxIterations,
-      sandbox: recorded?.settings?.sandbox,
       budget: recorded?.settings?.budget,
     };
     for (const [k, v] of Object.entries(carried)) if (v !== undefined && given[k] === undefined) given[k] = v;

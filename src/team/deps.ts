@@ -1,6 +1,7 @@
 // Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
 // clock, fixed ids or a fake runner, and replay can pass recorded ones.
 import type * as NodeFs from 'node:fs';
+import type { LedgerHead } from '../core/ledger/types.js';
 import type { CapabilityMap, LedgerEntry, PlanSet, StreamChunk } from '../core/acm/contracts.js';
 import type { Clock, IdSource } from '../core/acm/ids.js';
 import type { Config } from '../core/config/schema.js';
@@ -64,6 +65,15 @@ export interface TeamDeps {
   /** Renders the wiki after a run stops; failures are reported, not fatal. */
   renderWiki: (repo: string) => Promise<void>;
   writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;
+  /**
+   * The run's head anchored outside the checkout (the user's state directory). `write` follows every
+   * manifest write, and once before the first entry; `check` refuses to resume a run that is not anchored
+   * there or whose ledger no longer matches it. Absent in replay, which touches no repository.
+   */
+  anchor?: {
+    write: (runDir: string, runId: string, head: LedgerHead | null, status: string) => Promise<void>;
+    check: (runDir: string, runId: string) => Promise<void>;
+  };
   /** The git side of a run; replay passes one that serves recorded outcomes. */
   workspace?: (repo: string, runId: string) => RunWorkspace;
   onEvent?: (event: TeamEvent) => void;

@@ -18,6 +18,10 @@ import { emptyRunState, foldRun, openEscalation, type RunState } from './run-sta
 import { effectiveSource } from './scheduler.js';
 import { Workspace } from './workspace.js';
 import { applyLessons } from './lessons.js';
+import { RunId } from '../core/acm/ids.js';
+import { ensureAciaDir, guardAciaState } from './repo-guard.js';
+import { checkRealDir, checkRegularOrMissing } from '../core/fs/no-follow.js';
+
 import { detectTestCommand } from '../core/tools/run-tests.js';
 
 export interface RunResult {
@@ -55,9 +59,12 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head, join(tmpdir(), `acia-index-${process.pid}-${Date.now()}`)) : head;
   const now = deps.clock.now();
   const runId = deps.ids.runId(now);
-  const runDir = join(repo, '.acia', 'runs', runId);
+  await guardAciaState(git, repo);
+  const runDir = join(ensureAciaDir(repo, 'runs'), runId);
   await excludeAciaDir(git, repo);
   const ledger = await deps.openLedger(runDir, runId, { create: true });
+  // Anchored before the first entry, so a crash at any point leaves a run this user can resume.
+  if (deps.anchor) await deps.anchor.write(runDir, runId, null, 'running');
   const state = emptyRunState();
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null };
@@ -76,7 +83,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
 
 async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
   await ctx.rec.record('team', 'RUN_STARTED', started);
-  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, 'running'));
+  await saveManifest(ctx, 'running');
   return drive(ctx, started.baseCommit);
 }
 
@@ -98,10 +105,15 @@ export interface ResumeOptions {
 export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<RunResult> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
+  await guardAciaState(git, repo);
   const runId = opts.runId ?? (await latestUnfinishedRun(repo));
+  if (!RunId.safeParse(runId).success || runId.includes('..')) throw new AciaError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in ${repo}`, { hint: 'list runs with `acia runs`' });
   const runDir = join(repo, '.acia', 'runs', runId);
   const exists = await readdir(runDir).then(() => true, () => false);
   if (!exists) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
+  checkRealDir(repo, runDir);
+  for (const f of ['ledger.jsonl', 'manifest.json', 'blobs']) checkRegularOrMissing(join(runDir, f), f === 'blobs');
+  if (deps.anchor) await deps.anchor.check(runDir, runId);
   const ledger = await deps.openLedger(runDir, runId, { create: false });
   const state = foldRun(ledger.entries());
   if (!state.started) {
@@ -114,13 +126,13 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   if (state.completed?.reason === 'succeeded') {
     // A crash after RUN_COMPLETED but before the manifest: anchor the head now, redo nothing.
     await ledger.close();
-    await deps.writeManifest(runDir, manifestOf(ctx, 'succeeded'));
+    await saveManifest(ctx, 'succeeded');
     await deps.renderWiki(repo).catch(() => undefined);
     return resultOf(ctx, 'succeeded', `already finished: ${state.completed.message}`);
   }
   await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
   // The anchored head moves on: until this session ends the run is unfinished again.
-  await deps.writeManifest(runDir, manifestOf(ctx, 'running'));
+  await saveManifest(ctx, 'running');
   const open = openEscalation(state);
   if (opts.answer !== undefined && open !== null) {
     const { action, text } = parseAnswer(opts.answer);
@@ -213,7 +225,7 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }
-  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, reason));
+  await saveManifest(ctx, reason);
   try {
     await ctx.deps.renderWiki(ctx.repo);
   } catch (e) {
@@ -271,6 +283,12 @@ function terminal(ctx: RunContext, outcome: DriveOutcome): { reason: TerminalRea
       return { reason: 'succeeded', message: `${done} task(s) completed${note}` };
     }
   }
+}
+
+/** The manifest next to the ledger, then the anchor in the user's state directory. */
+async function saveManifest(ctx: RunContext, status: RunManifest['status']): Promise<void> {
+  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, status));
+  if (ctx.deps.anchor) await ctx.deps.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
 }
 
 function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest {

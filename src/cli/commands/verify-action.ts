@@ -5,6 +5,7 @@ import { RunId } from '../../core/acm/ids.js';
 import { AciaError } from '../../core/errors.js';
 import { readBundleManifest, verifyBundle } from '../../core/ledger/bundle.js';
 import { runDirOf } from '../../core/ledger/manifest.js';
+import { readAnchor } from '../../core/ledger/anchor.js';
 import { verifyAll, verifyRun, type RunVerification, type VerifyReport } from '../../core/ledger/verify.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -16,7 +17,8 @@ export async function verifyCommand(target: string | undefined, options: { repo:
 }
 
 async function buildReport(target: string | undefined, repo: string): Promise<VerifyReport> {
-  if (target === undefined) return verifyAll(repo);
+  const anchorOf = (runDir: string, runId: string) => readAnchor(process.env, runDir, runId);
+  if (target === undefined) return verifyAll(repo, anchorOf);
   if (await readBundleManifest(resolve(target))) {
     const run = await verifyBundle(resolve(target));
     return { ok: run.ok, runs: [run] };
@@ -25,7 +27,7 @@ async function buildReport(target: string | undefined, repo: string): Promise<Ve
   const runDir = runDirOf(repo, target);
   const isDir = await stat(runDir).then((s) => s.isDirectory(), () => false);
   if (!isDir) throw new AciaError('RUN_NOT_FOUND', `no run ${target} in ${repo} (and ${target} is not a bundle directory)`, { hint: 'run `acia verify` without an id to check every run' });
-  const run = await verifyRun(runDir);
+  const run = await verifyRun(runDir, { anchor: anchorOf(runDir, target) });
   return { ok: run.ok, runs: [run] };
 }
 

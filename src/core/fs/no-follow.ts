@@ -145,9 +145,9 @@ function unlinkSafe(p: string): void {
   }
 }
 
-/** Refuses `path` when it exists and is anything but a regular file (a link, a FIFO, a directory). */
-export function checkRegularOrMissing(path: string): void {
+/** Refuses `path` when it exists and is anything but a regular file (or, with `dir`, a real directory). */
+export function checkRegularOrMissing(path: string, dir = false): void {
   const k = kindOf(path);
-  if (k === 'missing' || k === 'file') return;
-  throw unsafe(path, k === 'symlink' ? 'it is a symbolic link, not a regular file' : 'it is not a regular file');
+  if (k === 'missing' || k === (dir ? 'dir' : 'file')) return;
+  throw unsafe(path, k === 'symlink' ? 'it is a symbolic link' : dir ? 'it is not a directory' : 'it is not a regular file');
 }
