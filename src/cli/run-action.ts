@@ -19,6 +19,7 @@ import { noHuman, type Escalator } from '../team/deps.js';
 import { latestUnfinishedRun, resumeRun, startRun, type RunResult } from '../team/team.js';
 import { buildDeps, checkResumable, preflightModel, type BuildDepsOptions } from './build-deps.js';
 import { EXIT } from './exit-codes.js';
+import { forTerminal } from '../core/text/terminal.js';
 import { createProgress, type ProgressMode } from './progress.js';
 import { ttyEscalator } from './tty-escalator.js';
 import type { RunFlags } from './commands/run.js';
@@ -99,7 +100,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     onEvent: (ev) => progress.onEvent(ev),
     warn: (msg) => {
       progress.suspend();
-      stderr.write(`${chalk.yellow('warning:')} ${msg}\n`);
+      stderr.write(`${chalk.yellow('warning:')} ${forTerminal(msg)}\n`);
     },
     ...(env.anthropic ? { anthropic: env.anthropic } : {}),
     allowSandboxFallback: env.allowSandboxFallback ?? false,
@@ -204,7 +205,7 @@ function printSummary(r: RunResult, json: boolean, repo: string, planOut?: strin
   const ok = r.reason === 'succeeded';
   const head = ok ? chalk.green('succeeded') : r.reason === 'awaiting_human' ? chalk.magenta('awaiting a human') : chalk.red(r.reason.replace('_', ' '));
   const lines = [
-    `${chalk.bold('run')} ${r.runId}: ${head} — ${r.message}`,
+    `${chalk.bold('run')} ${r.runId}: ${head} — ${forTerminal(r.message)}`,
     `  branch   ${r.runBranch}${r.headCommit ? ` (${r.headCommit.slice(0, 10)})` : ''}, ${r.filesChanged.length} file(s) changed`,
     `  cost     ${r.costUsd === null ? 'unknown (unpriced model)' : `$${r.costUsd.toFixed(4)}`}, ${r.tokens} tokens`,
     `  ledger   ${r.runDir}/ledger.jsonl (check it: acia verify ${r.runId}${repoFlag})`,
@@ -256,14 +257,15 @@ async function printPlan(result: RunResult, out: string | undefined, json: boole
   const lines: string[] = [];
   for (const plan of planSet.plans) {
     const chosen = plan.id === selected?.planId;
-    lines.push(`${chosen ? chalk.green('●') : '○'} ${chalk.bold(plan.id)}${chosen ? ' (chosen)' : ''}: ${plan.rationale}`);
+    // Every field here is the model's: shown with terminal controls stripped.
+    lines.push(`${chosen ? chalk.green('●') : '○'} ${chalk.bold(forTerminal(plan.id))}${chosen ? ' (chosen)' : ''}: ${forTerminal(plan.rationale)}`);
     for (const t of plan.tasks) {
-      const after = plan.edges.filter((e) => e.to === t.id).map((e) => `${e.from}${e.guard ? ` if ${e.guard}` : ''}${e.onError ? ` on ${e.onError}` : ''}`);
+      const after = plan.edges.filter((e) => e.to === t.id).map((e) => forTerminal(`${e.from}${e.guard ? ` if ${e.guard}` : ''}${e.onError ? ` on ${e.onError}` : ''}`));
       const what = (t.input as { instructions?: unknown }).instructions;
-      lines.push(`   ${t.id.padEnd(6)} ${t.capability.padEnd(15)} ${t.title ?? (typeof what === 'string' ? what.slice(0, 60) : '')}${after.length ? chalk.dim(`  after ${after.join(', ')}`) : ''}`);
+      lines.push(`   ${forTerminal(t.id).padEnd(6)} ${forTerminal(t.capability).padEnd(15)} ${forTerminal(t.title ?? (typeof what === 'string' ? what.slice(0, 60) : ''))}${after.length ? chalk.dim(`  after ${after.join(', ')}`) : ''}`);
     }
   }
   const chosenPlan = planSet.plans.find((p) => p.id === selected?.planId);
-  if (chosenPlan) lines.push('', planMermaid(chosenPlan).trimEnd());
+  if (chosenPlan) lines.push('', forTerminal(planMermaid(chosenPlan).trimEnd(), { newlines: true }));
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }

@@ -8,6 +8,7 @@ import { runDirOf } from '../../core/ledger/manifest.js';
 import { readAnchor } from '../../core/ledger/anchor.js';
 import { verifyAll, verifyRun, type RunVerification, type VerifyReport } from '../../core/ledger/verify.js';
 import { EXIT } from '../exit-codes.js';
+import { forTerminal } from '../../core/text/terminal.js';
 
 export async function verifyCommand(target: string | undefined, options: { repo: string; json?: boolean }): Promise<number> {
   const report = await buildReport(target, resolve(options.repo));
@@ -31,7 +32,12 @@ async function buildReport(target: string | undefined, repo: string): Promise<Ve
   return { ok: run.ok, runs: [run] };
 }
 
+/** Run ids are directory names a clone could choose: the line is shown with terminal controls stripped. */
 function describe(run: RunVerification): string {
+  return forTerminal(describeRaw(run));
+}
+
+function describeRaw(run: RunVerification): string {
   if (run.ok) {
     const head = run.head ? `head seq ${run.head.seq} ${run.head.hash.slice(0, 12)}` : 'empty';
     return `ok   ${run.runId}: ${run.entries} entries, ${head}`;
