@@ -4,7 +4,8 @@
 // worktrees out of the repository.
 import { join } from 'node:path';
 import { AciaError } from '../core/errors.js';
-import { checkRealDir, ensureRealDir } from '../core/fs/no-follow.js';
+import { readdirSync } from 'node:fs';
+import { checkRealDir, checkRegularOrMissing, ensureRealDir } from '../core/fs/no-follow.js';
 import type { Git } from './git.js';
 
 const STATE_DIRS = ['.acia/runs', '.acia/worktrees'] as const;
@@ -19,7 +20,11 @@ export async function guardAciaState(git: Git, repo: string): Promise<void> {
   }
   checkRealDir(repo, join(repo, '.acia'));
   for (const d of STATE_DIRS) checkRealDir(repo, join(repo, d));
-  checkRealDir(repo, join(repo, '.acia', 'wiki', 'memory'));
+  // Memory pages are read into the PM's prompt: a page linked to ~/.ssh/id_rsa is refused before any work.
+  const memory = join(repo, '.acia', 'wiki', 'memory');
+  if (checkRealDir(repo, memory)) {
+    for (const name of readdirSync(memory)) if (name.endsWith('.md')) checkRegularOrMissing(join(memory, name));
+  }
 }
 
 /** Creates `.acia/<...parts>` as real directories (no link on the way). */

@@ -12,13 +12,13 @@ export function register(program: Command): void {
       const { loadConfig } = await import('../../core/config/load.js');
       const path = await import('node:path');
       const loaded = loadConfig({ repo: path.resolve(opts.repo), env: process.env, flags: {} });
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, ignored: loaded.ignored }, null, 2)}\n`);
-        return;
-      }
       if (loaded.ignored) {
         const { describeIgnored } = await import('../../core/config/load.js');
         process.stderr.write(`warning: ${describeIgnored(loaded.ignored)}\n`);
+      }
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, ignored: loaded.ignored }, null, 2)}\n`);
+        return;
       }
       const width = Math.max(...Object.keys(loaded.config).map((k) => k.length));
       for (const [k, v] of Object.entries(loaded.config)) {
