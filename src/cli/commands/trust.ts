@@ -21,11 +21,11 @@ export function register(program: Command): void {
       '\nUntil trusted, ACIA applies only protectedPaths, maxIterations, parallel, commandTimeoutS,\nmaxTokensPerCall and memoryLessons from a repository file, and says which keys it ignored.\nReview the files first: a trusted file can send your API key to its endpoint and turn the sandbox off.\n\nExamples:\n  acia trust\n  acia trust --repo ~/src/app --revoke',
     )
     .action(async (opts: TrustOptions) => {
-      const { resolve } = await import('node:path');
-      const { Git, repoRoot } = await import('../../team/git.js');
+      const nodePath = await import('node:path');
+      const gitModule = await import('../../team/git.js');
       const { systemClock } = await import('../../core/acm/ids.js');
       const trust = await import('../../core/config/trust.js');
-      const repo = await repoRoot(new Git(systemClock), resolve(opts.repo));
+      const repo = await gitModule.repoRoot(new gitModule.Git(systemClock), nodePath.resolve(opts.repo));
       if (opts.revoke) {
         const gone = trust.revokeRepoFiles(repo, process.env);
         if (opts.json) process.stdout.write(`${JSON.stringify({ revoked: gone })}\n`);

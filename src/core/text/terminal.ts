@@ -4,6 +4,7 @@
 // bidi overrides can make text read differently than it is. ACIA's own colours are added after this.
 
 // C0 controls except TAB and LF, DEL, and the C1 range (U+0080-U+009F, which include the 8-bit CSI and OSC).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROLS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 // Bidirectional embeddings, overrides and isolates (the "Trojan Source" characters).
 const BIDI = /[\u202A-\u202E\u2066-\u2069]/g;

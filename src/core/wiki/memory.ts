@@ -94,13 +94,9 @@ export function readMemoryPage(repoRoot: string, page: string): Promise<Buffer |
 }
 
 /** Replaces a memory page atomically (temp file and rename), so a reader never sees half a page. */
-export function writeMemoryPage(repoRoot: string, page: string, content: string): Promise<void> {
-  try {
-    writeRegularFile(repoRoot, memoryPagePath(repoRoot, page), content);
-    return Promise.resolve();
-  } catch (e) {
-    return Promise.reject(e);
-  }
+export async function writeMemoryPage(repoRoot: string, page: string, content: string): Promise<void> {
+  await Promise.resolve();
+  writeRegularFile(repoRoot, memoryPagePath(repoRoot, page), content);
 }
 
 function memoryPagePath(repoRoot: string, page: string): string {
