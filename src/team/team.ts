@@ -59,9 +59,9 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head, join(tmpdir(), `acia-index-${process.pid}-${Date.now()}`)) : head;
   const now = deps.clock.now();
   const runId = deps.ids.runId(now);
+  await excludeAciaDir(git, repo);
   await guardAciaState(git, repo);
   const runDir = join(ensureAciaDir(repo, 'runs'), runId);
-  await excludeAciaDir(git, repo);
   const ledger = await deps.openLedger(runDir, runId, { create: true });
   // Anchored before the first entry, so a crash at any point leaves a run this user can resume.
   if (deps.anchor) await deps.anchor.write(runDir, runId, null, 'running');
