@@ -1,6 +1,7 @@
 // The work of `acia wiki` and `acia memory`, loaded only when those commands run.
 import { forTerminal } from '../../core/text/terminal.js';
-import { readdir, readFile } from 'node:fs/promises';
+import { readRegularFile } from '../../core/fs/no-follow.js';
+import { readdir } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { AciaError } from '../../core/errors.js';
 import { readMemory, wikiDir } from '../../core/wiki/memory.js';
@@ -27,7 +28,8 @@ export async function wikiCommand(action: string, page: string | undefined, repo
       const name = page.endsWith('.md') ? page : `${page}.md`;
       const full = resolve(dir, name);
       if (!full.startsWith(dir + sep)) throw new AciaError('USAGE', `${page} is outside the wiki`);
-      const text = await readFile(full, 'utf8').catch(() => null);
+      // Not through a link: a clone's wiki page linked to ~/.ssh/id_rsa is refused, not printed.
+      const text = readRegularFile(root, full)?.toString('utf8') ?? null;
       if (text === null) throw new AciaError('FILE_NOT_FOUND', `no wiki page ${name} in ${dir}`, { hint: 'run `acia wiki rebuild` or `acia wiki list`' });
       process.stdout.write(forTerminal(text, { newlines: true }));
       return;
