@@ -11,6 +11,7 @@ import { orchestratorOverhead, peakRss } from './orchestrator.mjs';
 import { ledgerBench, resumeBench } from './ledger.mjs';
 import { sandboxOverhead } from './sandbox.mjs';
 import { coldStart } from './cold-start.mjs';
+import { bestOfOverhead } from './best-of.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -82,6 +83,7 @@ const benches = [
   ['orchestrator', () => orchestratorOverhead({ runs: quick ? 1 : 3, fsyncMs, log })],
   ['rss', () => peakRss({ log })],
   ['parallel', () => parallelSpeedup({ pairs: quick ? 1 : 3, log })],
+  ['best-of', () => bestOfOverhead({ pairs: quick ? 1 : 2, log })],
 ];
 const t0 = Date.now();
 for (const [name, fn] of benches) {

@@ -114,6 +114,9 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       write: (runDir, runId, head, status) => Promise.resolve(writeAnchor(o.env, runDir, runId, head, status, systemClock.now())),
       check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
     },
+    modelEndpoint: o.anthropic
+      ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
+      : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
     ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   };

@@ -57,6 +57,8 @@ function describeRaw(e: LedgerEntry): string {
       return `checkpoint ${s(d.taskId)} ${s(d.commit).slice(0, 10)} (${(d.files as string[]).length} files)`;
     case 'MERGE':
       return d.conflict ? `merge of ${s(d.taskId)} CONFLICTS in ${(d.files as string[]).join(', ')}` : `merged ${s(d.taskId)} into ${s(d.into)}`;
+    case 'CANDIDATES_JUDGED':
+      return `${s(d.taskId)} best of ${(d.candidates as unknown[]).length}: ${d.winner === null ? 'no winner' : `${s(d.winner)} wins`} (${s(d.rationale)})`;
     case 'VERIFICATION': {
       const counts = d.passedCount === null ? '' : `, ${s(d.passedCount)} passed, ${s(d.failedCount)} failed`;
       return `${s(d.taskId)} verification ${d.passed ? 'PASSED' : 'FAILED'} (${s(d.source)}: ${s(d.command)}, exit ${s(d.exitCode)}${counts})`;

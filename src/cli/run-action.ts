@@ -173,6 +173,7 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
     maxIterations: num(f.maxIterations, '--max-iterations'),
     sandbox: f.sandbox,
     testCommand: f.testCommand,
+    devAgent: f.devAgent,
     ...(Object.keys(budget).length > 0 ? { budget } : {}),
   };
 }

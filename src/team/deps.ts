@@ -76,6 +76,11 @@ export interface TeamDeps {
   };
   /** The git side of a run; replay passes one that serves recorded outcomes. */
   workspace?: (repo: string, runId: string) => RunWorkspace;
+  /**
+   * The model endpoint and key external ACP agents' calls are forwarded to by the metering proxy
+   * (the agents themselves never see the key).
+   */
+  modelEndpoint?: { baseURL: string; apiKey: string | undefined };
   onEvent?: (event: TeamEvent) => void;
   sleep?: (ms: number) => Promise<void>;
   signal?: AbortSignal;

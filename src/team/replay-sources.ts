@@ -136,6 +136,12 @@ export class ReplayWorkspace implements RunWorkspace {
   changedSinceBase(): Promise<string[]> {
     return Promise.resolve(this.finalFiles);
   }
+  diffSize(): Promise<number> {
+    return Promise.reject(new AciaError('REPLAY_DIVERGED', 'replay: runs with best-of-N Dev candidates cannot be replayed yet'));
+  }
+  adopt(): Promise<void> {
+    return Promise.reject(new AciaError('REPLAY_DIVERGED', 'replay: runs with best-of-N Dev candidates cannot be replayed yet'));
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }

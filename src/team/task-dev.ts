@@ -2,6 +2,9 @@
 // attempt, asks policy, checks the task's verification expressions and merges into the run branch.
 import { devAgent } from '../agents/dev/dev-agent.js';
 import type { RunContext } from './run-context.js';
+import { devAgentsOf } from './agents-acp/dev-agent-choice.js';
+import { runBestOf } from './agents-acp/best-of-n.js';
+import { runAcpDevAgent } from './agents-acp/acp-dev-worker.js';
 import { guardScope } from './scheduler.js';
 import { lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
 
@@ -18,7 +21,19 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     if (typeof failure === 'string') extra.push(`Failing test output to fix:\n${failure}`);
     if (task.guidance) extra.push(`Guidance from the human: ${task.guidance}`);
 
-    const outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: taskMessage(ctx, spec, extra) });
+    const message = taskMessage(ctx, spec, extra);
+    const agents = devAgentsOf(ctx);
+    let outcome;
+    if (agents.length > 1) {
+      // Best-of-N: the candidates work from this attempt's base; the winner's files become this worktree's.
+      const best = await runBestOf(ctx, { taskId, attempt, base: wt.baseCommit, task: message, agents });
+      if (best.commit) await ctx.workspace.adopt(wt, best.commit);
+      outcome = best.outcome;
+    } else if (agents[0]?.agent) {
+      outcome = await runAcpDevAgent(ctx, { agent: agents[0].agent, actor, taskId, root: wt.path, task: message });
+    } else {
+      outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: message });
+    }
 
     if (outcome.kind === 'returned') {
       const result = outcome.result;

@@ -23,6 +23,10 @@ export interface RunWorkspace {
   merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }>;
   resetRun(commit: string): Promise<void>;
   changedSinceBase(base: string): Promise<string[]>;
+  /** Lines added plus removed between two commits (best-of-N prefers the smaller change). */
+  diffSize(from: string, to: string): Promise<number>;
+  /** Makes a task worktree's files those of `commit` (another candidate's work), uncommitted. */
+  adopt(wt: TaskWorktree, commit: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -122,6 +126,21 @@ export class Workspace implements RunWorkspace {
 
   async changedSinceBase(base: string): Promise<string[]> {
     return this.git.changedFiles(this.runWorktree, base);
+  }
+
+  async diffSize(from: string, to: string): Promise<number> {
+    const r = await this.git.run(this.repo, ['diff', '--numstat', '--no-ext-diff', '--no-textconv', '--no-renames', from, to]);
+    let lines = 0;
+    for (const row of r.stdout.split('\n')) {
+      const [added, removed] = row.split('\t');
+      // Binary files show as "-": count each as one line changed.
+      if (added !== undefined && removed !== undefined) lines += (Number(added) || 1) + (Number(removed) || 0);
+    }
+    return lines;
+  }
+
+  async adopt(wt: TaskWorktree, commit: string): Promise<void> {
+    await this.git.run(wt.path, ['read-tree', '-u', '--reset', commit], { expectedGitDir: this.gitDirs.get(wt.path) ?? (await this.git.gitDirOf(wt.path)) });
   }
 
   async close(): Promise<void> {

@@ -14,10 +14,11 @@ import { register as memory } from './memory.js';
 import { register as config } from './config.js';
 import { register as init } from './init.js';
 import { register as trust } from './trust.js';
+import { register as acp } from './acp.js';
 
 type Register = (program: Command) => void;
 
-const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust];
+const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, acp];
 
 export function registerCommands(program: Command): void {
   for (const register of registrations) register(program);

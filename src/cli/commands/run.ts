@@ -11,6 +11,7 @@ export interface RunFlags {
   maxMinutes?: string;
   sandbox?: string;
   testCommand?: string;
+  devAgent?: string;
   includeUncommitted?: boolean;
   apply?: boolean;
   json?: boolean;
@@ -30,6 +31,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--max-minutes <m>', 'stop after this many minutes')
     .option('--sandbox <mode>', 'auto | bwrap | off (off runs commands unsandboxed, after a warning)')
     .option('--test-command <cmd>', 'the command that runs the tests (detected when absent)')
+    .option('--dev-agent <agent>', 'who does Dev tasks: acia (default), a name from devAgents in your config, or acp:<command>')
     .option('--json', 'NDJSON events on stdout (schema: schemas/events.schema.json); human text on stderr')
     .option('--quiet', 'print only the final summary')
     .option('--debug', 'stack traces and token-level output');

@@ -37,6 +37,13 @@ export const Config = z.strictObject({
   prices: z.record(z.string(), PriceOverride).default({}),
   /** Append the lessons agents propose to .acia/wiki/memory/lessons.md when a session ends. */
   memoryLessons: z.boolean().default(true),
+  /**
+   * Who does Dev tasks: `acia` (ACIA's own Dev agent), a name from `devAgents`, or `acp:<command>`
+   * (an ACP agent started with that command line in the task's worktree, inside the sandbox).
+   */
+  devAgent: z.string().min(1).regex(/^(acp:.+|[a-z0-9][a-z0-9_-]*(,[a-z0-9][a-z0-9_-]*)*)$/, 'expected acia, acp:<command>, a name from devAgents, or several names separated by commas').default('acia'),
+  /** Named external ACP agents, each a command line: `{"claude-code": "claude-code-acp"}`. */
+  devAgents: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'expected a lower-case name'), z.string().min(1)).default({}),
 });
 export type Config = z.infer<typeof Config>;
 

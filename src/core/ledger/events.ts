@@ -71,7 +71,8 @@ export const EventData = {
   }),
   BRANCH_TAKEN: z.object({ from: z.string(), to: z.string(), guard: z.string(), value: z.boolean() }),
   POLICY_DECISION: z.object({
-    hook: z.enum(['plan.admit', 'task.pre', 'task.post']),
+    /** `agent.permission`: an external ACP agent asked before a tool call. */
+    hook: z.enum(['plan.admit', 'task.pre', 'task.post', 'agent.permission']),
     taskId: z.string().optional(),
     request: z.unknown(),
     response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
@@ -121,6 +122,27 @@ export const EventData = {
   }),
   CHECKPOINT: z.object({ taskId: z.string(), attempt: z.number(), commit: z.string(), branch: z.string(), files: z.array(z.string()) }),
   MERGE: z.object({ taskId: z.string(), into: z.string(), commit: z.string().nullable(), conflict: z.boolean(), files: z.array(z.string()) }),
+  /** Best-of-N: every candidate's recorded facts, the winner and why (tests, failures, diff, cost). */
+  CANDIDATES_JUDGED: z.object({
+    taskId: z.string(),
+    attempt: z.number(),
+    candidates: z.array(
+      z.object({
+        agent: z.string(),
+        branch: z.string(),
+        commit: z.string().nullable(),
+        finished: z.boolean(),
+        testsPassed: z.boolean(),
+        exitCode: z.number().nullable(),
+        failedCount: z.number().nullable(),
+        files: z.number(),
+        diffLines: z.number(),
+        costUsd: z.number(),
+      }),
+    ),
+    winner: z.string().nullable(),
+    rationale: z.string(),
+  }),
   VERIFICATION: z.object({
     taskId: z.string(),
     passed: z.boolean(),

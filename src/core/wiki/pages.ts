@@ -6,7 +6,7 @@ import type { RunSummary } from './run-summary.js';
 
 export const DECISION_TYPES = [
   'PLAN_SELECTED', 'BRANCH_TAKEN', 'POLICY_DECISION', 'REPLAN_TRIGGERED', 'COMPENSATION_APPLIED',
-  'GOAL_AMENDED', 'ESCALATION_REQUESTED', 'HUMAN_RESPONSE',
+  'GOAL_AMENDED', 'ESCALATION_REQUESTED', 'HUMAN_RESPONSE', 'CANDIDATES_JUDGED',
 ] as const;
 
 export function indexPage(runs: readonly RunSummary[], memoryPages: readonly string[]): string {
@@ -98,10 +98,26 @@ export function decisionPage(runId: string, e: LedgerEntry): string {
     '',
     typeof rationale === 'string' ? inline(rationale, 2000) : typeof policyReason === 'string' ? inline(policyReason, 2000) : 'None recorded.',
     '',
+    ...(e.type === 'CANDIDATES_JUDGED' ? candidateTable(data) : []),
     '## Data',
     '',
     fenced(JSON.stringify(e.data, null, 2), 'json'),
   ].join('\n');
+}
+
+/** Best-of-N: every candidate's verdict, the winner first. */
+function candidateTable(data: Record<string, unknown>): string[] {
+  const rows = (data.candidates as { agent: string; branch: string; finished: boolean; testsPassed: boolean; failedCount: number | null; diffLines: number; costUsd: number }[]) ?? [];
+  const winner = data.winner;
+  const sorted = [...rows].sort((a, b) => Number(b.agent === winner) - Number(a.agent === winner));
+  return [
+    '## Candidates',
+    '',
+    '| agent | tests | failing | diff lines | cost | branch |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...sorted.map((c) => `| ${inline(c.agent)}${c.agent === winner ? ' (winner)' : ''} | ${c.finished ? (c.testsPassed ? 'passed' : 'failed') : 'did not finish'} | ${c.failedCount ?? '—'} | ${c.diffLines} | ${money(c.costUsd)} | \`${inline(c.branch)}\` |`),
+    '',
+  ];
 }
 
 export function escalationPage(s: RunSummary, open: RunSummary['escalations'][number]): string {

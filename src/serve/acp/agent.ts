@@ -1,0 +1,258 @@
+// `acia acp`: ACIA as an Agent Client Protocol agent. An editor (Zed, JetBrains, Neovim) or any ACP
+// client opens a session on a repository; a prompt is a goal the team plans and carries out; the run
+// streams back as plan, tool-call and message updates; an escalation becomes a permission request
+// (retry / skip / approve / abort) or, for guidance, the next prompt turn; session/cancel stops it
+// as Ctrl-C does, and session/load replays a run's history.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import {
+  agent,
+  PROTOCOL_VERSION,
+  RequestError,
+  type AgentApp,
+  type AgentContext,
+  type ContentBlock,
+  type PermissionOption,
+  type PromptResponse,
+  type SessionUpdate,
+  type StopReason,
+} from '@agentclientprotocol/sdk';
+import { errorMessage, isAciaError } from '../../core/errors.js';
+import { loadConfig } from '../../core/config/load.js';
+import { systemClock } from '../../core/acm/ids.js';
+import type { LedgerEntry } from '../../core/acm/contracts.js';
+import type { HumanAction } from '../../core/ledger/events.js';
+import { readManifest } from '../../core/ledger/manifest.js';
+import { readLedgerEntries } from '../../core/ledger/line-reader.js';
+import { buildDeps, preflightModel } from '../../cli/build-deps.js';
+import { Git, repoRoot, requireCommit } from '../../team/git.js';
+import { resumeRun, startRun, type RunResult } from '../../team/team.js';
+import type { EscalationQuestion, Escalator, HumanAnswer } from '../../team/deps.js';
+import { AcpUpdateMapper, message } from './updates.js';
+
+export interface AcpAgentOptions {
+  env: NodeJS.ProcessEnv;
+  version: string;
+  /** Settings given on `acia acp`'s command line; they win over the config files, as run flags do. */
+  flags: { model?: string; sandbox?: string };
+  /** Diagnostics for the person who started the agent (stderr: stdout carries the protocol). */
+  log: (line: string) => void;
+}
+
+interface Session {
+  id: string;
+  repo: string;
+  /** The run this session drives: the last one started, or the one loaded. */
+  runId: string | null;
+  controller: AbortController | null;
+  cancelled: boolean;
+}
+
+const ACTION_LABELS: Record<Exclude<HumanAction, 'guidance'>, string> = {
+  retry: 'Retry: another fix iteration',
+  skip: 'Skip this task',
+  approve: 'Approve and go on',
+  abort: 'Abort the run',
+};
+
+/** The ACP agent app; connect it to a stream (`ndJsonStream(stdout, stdin)`) or, in tests, to a client app. */
+export function createAcpAgent(o: AcpAgentOptions): AgentApp {
+  const sessions = new Map<string, Session>();
+  const sessionOf = (id: string): Session => {
+    const s = sessions.get(id);
+    if (!s) throw RequestError.sessionNotFound(id);
+    return s;
+  };
+  const openRepo = async (cwd: string): Promise<string> => {
+    const git = new Git(systemClock);
+    try {
+      const repo = await repoRoot(git, resolve(cwd));
+      await requireCommit(git, repo);
+      return repo;
+    } catch (e) {
+      throw RequestError.invalidParams(undefined, errorMessage(e));
+    }
+  };
+
+  return agent()
+    .onRequest('initialize', () => ({
+      protocolVersion: PROTOCOL_VERSION,
+      agentInfo: { name: 'acia', title: 'ACIA team (PM, Dev, QA)', version: o.version },
+      agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true } },
+      authMethods: [],
+    }))
+    .onRequest('session/new', async ({ params }) => {
+      const repo = await openRepo(params.cwd);
+      const id = `acia-${randomUUID()}`;
+      sessions.set(id, { id, repo, runId: null, controller: null, cancelled: false });
+      if (params.mcpServers.length > 0) o.log(`session ${id}: ${params.mcpServers.length} MCP server(s) from the client are not used by the team yet`);
+      return { sessionId: id };
+    })
+    .onRequest('session/load', async ({ params, client }) => {
+      const repo = await openRepo(params.cwd);
+      const runDir = join(repo, '.acia', 'runs', params.sessionId);
+      const entries = await readEntries(runDir).catch(() => null);
+      if (entries === null || entries.length === 0) throw RequestError.sessionNotFound(params.sessionId);
+      // A loaded session is the run: its id is the run id, and the next prompt resumes it.
+      sessions.set(params.sessionId, { id: params.sessionId, repo, runId: params.sessionId, controller: null, cancelled: false });
+      const mapper = new AcpUpdateMapper(blobReader(runDir));
+      for (const entry of entries) for (const update of mapper.map(entry)) await notify(client, params.sessionId, update);
+    })
+    .onNotification('session/cancel', ({ params }) => {
+      const s = sessions.get(params.sessionId);
+      if (!s?.controller) return;
+      s.cancelled = true;
+      s.controller.abort();
+    })
+    .onRequest('session/prompt', async ({ params, client }): Promise<PromptResponse> => {
+      const s = sessionOf(params.sessionId);
+      if (s.controller) throw RequestError.invalidRequest(undefined, 'a run is already going on in this session; cancel it first');
+      const text = promptText(params.prompt);
+      if (text === '') throw RequestError.invalidParams(undefined, 'the prompt has no text: say what the team should do');
+      s.controller = new AbortController();
+      s.cancelled = false;
+      try {
+        const result = await drive(o, s, text, client);
+        await notify(client, s.id, message(summaryOf(result, s.cancelled)));
+        return { stopReason: stopReasonOf(result, s.cancelled) };
+      } catch (e) {
+        if (isAciaError(e)) {
+          await notify(client, s.id, message(`acia: ${e.message}${e.hint ? `\n${e.hint}` : ''}\n`));
+          return { stopReason: 'refusal' };
+        }
+        throw e;
+      } finally {
+        s.controller = null;
+      }
+    });
+}
+
+/**
+ * Starts the session's run, or resumes it when it waits for a human (the prompt is then the answer)
+ * or was stopped by a cancel ("continue" or "resume" goes on where it stopped).
+ */
+async function drive(o: AcpAgentOptions, s: Session, text: string, client: AgentContext): Promise<RunResult> {
+  const waiting = s.runId === null ? null : await resumableState(s.repo, s.runId);
+  const config = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)) }).config;
+  preflightModel(config, o.env, false, s.repo);
+  const runDirOf = (runId: string) => join(s.repo, '.acia', 'runs', runId);
+  let mapper: AcpUpdateMapper | null = null;
+  let queue = Promise.resolve();
+  const deps = await buildDeps({
+    repo: s.repo,
+    config,
+    env: o.env,
+    escalator: permissionEscalator(client, s.id),
+    signal: s.controller!.signal,
+    warn: (m) => o.log(`warning: ${m}`),
+    onEvent: (ev) => {
+      if (ev.kind !== 'entry') return;
+      const entry: LedgerEntry = ev.entry;
+      mapper ??= new AcpUpdateMapper(blobReader(runDirOf(entry.runId)));
+      if (entry.type === 'RUN_STARTED') s.runId = entry.runId;
+      // Updates go out in ledger order; a slow client slows nothing but its own view.
+      const updates = mapper.map(entry);
+      queue = queue.then(async () => {
+        for (const u of updates) await notify(client, s.id, u);
+      });
+    },
+  });
+  let result: RunResult;
+  if (waiting !== null && s.runId !== null) {
+    const answer = waiting === 'awaiting_human' ? text : undefined;
+    if (waiting !== 'awaiting_human' && !/^(continue|resume)$/i.test(text.trim())) {
+      result = await startRun(deps, { dir: s.repo, goal: text });
+    } else {
+      // Replay the run so far so the client's plan view is complete before new updates arrive.
+      const entries = await readEntries(runDirOf(s.runId));
+      mapper = new AcpUpdateMapper(blobReader(runDirOf(s.runId)));
+      for (const e of entries) mapper.map(e);
+      result = await resumeRun(deps, { dir: s.repo, runId: s.runId, ...(answer === undefined ? {} : { answer }) });
+    }
+  } else {
+    result = await startRun(deps, { dir: s.repo, goal: text });
+  }
+  await queue;
+  s.runId = result.runId;
+  return result;
+}
+
+/** `awaiting_human`, or `interrupted` for a run stopped mid-way, or null when the run is over. */
+async function resumableState(repo: string, runId: string): Promise<'awaiting_human' | 'interrupted' | null> {
+  const manifest = await readManifest(join(repo, '.acia', 'runs', runId));
+  if (manifest === null) return null;
+  if (manifest.status === 'awaiting_human') return 'awaiting_human';
+  if (manifest.status === 'aborted' || manifest.status === 'running' || manifest.status === 'budget_exhausted') return 'interrupted';
+  return null;
+}
+
+/** Escalations as permission requests; "guidance" is answered by the next prompt turn instead. */
+function permissionEscalator(client: AgentContext, sessionId: string): Escalator {
+  return {
+    async ask(q: EscalationQuestion): Promise<HumanAnswer | null> {
+      const options: PermissionOption[] = q.options
+        .filter((a): a is Exclude<HumanAction, 'guidance'> => a !== 'guidance')
+        .map((a) => ({ optionId: a, name: ACTION_LABELS[a], kind: a === 'abort' || a === 'skip' ? 'reject_once' : 'allow_once' }));
+      if (q.options.includes('guidance')) options.push({ optionId: 'guidance', name: 'Give guidance (in your next message)', kind: 'reject_once' });
+      const failure = q.lastFailure ? `\n\nLast failure:\n${q.lastFailure.split('\n').slice(-25).join('\n')}` : '';
+      await notify(client, sessionId, message(`The team needs you (${q.reason}${q.taskId ? `, task ${q.taskId}` : ''}): ${q.message}${failure}\n`));
+      const response = await client.request('session/request_permission', {
+        sessionId,
+        toolCall: { toolCallId: `escalation-${randomUUID()}`, title: `The team needs you: ${q.message}`, kind: 'other', status: 'pending' },
+        options,
+      });
+      // Cancelled, or guidance to come in the next prompt: the run waits on disk, resumable.
+      if (response.outcome.outcome !== 'selected') return null;
+      const chosen = response.outcome.optionId;
+      if (chosen === 'retry' || chosen === 'skip' || chosen === 'approve' || chosen === 'abort') return { action: chosen };
+      return null;
+    },
+  };
+}
+
+function promptText(blocks: ContentBlock[]): string {
+  const parts: string[] = [];
+  for (const b of blocks) {
+    if (b.type === 'text') parts.push(b.text);
+    else if (b.type === 'resource' && 'text' in b.resource) parts.push(`${b.resource.uri}:\n${b.resource.text}`);
+    else if (b.type === 'resource_link') parts.push(b.uri);
+  }
+  return parts.join('\n').trim();
+}
+
+function stopReasonOf(r: RunResult, cancelled: boolean): StopReason {
+  if (cancelled) return 'cancelled';
+  if (r.reason === 'budget_exhausted') return 'max_tokens';
+  return 'end_turn';
+}
+
+function summaryOf(r: RunResult, cancelled: boolean): string {
+  const cost = r.costUsd === null ? 'unpriced' : `$${r.costUsd.toFixed(4)}`;
+  const lines = [`\nrun ${r.runId}: ${r.reason.replace('_', ' ')} — ${r.message}`, `branch ${r.runBranch}, ${r.filesChanged.length} file(s) changed, ${cost}, ${r.tokens} tokens`];
+  if (r.reason === 'awaiting_human') lines.push('Answer in your next message (guidance, or retry / skip / approve / abort).');
+  else if (cancelled) lines.push('Say "continue" to resume it.');
+  else if (r.reason === 'budget_exhausted') lines.push('Raise the budget in your config, then say "continue" to resume it.');
+  return `${lines.join('\n')}\n`;
+}
+
+function blobReader(runDir: string): (ref: string) => string | null {
+  return (ref) => {
+    try {
+      return readFileSync(join(runDir, 'blobs', ref.replace(/^sha256:/, '')), 'utf8');
+    } catch {
+      return null;
+    }
+  };
+}
+
+async function notify(client: AgentContext, sessionId: string, update: SessionUpdate): Promise<void> {
+  await client.notify('session/update', { sessionId, update });
+}
+
+
+async function readEntries(runDir: string): Promise<LedgerEntry[]> {
+  const out: LedgerEntry[] = [];
+  for await (const e of readLedgerEntries(join(runDir, 'ledger.jsonl'))) out.push(e);
+  return out;
+}

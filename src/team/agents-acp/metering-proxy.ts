@@ -1,0 +1,198 @@
+// The model endpoint an external agent sees: a local Anthropic Messages API proxy that checks the run's
+// budget before each call, forwards it upstream with the user's key (the agent only ever holds a
+// placeholder), and records each call as an LLM_CALL with its request and response blobs, so an
+// external agent's tokens and cost count and show like ACIA's own. Listens on 127.0.0.1 (unsandboxed
+// agents) and on a Unix socket that the sandbox bridges to its own loopback.
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonicalJson } from '../../core/acm/canonical-json.js';
+import type { Usage } from '../../core/llm/types.js';
+import { checkBudget, type BudgetBreach } from '../budget.js';
+import type { RunContext } from '../run-context.js';
+
+export interface MeteringProxy {
+  /** For an agent on the host. */
+  url: string;
+  /** Holds `proxy.sock`, for the sandbox's egress bridge. */
+  socketDir: string;
+  /** Set once a call was refused for the budget: the task stops with it. */
+  breach(): BudgetBreach | null;
+  calls(): number;
+  close(): Promise<void>;
+}
+
+export interface MeteringOptions {
+  actor: string;
+  taskId: string;
+  /** Where calls go: the user's endpoint (or the fake server in tests). */
+  upstream: string;
+  apiKey: string;
+  /** Tells a scripted fake server which queue serves this agent (`acp:<model>` is appended). */
+  callerPrefix: string;
+}
+
+interface Metered {
+  usage: Usage;
+  stopReason: string;
+  model: string;
+}
+
+export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): Promise<MeteringProxy> {
+  let breach: BudgetBreach | null = null;
+  let calls = 0;
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    void collect(req).then(async (body) => {
+      const metered = req.method === 'POST' && /\/v1\/messages\/?(\?|$)/.test(req.url ?? '');
+      let parsed: { model?: unknown; max_tokens?: unknown } = {};
+      if (metered) {
+        try {
+          parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
+        } catch {
+          return reply(res, 400, 'invalid_request_error', 'request body is not JSON');
+        }
+        const model = typeof parsed.model === 'string' ? parsed.model : 'unknown';
+        const stop = overBudget(ctx, model, body.length, typeof parsed.max_tokens === 'number' ? parsed.max_tokens : ctx.deps.config.maxTokensPerCall);
+        if (stop) {
+          breach = stop;
+          return reply(res, 400, 'invalid_request_error', 'the run’s budget is exhausted (ACIA stopped this call)');
+        }
+      }
+      const started = ctx.rec.now();
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': o.apiKey };
+      for (const h of ['anthropic-version', 'anthropic-beta', 'accept']) {
+        const v = req.headers[h];
+        if (typeof v === 'string') headers[h] = v;
+      }
+      if (metered) headers['x-acia-caller'] = `${o.callerPrefix}${typeof parsed.model === 'string' ? parsed.model : ''}`;
+      let upstream: Response;
+      try {
+        upstream = await fetch(`${withSlash(o.upstream)}${(req.url ?? '/').replace(/^\/+/, '')}`, { method: req.method ?? 'GET', headers, ...(body.length > 0 ? { body } : {}) });
+      } catch (e) {
+        return reply(res, 502, 'api_error', `ACIA could not reach the model endpoint: ${(e as Error).message}`);
+      }
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      const chunks: Buffer[] = [];
+      if (upstream.body) {
+        for await (const chunk of upstream.body) {
+          const b = Buffer.from(chunk as Uint8Array);
+          chunks.push(b);
+          res.write(b);
+        }
+      }
+      res.end();
+      if (!metered || upstream.status !== 200) return;
+      calls++;
+      const text = Buffer.concat(chunks).toString('utf8');
+      const m = meter(text, (upstream.headers.get('content-type') ?? '').includes('event-stream'));
+      const requestHash = await ctx.rec.blob(canonicalJson(JSON.parse(body.toString('utf8')) as unknown));
+      const responseRef = await ctx.rec.blob(text);
+      await ctx.rec.record(o.actor, 'LLM_CALL', {
+        taskId: o.taskId,
+        caller: o.actor,
+        model: m.model || (typeof parsed.model === 'string' ? parsed.model : 'unknown'),
+        requestHash,
+        responseRef,
+        usage: m.usage,
+        costUsd: ctx.deps.costUsd(m.model || String(parsed.model), m.usage),
+        stopReason: m.stopReason,
+        durationMs: ctx.rec.now() - started,
+      });
+    }).catch((e: unknown) => {
+      if (!res.headersSent) reply(res, 500, 'api_error', `ACIA metering proxy: ${(e as Error).message}`);
+      else res.destroy();
+    });
+  };
+  const tcp = http.createServer(handler);
+  const unix = http.createServer(handler);
+  const socketDir = mkdtempSync(join(tmpdir(), 'acia-meter-'));
+  await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => unix.once('error', reject).listen(join(socketDir, 'proxy.sock'), resolve));
+  const address = tcp.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    socketDir,
+    breach: () => breach,
+    calls: () => calls,
+    close: async () => {
+      for (const s of [tcp, unix]) {
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+      rmSync(socketDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The budget check ACIA's own calls get: the request's size plus a full reply, before it is sent. */
+function overBudget(ctx: RunContext, model: string, bodyBytes: number, maxTokens: number): BudgetBreach | null {
+  if (ctx.state.budgetWaived) return null;
+  const tokens = Math.ceil(bodyBytes / 4) + maxTokens;
+  const usd = ctx.deps.costUsd(model, { inputTokens: Math.ceil(bodyBytes / 4), outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  const minutes = (ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
+  return checkBudget(ctx.deps.config.budget, ctx.state, { usd, tokens }, minutes);
+}
+
+/** Usage, stop reason and model from a Messages API reply, streamed (SSE) or whole. */
+export function meter(text: string, streamed: boolean): Metered {
+  const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  let stopReason = 'unknown';
+  let model = '';
+  const take = (u: Record<string, unknown> | undefined) => {
+    if (!u) return;
+    const n = (k: string) => (typeof u[k] === 'number' ? u[k] : undefined);
+    usage.inputTokens = n('input_tokens') ?? usage.inputTokens;
+    usage.outputTokens = n('output_tokens') ?? usage.outputTokens;
+    usage.cacheReadTokens = n('cache_read_input_tokens') ?? usage.cacheReadTokens;
+    usage.cacheWriteTokens = n('cache_creation_input_tokens') ?? usage.cacheWriteTokens;
+  };
+  const events: unknown[] = [];
+  if (streamed) {
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('data:')) continue;
+      try {
+        events.push(JSON.parse(line.slice(5).trim()));
+      } catch {
+        /* a keep-alive or a cut line: nothing to meter */
+      }
+    }
+  } else {
+    try {
+      events.push({ type: 'message', message: JSON.parse(text) as unknown });
+    } catch {
+      /* not JSON: nothing to meter */
+    }
+  }
+  for (const ev of events) {
+    const e = ev as { type?: string; message?: { model?: string; usage?: Record<string, unknown>; stop_reason?: string | null }; usage?: Record<string, unknown>; delta?: { stop_reason?: string | null } };
+    if (e.type === 'message_start' || e.type === 'message') {
+      model = e.message?.model ?? model;
+      take(e.message?.usage);
+      if (e.message?.stop_reason) stopReason = e.message.stop_reason;
+    } else if (e.type === 'message_delta') {
+      take(e.usage);
+      if (e.delta?.stop_reason) stopReason = e.delta.stop_reason;
+    }
+  }
+  return { usage, stopReason, model };
+}
+
+function collect(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => resolve(Buffer.concat(parts)));
+    req.on('error', reject);
+  });
+}
+
+function reply(res: http.ServerResponse, status: number, type: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ type: 'error', error: { type, message } }));
+}
+
+function withSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}

@@ -1,0 +1,195 @@
+// `acia acp` driven by a client built on the ACP SDK, over the built CLI's stdio: a demo scenario to
+// the end with plan and tool-call updates, an escalation answered through request_permission and
+// through the next prompt, a cancel and a resume, and session/load replaying a finished run.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { client, ndJsonStream, PROTOCOL_VERSION, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from '@agentclientprotocol/sdk';
+import { CLI, ledgerOf, onlyRunId, tempDir } from './helpers.js';
+import { cliEnv, sampleRepo, SCENARIOS, zeroLatencyScript } from './cli-helpers.js';
+import { sandboxAvailable } from '../helpers/sandbox-available.js';
+
+const sandbox = sandboxAvailable() ? 'auto' : 'off';
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+});
+
+interface Session {
+  updates: SessionNotification['update'][];
+  permissions: RequestPermissionRequest[];
+}
+
+/** Starts `acia acp`, connects an SDK client and runs `op` with it. */
+async function withAgent<T>(
+  script: string,
+  settings: Record<string, unknown>,
+  onPermission: (req: RequestPermissionRequest) => RequestPermissionResponse,
+  op: (agent: ClientContext, seen: Session) => Promise<T>,
+): Promise<{ value: T; seen: Session; stderr: () => string }> {
+  // Settings come from the user's config (a repository's own config would need the user's trust).
+  const xdg = tempDir('acp-xdg');
+  mkdirSync(join(xdg, 'acia'));
+  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify(settings));
+  const child = spawn(process.execPath, [CLI, 'acp', '--model', `scripted:${script}`, '--sandbox', sandbox], { env: cliEnv({ XDG_CONFIG_HOME: xdg }), stdio: ['pipe', 'pipe', 'pipe'] });
+  children.push(child);
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+  const seen: Session = { updates: [], permissions: [] };
+  const app = client()
+    .onNotification('session/update', ({ params }) => {
+      seen.updates.push(params.update);
+    })
+    .onRequest('session/request_permission', ({ params }) => {
+      seen.permissions.push(params);
+      return onPermission(params);
+    });
+  const value = await app.connectWith(stream, async (agent) => {
+    const init = await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    expect(init.agentInfo?.name).toBe('acia');
+    expect(init.agentCapabilities?.loadSession).toBe(true);
+    return op(agent, seen);
+  });
+  child.stdin.end();
+  return { value, seen, stderr: () => stderr };
+}
+
+const never = (): RequestPermissionResponse => {
+  throw new Error('no permission request expected');
+};
+
+function planStatuses(updates: Session['updates']): { content: string; status: string }[][] {
+  return updates.filter((u) => u.sessionUpdate === 'plan').map((u) => (u.sessionUpdate === 'plan' ? u.entries.map((e) => ({ content: e.content, status: e.status })) : []));
+}
+
+describe('acia acp', () => {
+  it('runs a goal to the end and streams the plan, tool calls with diffs, and messages', async () => {
+    const repo = sampleRepo('acp-happy');
+    const script = zeroLatencyScript('happy', tempDir('acp-script'));
+    const { value, seen } = await withAgent(script, {}, never, async (agent) => {
+      const { sessionId } = await agent.request('session/new', { cwd: join(repo, 'src'), mcpServers: [] });
+      return agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Add a titleCase(text) helper that capitalises every word, with a test' }] });
+    });
+    expect(value.stopReason).toBe('end_turn');
+    const runId = onlyRunId(repo);
+    const done = ledgerOf(repo, runId).find((e) => e.type === 'RUN_COMPLETED');
+    expect((done?.data as { reason: string }).reason).toBe('succeeded');
+
+    const plans = planStatuses(seen.updates);
+    expect(plans[0]?.map((e) => e.status)).toEqual(['pending', 'pending']);
+    expect(plans[0]?.[0]?.content).toMatch(/^t1 dev\.implement: /);
+    expect(plans.at(-1)?.map((e) => e.status)).toEqual(['completed', 'completed']);
+    expect(plans.some((p) => p[0]?.status === 'in_progress')).toBe(true);
+
+    const calls = seen.updates.filter((u) => u.sessionUpdate === 'tool_call');
+    const write = calls.find((u) => u.sessionUpdate === 'tool_call' && u.kind === 'edit');
+    expect(write).toBeDefined();
+    expect(write?.sessionUpdate === 'tool_call' ? write.locations?.[0]?.path : '').toMatch(/\.acia\/worktrees\/.+\/src\/title-case\.js$/);
+    const results = seen.updates.filter((u) => u.sessionUpdate === 'tool_call_update');
+    expect(results.length).toBe(calls.length);
+    const diff = results.flatMap((u) => (u.sessionUpdate === 'tool_call_update' ? (u.content ?? []) : [])).find((c) => c.type === 'diff');
+    expect(diff?.type === 'diff' ? diff.newText : '').toContain('titleCase');
+    const text = seen.updates.map((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? u.content.text : '')).join('');
+    expect(text).toContain('t2 verification PASSED');
+    expect(text).toContain(`run ${runId}: succeeded`);
+  }, 60_000);
+
+  it('asks through request_permission, waits when the client cancels it, and takes the next prompt as the answer', async () => {
+    const repo = sampleRepo('acp-escalate');
+    const script = zeroLatencyScript('escalate', tempDir('acp-script'));
+    const goal = JSON.parse(readFileSync(join(SCENARIOS, 'escalate', 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string; maxIterations: number } };
+    const { value, seen } = await withAgent(
+      script,
+      { testCommand: goal.settings.testCommand, maxIterations: goal.settings.maxIterations },
+      () => ({ outcome: { outcome: 'cancelled' } }),
+      async (agent) => {
+        const { sessionId } = await agent.request('session/new', { cwd: repo, mcpServers: [] });
+        const first = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: goal.goal }] });
+        const waiting = JSON.parse(readFileSync(join(repo, '.acia', 'runs', onlyRunId(repo), 'manifest.json'), 'utf8')) as { status: string };
+        const second = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'abort' }] });
+        return { first, waiting: waiting.status, second };
+      },
+    );
+    expect(value.first.stopReason).toBe('end_turn');
+    expect(value.waiting).toBe('awaiting_human');
+    expect(seen.permissions).toHaveLength(1);
+    const ids = seen.permissions[0]!.options.map((o) => o.optionId);
+    expect(ids).toContain('abort');
+    expect(seen.permissions[0]!.toolCall.title).toMatch(/^The team needs you: /);
+    const entries = ledgerOf(repo, onlyRunId(repo));
+    const types = entries.map((e) => e.type);
+    expect(types).toContain('ESCALATION_REQUESTED');
+    expect(types).toContain('RUN_RESUMED');
+    const answer = entries.find((e) => e.type === 'HUMAN_RESPONSE');
+    expect((answer?.data as { action: string }).action).toBe('abort');
+    expect((entries.at(-1)?.data as { reason: string }).reason).toBe('aborted');
+    expect(value.second.stopReason).toBe('end_turn');
+  }, 90_000);
+
+  it('answers an escalation through request_permission: the option chosen in the editor is the human response', async () => {
+    const repo = sampleRepo('acp-permission');
+    const script = zeroLatencyScript('escalate', tempDir('acp-script'));
+    const scenario = JSON.parse(readFileSync(join(SCENARIOS, 'escalate', 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string; maxIterations: number } };
+    const { value, seen } = await withAgent(
+      script,
+      { testCommand: scenario.settings.testCommand, maxIterations: scenario.settings.maxIterations },
+      () => ({ outcome: { outcome: 'selected', optionId: 'abort' } }),
+      async (agent) => {
+        const { sessionId } = await agent.request('session/new', { cwd: repo, mcpServers: [] });
+        return agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: scenario.goal }] });
+      },
+    );
+    expect(value.stopReason).toBe('end_turn');
+    expect(seen.permissions).toHaveLength(1);
+    const entries = ledgerOf(repo, onlyRunId(repo));
+    const asked = entries.find((e) => e.type === 'ESCALATION_REQUESTED');
+    const answered = entries.find((e) => e.type === 'HUMAN_RESPONSE');
+    expect((answered?.data as { escalationSeq: number; action: string }).escalationSeq).toBe(asked?.seq);
+    expect((answered?.data as { action: string }).action).toBe('abort');
+    expect((entries.at(-1)?.data as { reason: string }).reason).toBe('aborted');
+  }, 90_000);
+
+  it('stops a run on session/cancel, leaves it resumable, and "continue" finishes it; session/load replays it', async () => {
+    const repo = sampleRepo('acp-cancel');
+    const dir = tempDir('acp-script');
+    const script = JSON.parse(readFileSync(zeroLatencyScript('happy', dir), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
+    // The Dev agent's first reply is slow, so the cancel lands while it thinks.
+    const firstDev = script.turns.find((t) => t.caller.startsWith('dev'));
+    firstDev!.latencyMs = 4000;
+    const file = join(dir, 'slow.json');
+    writeFileSync(file, JSON.stringify(script));
+    const { value } = await withAgent(file, {}, never, async (agent, seen) => {
+      const { sessionId } = await agent.request('session/new', { cwd: repo, mcpServers: [] });
+      const running = agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Add a titleCase(text) helper' }] });
+      for (let i = 0; i < 200 && !planStatuses(seen.updates).some((p) => p[0]?.status === 'in_progress'); i++) await new Promise((r) => setTimeout(r, 50));
+      await agent.notify('session/cancel', { sessionId });
+      const cancelled = await running;
+      const resumed = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'continue' }] });
+      return { cancelled, resumed };
+    });
+    expect(value.cancelled.stopReason).toBe('cancelled');
+    expect(value.resumed.stopReason).toBe('end_turn');
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    const reasons = entries.filter((e) => e.type === 'RUN_COMPLETED').map((e) => (e.data as { reason: string }).reason);
+    expect(reasons).toEqual(['aborted', 'succeeded']);
+    expect(entries.some((e) => e.type === 'RUN_RESUMED')).toBe(true);
+
+    const loaded = await withAgent(file, {}, never, async (agent) => {
+      await agent.request('session/load', { sessionId: runId, cwd: repo, mcpServers: [] });
+    });
+    const plans = planStatuses(loaded.seen.updates);
+    expect(plans.at(-1)?.map((e) => e.status)).toEqual(['completed', 'completed']);
+    expect(loaded.seen.updates.filter((u) => u.sessionUpdate === 'tool_call').length).toBe(entries.filter((e) => e.type === 'TOOL_CALL').length);
+  }, 90_000);
+
+  it('refuses a session outside a git repository with an error the client sees', async () => {
+    const dir = tempDir('acp-norepo');
+    const script = zeroLatencyScript('happy', dir);
+    const { value } = await withAgent(script, {}, never, async (agent) => agent.request('session/new', { cwd: dir, mcpServers: [] }).then(() => 'accepted', (e: Error) => e.message));
+    expect(value).toMatch(/git|repository/i);
+  }, 30_000);
+});
