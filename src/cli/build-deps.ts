@@ -52,6 +52,8 @@ const RESUME_BLOCKERS: ReadonlySet<VerifyCode> = new Set<VerifyCode>(['UNANCHORE
 /** Refuses a run whose ledger the user's state directory does not anchor, or no longer matches. */
 export async function checkRunAnchored(env: NodeJS.ProcessEnv, runDir: string, runId: string): Promise<void> {
   const report = await verifyRun(runDir, { runId, anchor: readAnchor(env, runDir, runId) });
+  // No complete entry: nothing can be taken from it (resume then says the run never started).
+  if (report.entries === 0) return;
   const bad = report.problems.find((p) => RESUME_BLOCKERS.has(p.code));
   if (bad) {
     throw new AciaError('UNSAFE_REPO', `refusing to resume run ${runId}: ${bad.code} ${bad.message}`, {

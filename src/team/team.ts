@@ -61,10 +61,10 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const runId = deps.ids.runId(now);
   await excludeAciaDir(git, repo);
   await guardAciaState(git, repo);
-  const runDir = join(ensureAciaDir(repo, 'runs'), runId);
-  const ledger = await deps.openLedger(runDir, runId, { create: true });
-  // Anchored before the first entry, so a crash at any point leaves a run this user can resume.
+  const runDir = ensureAciaDir(repo, 'runs', runId);
+  // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
   if (deps.anchor) await deps.anchor.write(runDir, runId, null, 'running');
+  const ledger = await deps.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null };
