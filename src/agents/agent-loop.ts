@@ -49,6 +49,8 @@ export interface AgentRunOptions<O> {
   afterModelCall?: (request: LlmRequest, response: LlmResponse) => Promise<void>;
   /** Validates a delivered result beyond its schema (e.g. plan validation); returns problems or []. */
   check?: (result: O) => string[] | Promise<string[]>;
+  /** Sees a return_result the loop rejected (schema or check), with the problems sent back to the model. */
+  onRejectedResult?: (call: ToolCall, problems: string[]) => Promise<void>;
   runId?: string;
 }
 
@@ -137,6 +139,7 @@ export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcom
       const parsed = opts.output.safeParse(unwrap(returned.input, opts.output));
       const problems = parsed.success ? ((await opts.check?.(parsed.data)) ?? []) : [z.prettifyError(parsed.error)];
       if (parsed.success && problems.length === 0) return { kind: 'returned', result: parsed.data, turns: turn };
+      await opts.onRejectedResult?.({ id: returned.id, name: returned.name, input: returned.input }, problems);
       repairs++;
       if (repairs > MAX_REPAIRS) {
         return { kind: 'protocol_error', turns: turn, message: `result still invalid after ${MAX_REPAIRS} repairs: ${problems.join('; ')}` };

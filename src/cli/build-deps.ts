@@ -19,6 +19,7 @@ import { DefaultPolicy } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
 import { costUsd, estimateCallCost, estimateRequestTokens } from '../core/llm/pricing.js';
 import { devTools } from '../core/tools/tool-sets.js';
+import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
 import { createRunner, detectSandbox } from '../core/sandbox/detect.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
@@ -127,7 +128,8 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
 /** The parts that do not touch the outside world; replay uses them as they are. */
 export function staticDeps(config: Config, warn: (m: string) => void) {
   // devTools holds every tool; each agent definition picks its own subset by name.
-  const tools: readonly Tool[] = devTools;
+  // run_setup is for the team (config `setup`); no agent definition names it.
+  const tools: readonly Tool[] = [...devTools, runSetup];
   return {
     config,
     tools,

@@ -51,7 +51,10 @@ function describeRaw(e: LedgerEntry): string {
     case 'TOOL_RESULT': {
       const data = d.data as D | undefined;
       const exit = data && typeof data.exitCode === 'number' ? ` exit ${data.exitCode}` : '';
-      return `${s(d.name)} ${d.ok ? 'ok' : 'failed'}${exit}`;
+      const problems = data && data.rejected === true && Array.isArray(data.problems) ? data.problems.map(String) : null;
+      if (problems) return `${s(d.name)} rejected: ${problems.join('; ').replace(/\s+/g, ' ').slice(0, 300)}`;
+      const why = data && typeof data.cannotRun === 'string' ? ` — ${data.cannotRun}` : '';
+      return `${s(d.name)} ${d.ok ? 'ok' : 'failed'}${exit}${why}`;
     }
     case 'CHECKPOINT':
       return `checkpoint ${s(d.taskId)} ${s(d.commit).slice(0, 10)} (${(d.files as string[]).length} files)`;
@@ -61,7 +64,8 @@ function describeRaw(e: LedgerEntry): string {
       return `${s(d.taskId)} best of ${(d.candidates as unknown[]).length}: ${d.winner === null ? 'no winner' : `${s(d.winner)} wins`} (${s(d.rationale)})`;
     case 'VERIFICATION': {
       const counts = d.passedCount === null ? '' : `, ${s(d.passedCount)} passed, ${s(d.failedCount)} failed`;
-      return `${s(d.taskId)} verification ${d.passed ? 'PASSED' : 'FAILED'} (${s(d.source)}: ${s(d.command)}, exit ${s(d.exitCode)}${counts})`;
+      const why = typeof d.cannotRun === 'string' ? ` — could not run: ${d.cannotRun}` : '';
+      return `${s(d.taskId)} verification ${d.passed ? 'PASSED' : 'FAILED'} (${s(d.source)}: ${s(d.command)}, exit ${s(d.exitCode)}${counts})${why}`;
     }
     case 'RETRY_SCHEDULED':
       return `retry ${s(d.taskId)} attempt ${s(d.attempt)} in ${s(d.delayMs)} ms: ${s(d.reason)}`;

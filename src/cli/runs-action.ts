@@ -2,7 +2,9 @@
 import { forTerminal } from '../core/text/terminal.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AciaError } from '../core/errors.js';
+import * as nodeFs from 'node:fs';
+import { AciaError, errorMessage } from '../core/errors.js';
+import { BlobStore } from '../core/ledger/blob-store.js';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import { listRuns } from '../core/ledger/manifest.js';
 import { readLedgerEntries } from '../core/ledger/line-reader.js';
@@ -69,4 +71,49 @@ export async function showRunCommand(dir: string, runId: string, json: boolean):
   for (const e of entries) out.push(`  ${String(e.seq).padStart(4)} ${e.actor.padEnd(12)} ${describeEntry(e)}`);
   // Goal, rationale and entries hold model and repository text: no terminal controls get through.
   process.stdout.write(`${forTerminal(out.join('\n'), { newlines: true })}\n`);
+}
+
+/**
+ * `acia show <run> --output <seq|task>`: the stored output of a tool result or verification — the text
+ * the agent saw — by ledger seq (a TOOL_CALL seq finds its result), or every one of a task's in order.
+ */
+export async function showOutputCommand(dir: string, runId: string, which: string): Promise<void> {
+  const { runDir } = await resolveRun(dir, runId);
+  const entries = await readEntries(runDir);
+  const blobs = new BlobStore(join(runDir, 'blobs'), nodeFs.promises);
+  let picked: LedgerEntry[];
+  if (/^\d+$/.test(which)) {
+    const e = entries.find((x) => x.seq === Number(which));
+    if (!e) throw new AciaError('INPUT_INVALID', `run ${runId} has no ledger entry ${which} (it has ${entries.length})`);
+    const callId = e.type === 'TOOL_CALL' ? (e.data as { toolUseId?: string }).toolUseId : undefined;
+    const target = callId === undefined ? e : entries.find((x) => x.type === 'TOOL_RESULT' && (x.data as { toolUseId?: string }).toolUseId === callId);
+    if (!target || !hasOutput(target)) {
+      throw new AciaError('INPUT_INVALID', `ledger entry ${which} is a ${e.type}${callId !== undefined ? ' with no result yet' : ''}, which has no output`, {
+        hint: 'pick the seq of a TOOL_CALL, TOOL_RESULT or VERIFICATION (see `acia show <run>`), or a task id',
+      });
+    }
+    picked = [target];
+  } else {
+    picked = entries.filter((x) => hasOutput(x) && (x.data as { taskId?: string }).taskId === which);
+    if (picked.length === 0) {
+      const known = [...new Set(entries.filter(hasOutput).map((x) => (x.data as { taskId?: string }).taskId).filter((t): t is string => t !== undefined))];
+      throw new AciaError('INPUT_INVALID', `run ${runId} has no tool output for ${JSON.stringify(which)}`, { hint: `a ledger seq, or one of the tasks: ${known.join(', ') || 'none'}` });
+    }
+  }
+  for (const e of picked) {
+    const ref = (e.data as { outputRef: string }).outputRef;
+    let text: string;
+    try {
+      const body = JSON.parse((await blobs.get(ref)).toString('utf8')) as { forModel?: unknown };
+      text = typeof body.forModel === 'string' ? body.forModel : '';
+    } catch (err) {
+      text = `(output unavailable: ${errorMessage(err)})`;
+    }
+    if (picked.length > 1 || process.stdout.isTTY) process.stdout.write(`--- seq ${e.seq} ${e.actor}: ${describeEntry(e)}\n`);
+    process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+}
+
+function hasOutput(e: LedgerEntry): boolean {
+  return (e.type === 'TOOL_RESULT' || e.type === 'VERIFICATION') && typeof (e.data as { outputRef?: unknown }).outputRef === 'string';
 }

@@ -4,6 +4,7 @@
 import type { TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason, HumanAction } from '../core/ledger/events.js';
 import { AciaError, errorMessage } from '../core/errors.js';
+import { failureExcerpt } from '../core/tools/test-failures.js';
 import { BudgetExceededError } from './budget.js';
 import type { RunContext } from './run-context.js';
 import { openEscalation, type TaskState } from './run-state.js';
@@ -26,6 +27,7 @@ const OPTIONS: Record<EscalationReason, HumanAction[]> = {
   human_approve: ['approve', 'skip', 'abort'],
   merge_conflict: ['guidance', 'retry', 'skip', 'abort'],
   task_failed: ['guidance', 'retry', 'skip', 'abort'],
+  environment_broken: ['retry', 'guidance', 'skip', 'abort'],
 };
 
 export async function execute(ctx: RunContext): Promise<ExecOutcome> {
@@ -158,13 +160,13 @@ async function askHuman(ctx: RunContext, seq: number): Promise<boolean> {
   return true;
 }
 
-/** The tail of the task's last test output, for the human and for fix tasks. */
+/** The failing part of the task's last test output (failure reports with head and tail), for the human and for fix tasks. */
 export async function lastFailureText(ctx: RunContext, taskId: string | undefined): Promise<string | undefined> {
   const v = taskId === undefined ? undefined : ctx.state.tasks.get(taskId)?.lastVerification;
   if (!v || v.passed) return undefined;
   try {
     const body = JSON.parse((await ctx.rec.ledger.getBlob(v.outputRef)).toString('utf8')) as { forModel?: string };
-    return (body.forModel ?? '').slice(-4000);
+    return failureExcerpt(body.forModel ?? '', { maxBytes: 6000 });
   } catch (e) {
     return `(test output unavailable: ${errorMessage(e)})`;
   }

@@ -3,6 +3,7 @@
 // can make ACIA run code outside the sandbox.
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
+import { excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
@@ -74,14 +75,27 @@ export class Git {
     await this.run(repo, ['worktree', 'remove', '--force', path], { allowFail: true });
   }
 
-  /** Commits everything in the worktree; returns the new commit, or null when nothing changed. */
-  async commitAll(cwd: string, message: string, expectedGitDir?: string): Promise<string | null> {
+  /**
+   * Commits everything in the worktree except installed dependencies, tool caches and test byproducts
+   * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
+   * says; returns the new commit, or null when nothing changed.
+   */
+  async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
     const o = expectedGitDir === undefined ? {} : { expectedGitDir };
-    await this.run(cwd, ['add', '-A', '--', '.'], o);
+    await this.run(cwd, ['add', '-A', '--', '.', ...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)], o);
     const staged = await this.run(cwd, ['diff', '--cached', '--quiet'], { ...o, allowFail: true });
     if (staged.exitCode === 0) return null;
     await this.run(cwd, ['commit', '--no-verify', '-q', '-m', message], o);
     return (await this.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  }
+
+  /** Untracked paths (directories collapsed, no trailing slash), leaving installed dependencies out. */
+  async untracked(cwd: string, expectedGitDir?: string): Promise<string[]> {
+    const r = await this.run(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--', '.', ...excludePathspecs()], expectedGitDir === undefined ? {} : { expectedGitDir });
+    return r.stdout
+      .split('\0')
+      .filter((l) => l.startsWith('?? '))
+      .map((l) => l.slice(3).replace(/\/$/, ''));
   }
 
   async changedFiles(cwd: string, from: string, to = 'HEAD', expectedGitDir?: string): Promise<string[]> {
@@ -142,11 +156,14 @@ export async function requireCommit(git: Git, repo: string): Promise<string> {
   return r.stdout;
 }
 
-/** A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD. */
+/**
+ * A commit of the working tree as it is (tracked changes and untracked, unignored files), on top of HEAD;
+ * installed dependencies and test byproducts are left out even when .gitignore does not list them.
+ */
 export async function snapshotWorkingTree(git: Git, repo: string, head: string, tmpIndex: string): Promise<string> {
   const env = { GIT_INDEX_FILE: tmpIndex };
   await git.run(repo, ['read-tree', head], { env });
-  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia'], { env });
+  await git.run(repo, ['add', '-A', '--', '.', ':(exclude).acia', ...excludePathspecs()], { env });
   const tree = (await git.run(repo, ['write-tree'], { env })).stdout;
   return (await git.run(repo, ['commit-tree', tree, '-p', head, '-m', 'acia: snapshot of uncommitted changes'], { env })).stdout;
 }

@@ -1,6 +1,6 @@
 // Pieces every task runner shares: how a task ends, the agent's toolbox and task message, retries.
 import { relative } from 'node:path';
-import { sha256Hex } from '../core/acm/canonical-json.js';
+import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason } from '../core/ledger/events.js';
 import type { PolicyHook, PolicyRequest } from '../core/policy/policy.js';
@@ -28,6 +28,7 @@ export function toolContext(ctx: RunContext, root: string): ToolContext {
     fs: ctx.deps.fs,
     runner: ctx.deps.runnerFor(root),
     ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
+    ...(ctx.deps.config.setup === undefined ? {} : { setupCommand: ctx.deps.config.setup }),
     commandTimeoutS: ctx.deps.config.commandTimeoutS,
     ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
   };
@@ -92,7 +93,7 @@ export async function startAttempt(
   spec: TaskSpec,
   attempt: number,
   checkpoint: string | null,
-): Promise<{ wt: TaskWorktree; denied: (TaskOutcome & { kind: 'escalate' }) | null }> {
+): Promise<{ wt: TaskWorktree; denied: (TaskOutcome & { kind: 'escalate' }) | null; setupNote: string | null }> {
   const taskId = spec.id;
   const wt = await ctx.workspace.prepareTask(taskId, checkpoint);
   await ctx.rec.record('team', 'TASK_STARTED', {
@@ -104,8 +105,52 @@ export async function startAttempt(
     baseCommit: wt.baseCommit,
   });
   const pre = await policyCheck(ctx, 'task.pre', spec);
-  if (pre.allow || ctx.state.tasks.get(taskId)?.policyOverride) return { wt, denied: null };
-  return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` } };
+  if (!pre.allow && !ctx.state.tasks.get(taskId)?.policyOverride) {
+    return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` }, setupNote: null };
+  }
+  const setup = await runSetupCommand(ctx, spec, attempt, wt);
+  if (setup.kind === 'broken') {
+    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: setup.message });
+    return { wt, denied: { kind: 'escalate', reason: 'environment_broken', message: `${setup.message} — the environment, not the code: fix the setup command or the installed dependencies, then answer retry`, lastFailure: setup.output }, setupNote: null };
+  }
+  return { wt, denied: null, setupNote: setup.kind === 'failed' ? setup.note : null };
+}
+
+type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } | { kind: 'broken'; message: string; output: string };
+
+/**
+ * The configured `setup` command, sandboxed in the task's worktree, recorded as a run_setup tool call of
+ * the team; what it leaves untracked is never committed by the task's checkpoints. A setup that cannot
+ * start (exit 127) is the environment's fault: the task escalates. One that runs and fails (a build
+ * broken by the code) is the task's to see: its agent is told, with the output.
+ */
+async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
+  const command = ctx.deps.config.setup;
+  const tool = ctx.deps.tools.find((t) => t.name === 'run_setup');
+  if (command === undefined || tool === undefined) return { kind: 'none' };
+  const toolUseId = `setup-${spec.id}-${attempt}`;
+  await ctx.rec.record('team', 'TOOL_CALL', { taskId: spec.id, toolUseId, name: tool.name, input: { command } });
+  const started = ctx.rec.now();
+  let result = await ctx.deps.callTool(tool, {}, toolContext(ctx, wt.path));
+  // Its outputs (dist/, a generated file the repository does not ignore) are no change of the task's.
+  if (result.ok && ctx.workspace.keepOutOfCheckpoints) {
+    const kept = await ctx.workspace.keepOutOfCheckpoints(wt);
+    if (kept.length > 0) result = { ...result, forModel: `${result.forModel}\n[kept out of commits: ${kept.join(', ')}]` };
+  }
+  const outputRef = await ctx.rec.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
+  await ctx.rec.record('team', 'TOOL_RESULT', {
+    taskId: spec.id,
+    toolUseId,
+    name: tool.name,
+    ok: result.ok,
+    outputRef,
+    ...(result.data === undefined ? {} : { data: result.data }),
+    durationMs: ctx.rec.now() - started,
+  });
+  if (result.ok) return { kind: 'done' };
+  const cannotRun = result.data?.cannotRun;
+  if (typeof cannotRun === 'string') return { kind: 'broken', message: `the setup command could not run: ${cannotRun}`, output: result.forModel };
+  return { kind: 'failed', note: `The setup command (${command}) failed in your worktree before you started:\n${result.forModel}` };
 }
 
 /** The `lessons` member for a TASK_COMPLETED or TASK_FAILED entry, when the agent proposed any. */
@@ -179,6 +224,7 @@ export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): 
       maxTokens: ctx.deps.config.maxTokensPerCall,
       runId: ctx.runId,
       ...(o.check ? { check: o.check } : {}),
+      onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
       ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
       ...(ctx.deps.onEvent ? { onChunk: (chunk) => ctx.deps.onEvent?.({ kind: 'chunk', chunk }) } : {}),
       ...modelHooks(ctx, o.actor, o.taskId === 'plan' ? undefined : o.taskId),
@@ -187,4 +233,15 @@ export async function runTaskAgent<O>(ctx: RunContext, o: TaskAgentOptions<O>): 
     if (isStopError(e)) throw e;
     return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
   }
+}
+
+/**
+ * A return_result the agent loop rejected: recorded as the call it was and a failed result holding the
+ * reasons, so `acia show` can say why a result was not accepted (the model saw the same reasons).
+ */
+async function recordRejectedResult(ctx: RunContext, actor: string, taskId: string, call: ToolCall, problems: string[]): Promise<void> {
+  const text = `result rejected: ${problems.join('; ')}`;
+  await ctx.rec.record(actor, 'TOOL_CALL', { taskId, toolUseId: call.id, name: call.name, input: call.input ?? null });
+  const outputRef = await ctx.rec.blob(canonicalJson({ forModel: `The result is invalid:\n${problems.join('\n')}`, forDisplay: text }));
+  await ctx.rec.record(actor, 'TOOL_RESULT', { taskId, toolUseId: call.id, name: call.name, ok: false, outputRef, data: { rejected: true, problems }, durationMs: 0 });
 }

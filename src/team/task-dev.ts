@@ -13,10 +13,10 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
   const spec = task.spec;
   const actor = `dev:${taskId}`;
   for (let attempt = task.attempts + 1; ; attempt++) {
-    const { wt, denied } = await startAttempt(ctx, spec, attempt, task.lastCheckpoint);
+    const { wt, denied, setupNote } = await startAttempt(ctx, spec, attempt, task.lastCheckpoint);
     if (denied) return denied;
 
-    const extra: string[] = [];
+    const extra: string[] = setupNote === null ? [] : [setupNote];
     const failure = (spec.input as { failure?: unknown }).failure;
     if (typeof failure === 'string') extra.push(`Failing test output to fix:\n${failure}`);
     if (task.guidance) extra.push(`Guidance from the human: ${task.guidance}`);

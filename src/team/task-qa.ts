@@ -1,6 +1,7 @@
 // Runs a QA task (qa.verify, qa.write_tests). The verdict is the exit code of a real test run: the QA
 // agent's last run_tests, or, when it made none, a run the team makes itself. Its words never decide.
 import { canonicalJson } from '../core/acm/canonical-json.js';
+import { failureExcerpt } from '../core/tools/test-failures.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
@@ -11,12 +12,12 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
   const spec = task.spec;
   const actor = `qa:${taskId}`;
   const attempt = task.attempts + 1;
-  const { wt, denied } = await startAttempt(ctx, spec, attempt, null);
+  const { wt, denied, setupNote } = await startAttempt(ctx, spec, attempt, null);
   if (denied) return denied;
 
   let lastTests: ToolResult | null = null;
   const tctx = toolContext(ctx, wt.path);
-  const extra = task.guidance ? [`Guidance from the human: ${task.guidance}`] : [];
+  const extra = [...(setupNote === null ? [] : [setupNote]), ...(task.guidance ? [`Guidance from the human: ${task.guidance}`] : [])];
   const outcome = await runTaskAgent(ctx, {
     def: qaAgent,
     actor,
@@ -53,6 +54,7 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
     failedCount: typeof data.failed === 'number' ? data.failed : null,
     outputRef,
     source,
+    ...(!passed && typeof data.cannotRun === 'string' ? { cannotRun: data.cannotRun } : {}),
   });
 
   const claim = outcome.kind === 'returned' ? outcome.result : null;
@@ -84,6 +86,17 @@ export async function runQaTask(ctx: RunContext, taskId: string): Promise<TaskOu
       ...lessonsOf(claim?.passed === passed ? claim : null),
     });
     return { kind: 'completed' };
+  }
+  if (typeof data.cannotRun === 'string') {
+    // A broken environment is no code bug: a fix task could only burn an iteration on it. Ask the human now.
+    const why = `the test command could not run: ${data.cannotRun}`;
+    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: why });
+    return {
+      kind: 'escalate',
+      reason: 'environment_broken',
+      message: `${why} — the environment, not the code: install the project's dependencies in your checkout (npm install, pip install into .venv), or set testCommand / setup in .acia/config.json, then answer retry`,
+      lastFailure: failureExcerpt(tests?.forModel ?? '', { maxBytes: 6000 }),
+    };
   }
   const message = `verification failed: exit code ${exitCode ?? 'none'}${typeof data.failed === 'number' ? `, ${data.failed} failed` : ''}${claim?.passed ? ' (the QA agent claimed a pass)' : ''}`;
   await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message, ...lessonsOf(claim?.passed === passed ? claim : null) });

@@ -3,6 +3,7 @@
 import { rm } from 'node:fs/promises';
 import { ensureRealDir } from '../core/fs/no-follow.js';
 import { join } from 'node:path';
+import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import type { Git } from './git.js';
 
 export interface TaskWorktree {
@@ -22,6 +23,11 @@ export interface RunWorkspace {
   checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }>;
   merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }>;
   resetRun(commit: string): Promise<void>;
+  /**
+   * What the setup command just left untracked in the worktree (a build's output): later checkpoints of
+   * that worktree leave it out. Optional: replay has nothing to keep out.
+   */
+  keepOutOfCheckpoints?(wt: TaskWorktree): Promise<string[]>;
   changedSinceBase(base: string): Promise<string[]>;
   /** Lines added plus removed between two commits (best-of-N prefers the smaller change). */
   diffSize(from: string, to: string): Promise<number>;
@@ -34,6 +40,8 @@ export class Workspace implements RunWorkspace {
   private mergeChain: Promise<unknown> = Promise.resolve();
   /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
   private readonly gitDirs = new Map<string, string>();
+  /** Per worktree: untracked paths the setup command made, which checkpoints do not commit. */
+  private readonly setupOutputs = new Map<string, string[]>();
   readonly runBranch: string;
   readonly runWorktree: string;
 
@@ -97,12 +105,15 @@ export class Workspace implements RunWorkspace {
     // restarted attempt starts from exactly that commit with nothing left over.
     await this.git.addWorktree(this.repo, path, branch, base);
     this.gitDirs.set(path, await this.git.gitDirOf(path));
+    this.setupOutputs.delete(path);
+    // The checkout's installed dependencies, as links the sandbox resolves read-only (core/sandbox/deps.ts).
+    linkDependencies(this.repo, path, dependencyDirsCached(this.repo));
     return { path, branch, baseCommit: base };
   }
 
   async checkpoint(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
     const gitDir = this.gitDirs.get(wt.path);
-    const commit = await this.git.commitAll(wt.path, message, gitDir);
+    const commit = await this.git.commitAll(wt.path, message, gitDir, this.setupOutputs.get(wt.path) ?? []);
     return { commit, files: commit ? await this.git.changedFiles(wt.path, wt.baseCommit, commit, gitDir) : [] };
   }
 
@@ -118,6 +129,12 @@ export class Workspace implements RunWorkspace {
     });
     this.mergeChain = next.catch(() => undefined);
     return next;
+  }
+
+  async keepOutOfCheckpoints(wt: TaskWorktree): Promise<string[]> {
+    const paths = await this.git.untracked(wt.path, this.gitDirs.get(wt.path));
+    this.setupOutputs.set(wt.path, paths);
+    return paths;
   }
 
   async resetRun(commit: string): Promise<void> {

@@ -11,18 +11,33 @@ export function register(program: Command): void {
     .action(async (opts: { repo: string; json?: boolean }) => {
       const { loadConfig } = await import('../../core/config/load.js');
       const path = await import('node:path');
-      const loaded = loadConfig({ repo: path.resolve(opts.repo), env: process.env, flags: {} });
+      const fs = await import('node:fs');
+      const { detectTestCommandWithSource } = await import('../../core/tools/run-tests.js');
+      const repo = path.resolve(opts.repo);
+      const loaded = loadConfig({ repo, env: process.env, flags: {} });
       if (loaded.ignored) {
         const { describeIgnored } = await import('../../core/config/load.js');
         process.stderr.write(`warning: ${describeIgnored(loaded.ignored)}\n`);
       }
+      // What QA will run and what runs before each agent: configured, or detected from the repository.
+      const detected = loaded.config.testCommand === undefined ? detectTestCommandWithSource({ fs, root: repo }) : null;
+      const tests =
+        loaded.config.testCommand !== undefined
+          ? { command: loaded.config.testCommand, source: `configured: testCommand, ${loaded.sources.testCommand ?? 'default'}` }
+          : detected
+            ? { command: detected.command, source: `detected from ${detected.source}` }
+            : { command: null, source: 'none configured or detected' };
+      const setup = loaded.config.setup !== undefined ? { command: loaded.config.setup, source: `configured: setup, ${loaded.sources.setup ?? 'default'}` } : { command: null, source: 'none configured' };
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, ignored: loaded.ignored }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, ignored: loaded.ignored, testCommand: tests, setup }, null, 2)}\n`);
         return;
       }
-      const width = Math.max(...Object.keys(loaded.config).map((k) => k.length));
+      const width = Math.max(...Object.keys(loaded.config).map((k) => k.length), 'test command'.length);
       for (const [k, v] of Object.entries(loaded.config)) {
         process.stdout.write(`${k.padEnd(width)}  ${JSON.stringify(v)}  (${loaded.sources[k] ?? 'default'})\n`);
       }
+      process.stdout.write('\n');
+      process.stdout.write(`${'test command'.padEnd(width)}  ${tests.command ?? '(none)'}  (${tests.source})\n`);
+      process.stdout.write(`${'setup'.padEnd(width)}  ${setup.command ?? '(none)'}  (${setup.source})\n`);
     });
 }

@@ -61,10 +61,16 @@ export function register(program: Command): void {
       .description('continue a run from its ledger (the latest unfinished one when no id is given)')
       .argument('[runId]', 'the run to resume')
       .option('--answer <text>', 'your answer to the open escalation: guidance text, or retry | skip | approve | abort')
+      .option('--db <url>', 'a fleet run: record the answer there and queue the run for a worker')
       .option('--apply', 'after success, merge the run branch into your current branch'),
   )
     .addHelpText('after', '\nExamples:\n  acia resume\n  acia resume 20261123-070102-ab12cd --answer "use Intl.Segmenter for words"\n  acia resume --answer skip')
-    .action(async (runId: string | undefined, flags: RunFlags) => {
+    .action(async (runId: string | undefined, flags: RunFlags & { db?: string }) => {
+      if (flags.db !== undefined) {
+        const { resumeFleetCommand } = await import('../fleet-action.js');
+        process.exitCode = await resumeFleetCommand(runId, flags.answer, flags.db);
+        return;
+      }
       const { runCommand } = await import('../run-action.js');
       process.exitCode = await runCommand({ kind: 'resume', ...(runId === undefined ? {} : { runId }) }, flags);
     });

@@ -55,6 +55,7 @@ const ENV_KEYS: Record<string, { key: keyof Config; parse: (v: string) => unknow
   ACIA_MAX_ITERATIONS: { key: 'maxIterations', parse: Number },
   ACIA_SANDBOX: { key: 'sandbox', parse: (v) => v },
   ACIA_TEST_COMMAND: { key: 'testCommand', parse: (v) => v },
+  ACIA_SETUP: { key: 'setup', parse: (v) => v },
   OPENAI_BASE_URL: { key: 'openaiBaseUrl', parse: (v) => v },
   ANTHROPIC_BASE_URL: { key: 'anthropicBaseUrl', parse: (v) => v },
 };

@@ -32,6 +32,8 @@ export const Config = z.strictObject({
   sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
   allowedHosts: z.array(z.string().min(1).refine(isHostRule, 'expected a host, host:port or *.domain')).default([]),
   testCommand: z.string().min(1).optional(),
+  /** Run sandboxed in each task worktree before its agent starts (e.g. `npm run build`). */
+  setup: z.string().min(1).optional(),
   protectedPaths: z.array(z.string().min(1)).default([]),
   commandTimeoutS: z.number().int().min(1).max(3600).default(300),
   prices: z.record(z.string(), PriceOverride).default({}),

@@ -30,6 +30,8 @@ export const ESCALATION_REASONS = [
   'human_approve',
   'merge_conflict',
   'task_failed',
+  /** The test command could not start (exit 127, a missing runner): the environment, not the code. */
+  'environment_broken',
 ] as const;
 export const EscalationReason = z.enum(ESCALATION_REASONS);
 export type EscalationReason = z.infer<typeof EscalationReason>;
@@ -152,6 +154,8 @@ export const EventData = {
     failedCount: z.number().nullable(),
     outputRef: BlobRef,
     source: z.enum(['qa_run', 'team_run', 'check']),
+    /** Why the command could not run at all (the "not found" line), when that is why it failed. */
+    cannotRun: z.string().optional(),
   }),
   RETRY_SCHEDULED: z.object({ taskId: z.string(), attempt: z.number(), delayMs: z.number(), reason: z.string() }),
   ESCALATION_REQUESTED: z.object({

@@ -4,6 +4,7 @@ import * as nodePath from 'node:path';
 import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
+import { dependencyDirsCached } from './deps.js';
 import { gitPathsOf } from './git-paths.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
@@ -69,6 +70,13 @@ export class BwrapRunner implements CommandRunner {
     const checkout = enclosingCheckout(this.root, git.commonDir);
     if (checkout !== null) a.push('--tmpfs', checkout);
     a.push('--bind', this.root, this.root);
+    // Its installed dependencies stay visible, read-only, where the worktree's links point (deps.ts).
+    if (checkout !== null) {
+      for (const d of dependencyDirsCached(checkout)) {
+        const p = nodePath.join(checkout, d.rel);
+        a.push('--ro-bind', p, p);
+      }
+    }
     // Git metadata stays read-only even though the worktree is writable: hooks and config run outside later.
     for (const p of git.readOnly) a.push('--ro-bind', p, p);
     a.push('--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL');

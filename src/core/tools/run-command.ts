@@ -1,6 +1,7 @@
 // run_command: a shell command in the worktree, through the injected runner (the sandbox).
 import { z } from 'zod';
 import { defineTool } from './define-tool.js';
+import { environmentProblem } from './test-failures.js';
 import { truncateMiddle } from './truncate.js';
 import type { CommandOutcome } from './types.js';
 
@@ -25,7 +26,7 @@ export const runCommand = defineTool({
       ok: outcome.exitCode === 0 && !outcome.timedOut,
       forModel: truncateMiddle(`${status}\n${outcome.output}`).text,
       forDisplay: `$ ${input.command}\n${status}`,
-      data: { exitCode: outcome.exitCode, signal: outcome.signal, timedOut: outcome.timedOut, truncated: outcome.truncated, durationMs: outcome.durationMs },
+      data: { ...cannotRunOf(outcome), exitCode: outcome.exitCode, signal: outcome.signal, timedOut: outcome.timedOut, truncated: outcome.truncated, durationMs: outcome.durationMs },
     };
   },
 });
@@ -34,4 +35,11 @@ export function describeOutcome(o: CommandOutcome, timeoutS: number): string {
   if (o.timedOut) return `[timed out after ${timeoutS}s; the whole process tree was killed]`;
   if (o.exitCode === null) return `[killed by ${o.signal ?? 'a signal'}]`;
   return `[exit code ${o.exitCode}]`;
+}
+
+/** `cannotRun` for a command that could not start at all (exit 127/126): the line that says why. */
+function cannotRunOf(o: CommandOutcome): { cannotRun?: string } {
+  if (o.timedOut || (o.exitCode !== 127 && o.exitCode !== 126)) return {};
+  const why = environmentProblem(o.exitCode, o.output);
+  return why === null ? {} : { cannotRun: why };
 }

@@ -5,6 +5,7 @@ import { AciaError } from '../errors.js';
 import { defineTool } from './define-tool.js';
 import { resolvePath } from './fs-access.js';
 import { describeOutcome } from './run-command.js';
+import { environmentProblem, failureExcerpt } from './test-failures.js';
 import { parseTestSummary } from './test-summary.js';
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
@@ -37,12 +38,17 @@ export const runTests = defineTool({
     const ok = exitCode === 0 && !outcome.timedOut;
     const counts = summary ? `${summary.passed} passed, ${summary.failed} failed${summary.skipped ? `, ${summary.skipped} skipped` : ''} (${summary.framework})` : 'no test summary recognised';
     const status = describeOutcome(outcome, ctx.commandTimeoutS);
-    const verdict = `${ok ? 'TESTS PASSED' : 'TESTS FAILED'} ${status} ${counts}\n$ ${command}`;
+    // A run that could not start (exit 127, no pytest) says why on its first line: that is no code bug.
+    const cannotRun = ok || outcome.timedOut ? null : environmentProblem(exitCode, outcome.output);
+    const verdict = `${ok ? 'TESTS PASSED' : cannotRun ? 'TESTS COULD NOT RUN' : 'TESTS FAILED'} ${status} ${counts}${cannotRun ? `: ${cannotRun}` : ''}\n$ ${command}`;
+    // A failed run keeps its failure reports (wherever they are), not just its head and tail.
+    const shown = ok ? truncateMiddle(`${verdict}\n${outcome.output}`).text : `${verdict}\n${failureExcerpt(outcome.output, { maxBytes: 24_000, headLines: 10, tailLines: 30 })}`;
     return {
       ok,
-      forModel: truncateMiddle(`${verdict}\n${outcome.output}`).text,
+      forModel: shown,
       forDisplay: verdict,
       data: {
+        ...(cannotRun ? { cannotRun } : {}),
         exitCode,
         passed,
         failed,
@@ -57,19 +63,25 @@ export const runTests = defineTool({
 
 /** package.json scripts.test -> npm test; pytest markers; go.mod; Cargo.toml. */
 export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string | null {
+  return detectTestCommandWithSource(ctx)?.command ?? null;
+}
+
+/** The detected test command and the file it was detected from (for `acia config`). */
+export function detectTestCommandWithSource(ctx: Pick<ToolContext, 'fs' | 'root'>): { command: string; source: string } | null {
   const has = (f: string): boolean => ctx.fs.existsSync(nodePath.join(ctx.root, f));
   if (has('package.json')) {
     try {
       const pkg = JSON.parse(String(ctx.fs.readFileSync(nodePath.join(ctx.root, 'package.json'), 'utf8'))) as { scripts?: Record<string, unknown> };
       const test = pkg.scripts?.test;
-      if (typeof test === 'string' && !test.includes('no test specified')) return 'npm test --';
+      if (typeof test === 'string' && !test.includes('no test specified')) return { command: 'npm test --', source: 'package.json scripts.test' };
     } catch {
       /* unreadable package.json: try the others */
     }
   }
-  if (['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'conftest.py'].some(has) || has('tests/conftest.py')) return 'python3 -m pytest';
-  if (has('go.mod')) return 'go test ./...';
-  if (has('Cargo.toml')) return 'cargo test';
+  const py = ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'conftest.py', 'tests/conftest.py'].find(has);
+  if (py !== undefined) return { command: 'python3 -m pytest', source: py };
+  if (has('go.mod')) return { command: 'go test ./...', source: 'go.mod' };
+  if (has('Cargo.toml')) return { command: 'cargo test', source: 'Cargo.toml' };
   return null;
 }
 

@@ -1,7 +1,9 @@
-// Parsers for test-runner summaries: vitest, jest, node --test, pytest, go test, cargo test -> counts.
+// Parsers for test-runner summaries: vitest, jest, mocha, node --test, TAP (tape, tap), pytest, go test,
+// cargo test -> counts. Each parser keys on its runner's own summary lines; the fixtures in
+// tests/fixtures/test-output are real runs of each.
 
 export interface TestSummary {
-  framework: 'vitest' | 'jest' | 'node' | 'pytest' | 'go' | 'cargo';
+  framework: 'vitest' | 'jest' | 'mocha' | 'node' | 'tap' | 'pytest' | 'go' | 'cargo';
   passed: number;
   failed: number;
   skipped?: number;
@@ -13,7 +15,8 @@ const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 /** The first parser that recognises the output wins; null when none does (the exit code still decides). */
 export function parseTestSummary(rawOutput: string): TestSummary | null {
   const out = rawOutput.replace(ANSI, '');
-  return parseVitest(out) ?? parseJest(out) ?? parseNodeTest(out) ?? parsePytest(out) ?? parseCargo(out) ?? parseGo(out);
+  // TAP before go: TAP's `ok 1 name` lines look like go's `ok  pkg` package lines.
+  return parseVitest(out) ?? parseJest(out) ?? parseMocha(out) ?? parseNodeTest(out) ?? parseTap(out) ?? parsePytest(out) ?? parseCargo(out) ?? parseGo(out);
 }
 
 function count(text: string, re: RegExp): number {
@@ -39,18 +42,51 @@ export function parseJest(out: string): TestSummary | null {
   return { framework: 'jest', passed: count(line, /(\d+) passed/), failed: count(line, /(\d+) failed/), ...(skipped ? { skipped } : {}) };
 }
 
-/** node --test: spec reporter `ℹ pass 4` / TAP `# pass 4`. */
-export function parseNodeTest(out: string): TestSummary | null {
-  const pass = /^(?:ℹ|#) pass (\d+)\s*$/m.exec(out);
-  const fail = /^(?:ℹ|#) fail (\d+)\s*$/m.exec(out);
-  if (!pass || !fail) return null;
-  const skipped = count(out, /^(?:ℹ|#) skipped (\d+)\s*$/m) + count(out, /^(?:ℹ|#) todo (\d+)\s*$/m);
-  return { framework: 'node', passed: Number(pass[1]), failed: Number(fail[1]), ...(skipped ? { skipped } : {}) };
+/** mocha's spec reporter: `  2 passing (12ms)`, `  1 failing`, `  1 pending`. */
+export function parseMocha(out: string): TestSummary | null {
+  const pass = /^\s*(\d+) passing \(\d+(?:\.\d+)?m?s\)\s*$/m.exec(out);
+  if (!pass) return null;
+  const skipped = count(out, /^\s*(\d+) pending\s*$/m);
+  return { framework: 'mocha', passed: Number(pass[1]), failed: count(out, /^\s*(\d+) failing\s*$/m), ...(skipped ? { skipped } : {}) };
 }
 
-/** `==== 2 failed, 10 passed, 1 skipped in 0.12s ====` (errors count as failed). */
+/**
+ * node --test: the spec reporter's `ℹ pass 4` lines, or its TAP reporter (the default when stdout is not a
+ * terminal), told from other TAP producers by node's own `# Subtest:`, `# suites` and `# cancelled` lines.
+ */
+export function parseNodeTest(out: string): TestSummary | null {
+  const spec = /^ℹ pass (\d+)\s*$/m.exec(out);
+  const nodeTap = /^# (?:Subtest: |suites \d|cancelled \d)/m.test(out);
+  if (!spec && !nodeTap) return null;
+  const mark = spec ? 'ℹ' : '#';
+  const pass = new RegExp(`^${mark} pass (\\d+)\\s*$`, 'm').exec(out);
+  if (!pass) return null;
+  const n = (name: string): number => count(out, new RegExp(`^${mark} ${name} (\\d+)\\s*$`, 'm'));
+  const failed = n('fail') + n('cancelled');
+  const skipped = n('skipped') + n('todo');
+  return { framework: 'node', passed: Number(pass[1]), failed, ...(skipped ? { skipped } : {}) };
+}
+
+/**
+ * TAP (tape, tap, any producer): the `# pass  N` / `# fail  N` trailer (tape pads with two spaces and
+ * leaves `# fail` out when nothing failed), else the `ok` / `not ok` lines under a `1..N` plan.
+ */
+export function parseTap(out: string): TestSummary | null {
+  const hasPlan = /^\s*1\.\.\d+\s*$/m.test(out) || /^TAP version \d+/m.test(out);
+  if (!hasPlan) return null;
+  const pass = /^# pass\s+(\d+)\s*$/m.exec(out);
+  const skipped = count(out, /^# skip\s+(\d+)\s*$/m) + count(out, /^# todo\s+(\d+)\s*$/m);
+  if (pass) return { framework: 'tap', passed: Number(pass[1]), failed: count(out, /^# fail\s+(\d+)\s*$/m), ...(skipped ? { skipped } : {}) };
+  // Top-level test points only (subtests are indented).
+  const notOk = (out.match(/^not ok \d+/gm) ?? []).length;
+  const ok = (out.match(/^ok \d+/gm) ?? []).length;
+  if (ok + notOk === 0) return null;
+  return { framework: 'tap', passed: ok, failed: notOk };
+}
+
+/** `==== 2 failed, 10 passed, 1 skipped in 0.12s ====`, or without the rules under -q (errors count as failed). */
 export function parsePytest(out: string): TestSummary | null {
-  const lines = [...out.matchAll(/^=+ (.*\b(?:passed|failed|error|errors|skipped|no tests ran)\b.*) in [\d.]+s(?: \([^)]*\))? =+\s*$/gm)];
+  const lines = [...out.matchAll(/^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?\s*$/gm)];
   const line = lines[lines.length - 1]?.[1];
   if (line === undefined) return null;
   const failed = count(line, /(\d+) failed/) + count(line, /(\d+) errors?/);
@@ -80,8 +116,8 @@ export function parseGo(out: string): TestSummary | null {
   const skipped = (out.match(/^\s*--- SKIP: /gm) ?? []).length;
   if (passed + failed + skipped === 0) {
     // Without -v go prints only package lines: count packages.
-    const okPkgs = (out.match(/^ok\s+\S+/gm) ?? []).length;
-    const failPkgs = (out.match(/^FAIL\s+\S+\s/gm) ?? []).length;
+    const okPkgs = (out.match(/^ok\s+\S+\s+(?:[\d.]+s|\(cached\))/gm) ?? []).length;
+    const failPkgs = (out.match(/^FAIL\s+\S+\s+(?:[\d.]+s|\[)/gm) ?? []).length;
     if (okPkgs + failPkgs === 0) return null;
     return { framework: 'go', passed: okPkgs, failed: failPkgs };
   }

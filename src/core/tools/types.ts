@@ -39,6 +39,8 @@ export interface ToolContext {
   fs: typeof NodeFs;
   runner: CommandRunner;
   testCommand?: string;
+  /** The configured setup command (run_setup runs it; agents are never given that tool). */
+  setupCommand?: string;
   commandTimeoutS: number;
   signal?: AbortSignal;
 }

@@ -60,6 +60,11 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
       : '—';
     out.push(`| ${t.id} | ${inline(t.capability)} | ${inline(t.title, 80)} | ${t.attempts} | ${t.verdict} | ${v} |`);
   }
+  const fixes = [...s.tasks.values()].filter((t) => t.failure !== undefined);
+  if (fixes.length > 0) {
+    out.push('', '## Failures given to fix tasks', '');
+    for (const t of fixes) out.push(`### ${inline(t.id)}`, '', fenced(t.failure ?? ''));
+  }
   out.push('', '## Escalations', '');
   if (s.escalations.length === 0) out.push('None.');
   for (const e of s.escalations) {

@@ -11,6 +11,8 @@ export interface TaskRow {
   verdict: 'pending' | 'running' | 'completed' | 'failed';
   verification: { passed: boolean; command: string; passedCount: number | null; failedCount: number | null } | null;
   summary: string;
+  /** For a fix task: the failing test output it was given. */
+  failure?: string;
 }
 
 export interface EscalationRow {
@@ -95,7 +97,10 @@ function step(s: RunSummary, e: LedgerEntry): RunSummary {
     }
     case 'TASK_ADDED': {
       const d = e.data as EventDataOf<'TASK_ADDED'>;
-      task(d.task.id, d.task.capability).title ||= d.task.title ?? '';
+      const r = task(d.task.id, d.task.capability);
+      r.title ||= d.task.title ?? '';
+      const failure = (d.task.input as { failure?: unknown }).failure;
+      if (d.reason === 'fix' && typeof failure === 'string') r.failure = failure;
       break;
     }
     case 'TASK_STARTED': {

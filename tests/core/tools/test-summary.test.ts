@@ -17,7 +17,7 @@ describe('parseTestSummary', () => {
   it('parses node --test (spec reporter and TAP)', () => {
     const spec = `✔ adds (0.5ms)\n✖ subtracts (1.1ms)\nℹ tests 5\nℹ suites 0\nℹ pass 4\nℹ fail 1\nℹ cancelled 0\nℹ skipped 0\nℹ todo 0\nℹ duration_ms 45.2\n`;
     expect(parseTestSummary(spec)).toEqual({ framework: 'node', passed: 4, failed: 1 });
-    const tap = `TAP version 13\nok 1 - a\n1..3\n# tests 3\n# pass 2\n# fail 0\n# skipped 1\n`;
+    const tap = `TAP version 13\n# Subtest: a\nok 1 - a\n1..3\n# tests 3\n# suites 0\n# pass 2\n# fail 0\n# cancelled 0\n# skipped 1\n`;
     expect(parseTestSummary(tap)).toEqual({ framework: 'node', passed: 2, failed: 0, skipped: 1 });
   });
   it('parses pytest, counting errors as failures', () => {

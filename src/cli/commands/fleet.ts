@@ -1,0 +1,73 @@
+// The fleet commands: `acia submit` a run to PostgreSQL, `acia worker` to take runs, `acia export`
+// a fleet run to an ordinary run directory. `acia runs --db` lists fleet runs.
+import type { Command } from 'commander';
+
+export interface SubmitFlags {
+  db?: string;
+  repo: string;
+  base?: string;
+  model?: string;
+  parallel?: string;
+  maxIterations?: string;
+  maxCostUsd?: string;
+  maxTokens?: string;
+  testCommand?: string;
+  sandbox?: string;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('submit')
+    .description('queue a run for the fleet: a worker clones the repository at the base and runs the team')
+    .argument('<task>', 'what to do, in plain words')
+    .requiredOption('--repo <git-url>', 'the repository as a URL or path every worker can clone (and push to)')
+    .option('--base <ref>', 'the commit or branch the run starts from', 'HEAD')
+    .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
+    .option('--model <spec>', 'anthropic:<id>, openai:<id> or scripted:<file> (a path every worker can read)')
+    .option('--parallel <n>', 'tasks run at once on the worker')
+    .option('--max-iterations <n>', 'fix iterations before asking a human')
+    .option('--max-cost-usd <usd>', 'the run’s budget')
+    .option('--max-tokens <n>', 'the run’s token budget')
+    .option('--test-command <cmd>', 'the command that runs the tests')
+    .option('--sandbox <mode>', 'auto | bwrap | off')
+    .option('--json', 'print the run id as JSON')
+    .addHelpText('after', '\nExample:\n  acia submit "fix the flaky date test" --repo git@example.com:me/app.git --base main --db postgres://fleet@db/acia')
+    .action(async (task: string, flags: SubmitFlags) => {
+      const { submitCommand } = await import('../fleet-action.js');
+      process.exitCode = await submitCommand(task, flags);
+    });
+  program
+    .command('worker')
+    .description('take runs from the fleet queue and run them (SIGTERM: finish the runs in hand, then stop)')
+    .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
+    .option('--concurrency <n>', 'runs at once on this worker', '1')
+    .option('--cache <dir>', 'where runs are cloned on this machine (default: a directory under the system temp dir)')
+    .option('--name <name>', 'how this worker shows in `acia runs --db` (default: host:pid)')
+    .addHelpText('after', '\nWorkers need Node, git, bubblewrap and the database URL.\n\nExample:\n  acia worker --db postgres://fleet@db/acia --concurrency 2')
+    .action(async (flags: { db?: string; concurrency: string; cache?: string; name?: string }) => {
+      const { workerCommand } = await import('../fleet-action.js');
+      process.exitCode = await workerCommand(flags);
+    });
+  program
+    .command('fleet')
+    .description('the fleet at a glance')
+    .command('status')
+    .description('workers (alive or not, last heartbeat), queue depth, and runs by status')
+    .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
+    .option('--json', 'print JSON')
+    .action(async (flags: { db?: string; json?: boolean }) => {
+      const { fleetStatusCommand } = await import('../fleet-action.js');
+      process.exitCode = await fleetStatusCommand(flags.db, flags.json ?? false);
+    });
+  program
+    .command('export')
+    .description('write a fleet run as .acia/runs/<runId> in a repository, to verify, show or replay it offline')
+    .argument('<runId>', 'the fleet run')
+    .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
+    .option('--repo <dir>', 'the repository to write it into', '.')
+    .action(async (runId: string, flags: { db?: string; repo: string }) => {
+      const { exportCommand } = await import('../fleet-action.js');
+      process.exitCode = await exportCommand(runId, flags);
+    });
+}

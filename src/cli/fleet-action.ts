@@ -1,0 +1,126 @@
+// The fleet commands' work: open the database, do one thing, print one line (or a table).
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { AciaError } from '../core/errors.js';
+import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE } from '../fleet/fleet-db.js';
+import { LEASE_SECONDS } from '../fleet/liveness.js';
+import { exportRun } from '../fleet/export.js';
+import { answerRun, submitRun } from '../fleet/submit.js';
+import { startWorker } from '../fleet/worker.js';
+import type { SubmitFlags } from './commands/fleet.js';
+
+const positive = (v: string | undefined, name: string): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new AciaError('USAGE', `${name} expects a positive number, got "${v}"`);
+  return n;
+};
+
+export async function submitCommand(goal: string, f: SubmitFlags): Promise<number> {
+  const settings: Record<string, unknown> = {
+    ...(f.model === undefined ? {} : { model: f.model.startsWith('scripted:') ? `scripted:${resolve(f.model.slice(9))}` : f.model }),
+    ...(f.parallel === undefined ? {} : { parallel: positive(f.parallel, '--parallel') }),
+    ...(f.maxIterations === undefined ? {} : { maxIterations: Number(f.maxIterations) }),
+    ...(f.maxCostUsd === undefined && f.maxTokens === undefined
+      ? {}
+      : { budget: { ...(f.maxCostUsd === undefined ? {} : { maxCostUsd: positive(f.maxCostUsd, '--max-cost-usd') }), ...(f.maxTokens === undefined ? {} : { maxTokens: positive(f.maxTokens, '--max-tokens') }) } }),
+    ...(f.testCommand === undefined ? {} : { testCommand: f.testCommand }),
+    ...(f.sandbox === undefined ? {} : { sandbox: f.sandbox }),
+  };
+  const fleet = await openFleet(databaseUrl(f.db, process.env), { queue: false });
+  try {
+    const runId = await submitRun(fleet, { goal, repoUrl: f.repo, base: f.base ?? 'HEAD', settings });
+    process.stdout.write(f.json ? `${JSON.stringify({ runId })}\n` : `queued ${runId} (watch it: acia runs --db ...)\n`);
+    return 0;
+  } finally {
+    await fleet.close();
+  }
+}
+
+export async function workerCommand(f: { db?: string; concurrency: string; cache?: string; name?: string }): Promise<number> {
+  const concurrency = positive(f.concurrency, '--concurrency') ?? 1;
+  const fleet = await openFleet(databaseUrl(f.db, process.env));
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const worker = await startWorker(fleet, {
+    concurrency,
+    cacheDir: f.cache ?? join(tmpdir(), `acia-worker-${process.pid}`),
+    env: process.env,
+    ...(f.name === undefined ? {} : { name: f.name }),
+    log,
+  });
+  await new Promise<void>((done) => {
+    const stop = () => {
+      log(`worker ${worker.name}: stopping after the runs in hand`);
+      done();
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  await worker.stop();
+  await fleet.close();
+  return 0;
+}
+
+export async function exportCommand(runId: string, f: { db?: string; repo: string }): Promise<number> {
+  const fleet = await openFleet(databaseUrl(f.db, process.env), { queue: false });
+  try {
+    const r = await exportRun(fleet.db, runId, resolve(f.repo));
+    process.stdout.write(`wrote ${r.dir}: ${r.entries} entries, ${r.blobs} blobs (check it: acia verify ${runId} --repo ${resolve(f.repo)})\n`);
+    return 0;
+  } finally {
+    await fleet.close();
+  }
+}
+
+export async function listFleetRunsCommand(db: string | undefined, json: boolean): Promise<void> {
+  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
+  try {
+    const rows = await listFleetRuns(fleet.db);
+    if (json) {
+      process.stdout.write(`${JSON.stringify(rows)}\n`);
+      return;
+    }
+    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}`);
+    process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
+  } finally {
+    await fleet.close();
+  }
+}
+
+export async function resumeFleetCommand(runId: string | undefined, answer: string | undefined, db: string): Promise<number> {
+  if (runId === undefined || answer === undefined) throw new AciaError('USAGE', 'a fleet run is resumed with its id and your answer: acia resume <runId> --answer "..." --db <url>');
+  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
+  try {
+    await answerRun(fleet, runId, answer);
+    process.stdout.write(`queued ${runId} with your answer; a worker resumes it (watch it: acia runs --db ...)\n`);
+    return 0;
+  } finally {
+    await fleet.close();
+  }
+}
+
+export async function fleetStatusCommand(db: string | undefined, json: boolean): Promise<number> {
+  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
+  try {
+    const workers = (
+      await fleet.db.query<{ name: string; concurrency: number; seen_s: number; stopped: boolean; runs: string }>(
+        `SELECT w.name, w.concurrency, EXTRACT(EPOCH FROM now() - w.seen_at)::float AS seen_s, w.stopped,
+                (SELECT count(*) FROM acia_runs r WHERE r.worker = w.name AND r.status = 'running') AS runs
+         FROM acia_workers w ORDER BY w.name`,
+      )
+    ).rows.map((w) => ({ name: w.name, concurrency: w.concurrency, lastSeenSeconds: Math.round(w.seen_s), alive: !w.stopped && w.seen_s < LEASE_SECONDS, running: Number(w.runs) }));
+    const byStatus = Object.fromEntries((await fleet.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM acia_runs GROUP BY status ORDER BY status')).rows.map((r) => [r.status, Number(r.n)]));
+    const queued = await fleet.boss.getQueueSize(RUN_QUEUE);
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ workers, queued, runs: byStatus })}\n`);
+      return 0;
+    }
+    const lines = [`queue: ${queued} run(s) waiting for a worker`, `runs: ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`, 'workers:'];
+    for (const w of workers) lines.push(`  ${w.name.padEnd(24)} ${w.alive ? 'alive' : 'gone '} ${String(w.running).padStart(2)}/${w.concurrency} running, last seen ${w.lastSeenSeconds}s ago`);
+    if (workers.length === 0) lines.push('  none');
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  } finally {
+    await fleet.close();
+  }
+}

@@ -1,0 +1,127 @@
+// The PostgreSQL-backed RunLedger for fleet runs: the same sealed, hash-chained entries as the file
+// ledger, one row each keyed by (run, seq), so two writers can never fork a chain: the second insert
+// of a seq fails, and that writer stops. Blobs live in a table beside them, keyed by content hash.
+import type { Pool, PoolClient } from 'pg';
+import { sha256Hex } from '../acm/canonical-json.js';
+import type { LedgerEntry } from '../acm/contracts.js';
+import { asRunId, type Clock, type RunId } from '../acm/ids.js';
+import { AciaError, errorMessage } from '../errors.js';
+import { entryHash } from './hash.js';
+import { sealEntry } from './seal.js';
+import type { AppendInput, LedgerHead, RunLedger } from './types.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS acia_ledger (
+  run_id text NOT NULL,
+  seq integer NOT NULL,
+  hash text NOT NULL,
+  -- The sealed line as the file ledger writes it, verbatim: jsonb would normalise what was hashed.
+  line text NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS acia_blobs (
+  run_id text NOT NULL,
+  ref text NOT NULL,
+  content bytea NOT NULL,
+  PRIMARY KEY (run_id, ref)
+);
+`;
+
+/** Creates the ledger tables when missing (idempotent; safe to run from every worker). */
+export async function migrateLedger(db: Pool | PoolClient): Promise<void> {
+  // Two workers starting at once may race on CREATE TABLE IF NOT EXISTS: serialise on an advisory lock.
+  await db.query(`SELECT pg_advisory_lock(472104); ${SCHEMA} SELECT pg_advisory_unlock(472104);`);
+}
+
+export interface OpenPgLedgerOptions {
+  clock: Clock;
+  create: boolean;
+  /** The run's local directory (manifest, wiki) on this worker. */
+  dir: string;
+}
+
+export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptions): Promise<RunLedger> {
+  const id = asRunId(runId);
+  const rows = await db.query<{ line: string; hash: string }>('SELECT line, hash FROM acia_ledger WHERE run_id = $1 ORDER BY seq', [id]);
+  if (rows.rowCount === 0 && !o.create) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found in the database`);
+  const entries: LedgerEntry[] = [];
+  for (const r of rows.rows) {
+    const e = JSON.parse(r.line) as LedgerEntry;
+    const prev = entries.at(-1);
+    // A row someone edited in the database breaks the chain here, before anything is appended to it.
+    if (e.seq !== (prev ? prev.seq + 1 : 0) || e.hash !== r.hash || entryHash(e) !== e.hash || (prev && e.prevHash !== prev.hash)) {
+      throw new AciaError('LEDGER_CORRUPT', `run ${runId}: the ledger in the database is broken at seq ${e.seq}`, { hint: `check it: acia verify ${runId} --db <url>` });
+    }
+    entries.push(e);
+  }
+  return new PgRunLedger(db, id, o.dir, o.clock, entries);
+}
+
+/** Reads a fleet run's entries and the blobs they name (export, verify, show). */
+export async function readPgRun(db: Pool, runId: string): Promise<{ lines: string[]; blobs: Map<string, Buffer> }> {
+  const rows = await db.query<{ line: string }>('SELECT line FROM acia_ledger WHERE run_id = $1 ORDER BY seq', [runId]);
+  if (rows.rowCount === 0) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found in the database`);
+  const blobs = await db.query<{ ref: string; content: Buffer }>('SELECT ref, content FROM acia_blobs WHERE run_id = $1', [runId]);
+  return { lines: rows.rows.map((r) => r.line), blobs: new Map(blobs.rows.map((b) => [b.ref, b.content])) };
+}
+
+class PgRunLedger implements RunLedger {
+  private chain: Promise<unknown> = Promise.resolve();
+  private failure: AciaError | null = null;
+
+  constructor(
+    private readonly db: Pool,
+    readonly runId: RunId,
+    readonly dir: string,
+    private readonly clock: Clock,
+    private readonly list: LedgerEntry[],
+  ) {}
+
+  entries(): readonly LedgerEntry[] {
+    return this.list;
+  }
+
+  head(): LedgerHead | null {
+    const last = this.list.at(-1);
+    return last ? { seq: last.seq, hash: last.hash } : null;
+  }
+
+  append(input: AppendInput): Promise<LedgerEntry> {
+    const next = this.chain.then(async () => {
+      if (this.failure) throw this.failure;
+      const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+      try {
+        await this.db.query('INSERT INTO acia_ledger (run_id, seq, hash, line) VALUES ($1, $2, $3, $4)', [this.runId, entry.seq, entry.hash, line.trimEnd()]);
+      } catch (e) {
+        // 23505: that seq exists. Another worker took this run over (our lease ran out): stop writing.
+        this.failure =
+          (e as { code?: string }).code === '23505'
+            ? new AciaError('LEDGER_LOCKED', `run ${this.runId}: seq ${entry.seq} was written by another worker; this worker's writes are refused`)
+            : new AciaError('LEDGER_IO', `run ${this.runId}: cannot append to the database ledger: ${errorMessage(e)}`, { cause: e });
+        throw this.failure;
+      }
+      this.list.push(entry);
+      return entry;
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  async putBlob(content: string | Uint8Array): Promise<string> {
+    const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
+    const ref = `sha256:${sha256Hex(bytes)}`;
+    await this.db.query('INSERT INTO acia_blobs (run_id, ref, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [this.runId, ref, bytes]);
+    return ref;
+  }
+
+  async getBlob(ref: string): Promise<Buffer> {
+    const r = await this.db.query<{ content: Buffer }>('SELECT content FROM acia_blobs WHERE run_id = $1 AND ref = $2', [this.runId, ref]);
+    const row = r.rows[0];
+    if (!row) throw new AciaError('BLOB_MISSING', `run ${this.runId}: no blob ${ref} in the database`);
+    return row.content;
+  }
+
+  async close(): Promise<void> {
+    await this.chain;
+  }
+}

@@ -1,0 +1,111 @@
+// The failing part of a test run's output, for the fix task, the human and the wiki. The tail of a test
+// run is usually its passing lines and a coverage table; what a fixer needs is the failed assertion, its
+// expected/actual diff and its location, wherever they are in the output.
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+/** A line that starts a failure report, and how many lines after it belong to the report. */
+const FAILURE_STARTS: ReadonlyArray<{ re: RegExp; after: number; before?: number }> = [
+  { re: /^\s*not ok \d+/, after: 30 }, // TAP (tape, node --test --test-reporter=tap): YAML block follows
+  { re: /^\s*(?:FAIL|×|✕)\s/, after: 30 }, // vitest / jest file and test headers
+  { re: /^\s*● /, after: 30 }, // jest's per-test report
+  { re: /^\s*✖ /, after: 24 }, // node --test spec reporter
+  { re: /^\s{0,4}\d+\) \S/, after: 24 }, // mocha's numbered failures
+  { re: /^_{3,} .+ _{3,}$/, after: 40 }, // pytest's per-test section
+  { re: /^E\s{2,}/, after: 2 }, // pytest's assertion lines
+  { re: /^(?:FAILED|ERROR) \S/, after: 0 }, // pytest's short summary
+  { re: /^\s*--- FAIL: /, after: 12, before: 8 }, // go test (-v prints the failure's messages before this line)
+  { re: /^test \S+ \.\.\. FAILED$/, after: 0 }, // cargo test
+  { re: /^---- \S+ stdout ----$/, after: 10 }, // cargo test's captured output of a failed test
+  { re: /^thread '.*' panicked at /, after: 8 },
+  { re: /^Traceback \(most recent call last\):/, after: 30 },
+  { re: /(?:^|\s)(?:\w*Error|AssertionError)(?: \[\w+\])?: /, after: 16 },
+  { re: /^\s*(?:- Expected|\+ Received|Expected:|Received:|expected:|actual:)/, after: 12 },
+  { re: /^\s+\d+:\d+\s+error\s/, after: 0 }, // eslint
+  { re: /error TS\d+: /, after: 2 }, // tsc
+  { re: /: not found$|: command not found$|Cannot find module|No module named /, after: 2 },
+];
+
+export interface FailureExcerptOptions {
+  /** Total size kept, in UTF-8 bytes (head, failures and tail together). */
+  maxBytes?: number;
+  headLines?: number;
+  tailLines?: number;
+}
+
+/**
+ * The output cut to its failures: the first `headLines` lines (the command, the runner's banner), every
+ * failure report found (in order, overlapping windows merged, until the budget is spent), and the last
+ * `tailLines` lines (the summary). Output that fits the budget is returned as it is, without ANSI codes.
+ * Output with no recognisable failure keeps head and tail only.
+ */
+export function failureExcerpt(output: string, options: FailureExcerptOptions = {}): string {
+  const maxBytes = options.maxBytes ?? 6000;
+  const text = output.replace(ANSI, '').replace(/\r\n?/g, '\n');
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  const lines = text.split('\n');
+  const headN = Math.min(options.headLines ?? 6, lines.length);
+  const tailN = Math.min(options.tailLines ?? 16, Math.max(0, lines.length - headN));
+  const tailFrom = lines.length - tailN;
+
+  // Windows of failure lines between head and tail.
+  const windows: Array<[number, number]> = [];
+  for (let i = headN; i < tailFrom; i++) {
+    const line = lines[i]!;
+    const start = FAILURE_STARTS.find((s) => s.re.test(line));
+    if (!start) continue;
+    const from = Math.max(headN, i - (start.before ?? 1));
+    const to = Math.min(tailFrom - 1, i + start.after);
+    const last = windows[windows.length - 1];
+    if (last && from <= last[1] + 1) last[1] = Math.max(last[1], to);
+    else windows.push([from, to]);
+  }
+
+  const bytes = (ls: string[]): number => ls.reduce((n, l) => n + Buffer.byteLength(l, 'utf8') + 1, 0);
+  const head = lines.slice(0, headN).map((l) => clip(l));
+  const tail = lines.slice(tailFrom).map((l) => clip(l));
+  let budget = maxBytes - bytes(head) - bytes(tail) - 200;
+  const out: string[] = [...head];
+  let at = headN;
+  let shown = 0;
+  for (const [from, to] of windows) {
+    const block = lines.slice(from, to + 1).map((l) => clip(l));
+    let size = bytes(block);
+    if (size > budget) {
+      if (shown > 0) break;
+      // The first failure always shows, cut to what fits.
+      while (block.length > 1 && size > budget) size -= Buffer.byteLength(block.pop()!, 'utf8') + 1;
+    }
+    if (from > at) out.push(`[... ${from - at} lines ...]`);
+    out.push(...block);
+    budget -= size;
+    at = from + block.length;
+    shown++;
+  }
+  const left = windows.length - shown;
+  if (tailFrom > at) out.push(`[... ${tailFrom - at} lines${left > 0 ? `, ${left} more failure report(s)` : ''} ...]`);
+  out.push(...tail);
+  return out.join('\n');
+}
+
+/** One over-long line (a minified bundle, a base64 blob) must not eat the budget. */
+function clip(line: string): string {
+  return line.length > 400 ? `${line.slice(0, 400)}[... ${line.length - 400} chars]` : line;
+}
+
+/**
+ * Why a command could not run at all, as opposed to running and failing: the shell's "not found"
+ * line for exit 127 (a missing program: dependencies not installed), "Permission denied" for 126, or a
+ * test runner that is missing (`No module named pytest`, npm's `Missing script`). Null for an ordinary
+ * failure, which is the code's business.
+ */
+export function environmentProblem(exitCode: number | null, output: string): string | null {
+  const text = output.replace(ANSI, '');
+  const lines = text.split('\n').map((l) => l.trim());
+  const find = (re: RegExp): string | null => lines.find((l) => re.test(l)) ?? null;
+  if (exitCode === 127) return find(/(?:: not found|: command not found|No such file or directory)$/) ?? 'exit 127: a program the command runs was not found';
+  if (exitCode === 126) return find(/Permission denied|cannot execute/) ?? 'exit 126: a program the command runs could not be executed';
+  if (exitCode === 0 || exitCode === null) return null;
+  return find(/^\/\S*python[\d.]*: No module named (?:pytest|unittest|nose2?)\b/) ?? find(/No module named pytest$/) ?? find(/^npm (?:error|ERR!) Missing script: /);
+}

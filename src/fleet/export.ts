@@ -1,0 +1,35 @@
+// `acia export <runId> --db`: a fleet run as an ordinary .acia/runs/<id> directory (ledger, blobs,
+// manifest) that `acia verify`, `show`, `replay` and `bundle` read offline, with no database.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { LedgerEntry } from '../core/acm/contracts.js';
+import { readPgRun } from '../core/ledger/pg-ledger.js';
+import { writeManifest } from '../core/ledger/manifest.js';
+import type { RunManifest } from '../core/ledger/events.js';
+import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
+
+export async function exportRun(db: pg.Pool, runId: string, repo: string): Promise<{ dir: string; entries: number; blobs: number }> {
+  const { lines, blobs } = await readPgRun(db, runId);
+  const dir = join(repo, '.acia', 'runs', runId);
+  await mkdir(join(dir, 'blobs'), { recursive: true });
+  await writeFile(join(dir, LEDGER_FILE), lines.map((l) => `${l}\n`).join(''));
+  for (const [ref, content] of blobs) await writeFile(join(dir, 'blobs', ref.replace(/^sha256:/, '')), content);
+  const entries = lines.map((l) => JSON.parse(l) as LedgerEntry);
+  const first = entries[0];
+  const last = entries.at(-1);
+  const started = entries.find((e) => e.type === 'RUN_STARTED')?.data as { goal?: { intent?: string }; runBranch?: string } | undefined;
+  const completed = entries.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: RunManifest['status']; costUsd?: number | null } | undefined;
+  const manifest: RunManifest = {
+    runId,
+    status: completed?.reason ?? 'running',
+    goal: started?.goal?.intent ?? '',
+    head: last ? { seq: last.seq, hash: last.hash } : null,
+    startedAt: first?.ts ?? new Date(0).toISOString(),
+    updatedAt: last?.ts ?? new Date(0).toISOString(),
+    costUsd: completed?.costUsd ?? null,
+    runBranch: started?.runBranch ?? `acia/${runId}`,
+  };
+  await writeManifest(dir, manifest);
+  return { dir, entries: lines.length, blobs: blobs.size };
+}

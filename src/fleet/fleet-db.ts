@@ -1,0 +1,99 @@
+// The fleet's database: one PostgreSQL that holds the run ledgers (PgLedger), the runs table, and
+// pg-boss's job queue. Every fleet command opens it through here.
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import { AciaError, errorMessage } from '../core/errors.js';
+import { migrateLedger } from '../core/ledger/pg-ledger.js';
+
+export const RUN_QUEUE = 'acia-runs';
+
+const RUNS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS acia_runs (
+  run_id text PRIMARY KEY,
+  goal text NOT NULL,
+  repo_url text NOT NULL,
+  base text NOT NULL,
+  status text NOT NULL,
+  worker text,
+  message text,
+  cost_usd double precision,
+  run_branch text,
+  head_commit text,
+  job jsonb NOT NULL,
+  job_id text,
+  submitted_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS acia_workers (
+  name text PRIMARY KEY,
+  concurrency integer NOT NULL,
+  started_at timestamptz NOT NULL DEFAULT now(),
+  seen_at timestamptz NOT NULL DEFAULT now(),
+  stopped boolean NOT NULL DEFAULT false
+);
+`;
+
+export interface Fleet {
+  db: pg.Pool;
+  boss: PgBoss;
+  close(): Promise<void>;
+}
+
+/** The database URL from `--db` or ACIA_DATABASE_URL; a fleet command without one is a usage error. */
+export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const url = flag ?? env.ACIA_DATABASE_URL;
+  if (!url) throw new AciaError('USAGE', 'no database: pass --db postgres://... or set ACIA_DATABASE_URL');
+  return url;
+}
+
+export async function openFleet(url: string, o: { queue?: boolean } = {}): Promise<Fleet> {
+  const db = new pg.Pool({ connectionString: url, max: 8 });
+  // An idle client that loses its server (a restart) must not crash the process; the next query reconnects.
+  db.on('error', () => undefined);
+  try {
+    await db.query('SELECT 1');
+  } catch (e) {
+    await db.end();
+    throw new AciaError('CONFIG_INVALID', `cannot reach the fleet database: ${errorMessage(e)}`, { hint: 'check --db / ACIA_DATABASE_URL and that PostgreSQL is running' });
+  }
+  await migrateLedger(db);
+  await db.query(`SELECT pg_advisory_lock(472105); ${RUNS_SCHEMA} SELECT pg_advisory_unlock(472105);`);
+  const boss = new PgBoss({ connectionString: url, max: 4, supervise: o.queue !== false, schedule: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  await boss.createQueue(RUN_QUEUE).catch(() => undefined);
+  return {
+    db,
+    boss,
+    close: async () => {
+      await boss.stop({ graceful: true, wait: true, timeout: 10_000 }).catch(() => undefined);
+      await db.end();
+    },
+  };
+}
+
+export interface FleetRunRow {
+  run_id: string;
+  goal: string;
+  repo_url: string;
+  base: string;
+  status: string;
+  worker: string | null;
+  message: string | null;
+  cost_usd: number | null;
+  run_branch: string | null;
+  head_commit: string | null;
+  job_id: string | null;
+  submitted_at: Date;
+  updated_at: Date;
+}
+
+export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
+  return (await db.query<FleetRunRow>('SELECT * FROM acia_runs ORDER BY submitted_at, run_id')).rows;
+}
+
+export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id'>>): Promise<void> {
+  const keys = Object.keys(fields) as (keyof typeof fields)[];
+  const sets = keys.map((k, i) => `${k} = $${i + 2}`);
+  await db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1`, [runId, ...keys.map((k) => fields[k] ?? null)]);
+}

@@ -1,0 +1,148 @@
+// `acia worker`: takes runs from the fleet's queue and runs each like `acia run` would, with three
+// differences: the ledger is the run's rows in PostgreSQL, the repository is a fresh clone of the
+// submitted URL at the submitted base, and every checkpoint and merge is pushed back to that remote
+// as it happens, so a run whose worker died resumes on another worker from its ledger and branches.
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import type PgBoss from 'pg-boss';
+import { asRunId, systemClock } from '../core/acm/ids.js';
+import { loadConfig } from '../core/config/load.js';
+import { errorMessage } from '../core/errors.js';
+import { openPgLedger } from '../core/ledger/pg-ledger.js';
+import { buildDeps } from '../cli/build-deps.js';
+import { noHuman } from '../team/deps.js';
+import { Git } from '../team/git.js';
+import { resumeRun, startRun, type RunResult } from '../team/team.js';
+import { Workspace, type TaskWorktree } from '../team/workspace.js';
+import { RUN_QUEUE, setRunStatus, type Fleet } from './fleet-db.js';
+import { remoteGit } from './remote-git.js';
+import { startHeartbeat } from './liveness.js';
+import type { RunJob } from './submit.js';
+
+export interface WorkerOptions {
+  concurrency: number;
+  /** Where runs' clones live on this machine. */
+  cacheDir: string;
+  env: NodeJS.ProcessEnv;
+  name?: string;
+  log: (line: string) => void;
+}
+
+export interface RunningWorker {
+  name: string;
+  /** Finishes the runs in hand, takes no new ones. */
+  stop(): Promise<void>;
+}
+
+export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<RunningWorker> {
+  const name = o.name ?? `${hostname()}:${process.pid}`;
+  const heartbeat = await startHeartbeat(fleet, name, o.concurrency, o.log);
+  const inHand = new Set<Promise<unknown>>();
+  const ids: string[] = [];
+  for (let i = 0; i < o.concurrency; i++) {
+    ids.push(
+      await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
+        if (!job) return;
+        const running = (async () => {
+          await setRunStatus(fleet.db, job.data.runId, { status: 'running', worker: name, job_id: job.id });
+          return runJob(fleet, job.data, { ...o, name });
+        })();
+        inHand.add(running);
+        try {
+          const result = await running;
+          o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
+        } catch (e) {
+          // The job fails and pg-boss retries it (another worker may take it); the run row says why.
+          o.log(`${job.data.runId}: ${errorMessage(e)}`);
+          await setRunStatus(fleet.db, job.data.runId, { status: 'error', worker: name, message: errorMessage(e) }).catch(() => undefined);
+          throw e;
+        } finally {
+          inHand.delete(running);
+        }
+      }),
+    );
+  }
+  o.log(`worker ${name}: taking runs (${o.concurrency} at a time)`);
+  return {
+    name,
+    stop: async () => {
+      for (const id of ids) await fleet.boss.offWork({ id });
+      // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
+      await Promise.allSettled([...inHand]);
+      await heartbeat.stop();
+    },
+  };
+}
+
+/** One run on this worker, from a fresh clone; a run the database already has entries for is resumed. */
+export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { name: string }): Promise<RunResult> {
+  const git = new Git(systemClock);
+  const dir = join(o.cacheDir, job.runId);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(o.cacheDir, { recursive: true });
+  await remoteGit(o.cacheDir, ['clone', '-q', '--no-checkout', job.repoUrl, dir]);
+  // The run's own branches, when an earlier worker pushed some: they are where it stopped.
+  await remoteGit(dir, ['fetch', '-q', 'origin', `+refs/heads/acia/${job.runId}:refs/heads/acia/${job.runId}`, `+refs/heads/acia-tasks/${job.runId}/*:refs/heads/acia-tasks/${job.runId}/*`], { allowFail: true });
+  const base = (await git.run(dir, ['rev-parse', '--verify', `${job.base}^{commit}`], { allowFail: true })).exitCode === 0 ? job.base : `origin/${job.base}`;
+  await git.run(dir, ['checkout', '-q', '--detach', base]);
+
+  const config = loadConfig({ repo: dir, env: o.env, flags: job.settings }).config;
+  const deps = await buildDeps({ repo: dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${job.runId}: warning: ${m}`) });
+  const runDir = join(dir, '.acia', 'runs', job.runId);
+  await mkdir(runDir, { recursive: true });
+  deps.ids = { runId: () => asRunId(job.runId) };
+  deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d });
+  deps.workspace = (repo, runId) => new PushingWorkspace(git, repo, runId, job.repoUrl);
+  const local = deps.writeManifest;
+  deps.writeManifest = async (d, manifest) => {
+    await local(d, manifest);
+    await setRunStatus(fleet.db, job.runId, { status: manifest.status, worker: o.name, cost_usd: manifest.costUsd });
+  };
+
+  const resumed = (await fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1 LIMIT 1', [job.runId])).rowCount !== 0;
+  await setRunStatus(fleet.db, job.runId, { status: 'running', worker: o.name });
+  const result = resumed ? await resumeRun(deps, { dir, runId: job.runId, ...(job.answer === undefined ? {} : { answer: job.answer }) }) : await startRun(deps, { dir, goal: job.goal });
+  await setRunStatus(fleet.db, job.runId, {
+    status: result.reason,
+    message: result.message,
+    cost_usd: result.costUsd,
+    run_branch: result.runBranch,
+    head_commit: result.headCommit,
+  });
+  await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  return result;
+}
+
+/** A workspace that pushes each checkpoint to its task branch and each merge to the run branch. */
+class PushingWorkspace extends Workspace {
+  constructor(
+    g: Git,
+    repo: string,
+    runId: string,
+    private readonly remote: string,
+  ) {
+    super(g, repo, runId);
+  }
+
+  override async checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
+    const r = await super.checkpoint(taskId, wt, message);
+    if (r.commit) await this.push(`${wt.branch}`);
+    return r;
+  }
+
+  override async merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[] }> {
+    const r = await super.merge(taskId);
+    if (r.commit) await this.push(this.runBranch);
+    return r;
+  }
+
+  override async openRun(base: string, create: boolean): Promise<void> {
+    await super.openRun(base, create);
+    await this.push(this.runBranch);
+  }
+
+  private async push(branch: string): Promise<void> {
+    await remoteGit(this.repo, ['push', '-q', '--force', this.remote, `refs/heads/${branch}:refs/heads/${branch}`]);
+  }
+}

@@ -1,0 +1,91 @@
+// Summaries and failure excerpts on real output, captured from the real runners (tests/fixtures/test-output:
+// tape 5 with and without nyc 10 (minimist 1.2.8's suite), node 20 --test (spec and TAP reporters),
+// vitest 3, jest 29, mocha 10, pytest 7 (Debian's), go 1.19 (Debian's), cargo 1.9x). Each failing sample
+// fails one assertion.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { environmentProblem, failureExcerpt } from '../../../src/core/tools/test-failures.js';
+import { parseTestSummary } from '../../../src/core/tools/test-summary.js';
+
+const fixture = (name: string): string => readFileSync(join(import.meta.dirname, '../../fixtures/test-output', name), 'utf8');
+
+describe('parseTestSummary on real runner output', () => {
+  it.each([
+    ['tape-pass.txt', { framework: 'tap', passed: 3, failed: 0 }],
+    ['tape-fail.txt', { framework: 'tap', passed: 2, failed: 1 }],
+    ['tape-nyc-pass.txt', { framework: 'tap', passed: 153, failed: 0 }],
+    ['tape-nyc-fail.txt', { framework: 'tap', passed: 93, failed: 60 }],
+    ['node-spec-fail.txt', { framework: 'node', passed: 2, failed: 1 }],
+    ['node-tap-fail.txt', { framework: 'node', passed: 2, failed: 1 }],
+    ['vitest-fail.txt', { framework: 'vitest', passed: 2, failed: 1 }],
+    ['vitest-pass.txt', { framework: 'vitest', passed: 3, failed: 0 }],
+    ['jest-fail.txt', { framework: 'jest', passed: 2, failed: 1 }],
+    ['jest-pass.txt', { framework: 'jest', passed: 3, failed: 0 }],
+    ['mocha-fail.txt', { framework: 'mocha', passed: 2, failed: 1 }],
+    ['mocha-pass.txt', { framework: 'mocha', passed: 3, failed: 0 }],
+    ['pytest-fail.txt', { framework: 'pytest', passed: 2, failed: 1 }],
+    ['pytest-q-fail.txt', { framework: 'pytest', passed: 2, failed: 1 }],
+    ['go-v-fail.txt', { framework: 'go', passed: 1, failed: 1, skipped: 1 }],
+    // Without -v go names only failures; passes are not counted.
+    ['go-fail.txt', { framework: 'go', passed: 0, failed: 1 }],
+    ['go-pass.txt', { framework: 'go', passed: 1, failed: 0 }],
+    ['cargo-fail.txt', { framework: 'cargo', passed: 2, failed: 1, skipped: 1 }],
+  ])('%s', (name, expected) => {
+    expect(parseTestSummary(fixture(name))).toEqual(expected);
+  });
+});
+
+describe('failureExcerpt', () => {
+  it('keeps the failed assertion of a long tape+nyc run, not its passing lines and coverage table', () => {
+    const out = fixture('tape-nyc-fail.txt');
+    expect(out.length).toBeGreaterThan(40_000);
+    const ex = failureExcerpt(out, { maxBytes: 6000 });
+    expect(Buffer.byteLength(ex)).toBeLessThanOrEqual(6000);
+    expect(ex).toContain('not ok 1 should be deeply equivalent');
+    expect(ex).toContain('operator: deepEqual');
+    expect(ex).toMatch(/expected: \|-/);
+    expect(ex).toMatch(/actual: \|-/);
+    expect(ex).toContain('# fail  60'); // the tail
+    expect(ex).toMatch(/more failure report\(s\)/);
+    expect(out.slice(-4000)).not.toContain('not ok 1 '); // the old cut (the last 4,000 characters) lost the first failure
+  });
+
+  it.each([
+    ['vitest-fail.txt', ['FAIL  t/vi.test.js > parses numbers', '- Expected', '+   "a": "1",', 't/vi.test.js:3:57']],
+    ['jest-fail.txt', ['● parses numbers', '-   "a": 1,', 'at Object.toEqual (t/jest.test.js:3:57)']],
+    ['mocha-fail.txt', ['1) parse', 'AssertionError [ERR_ASSERTION]', 't/mocha.spec.js:4:39']],
+    ['node-spec-fail.txt', ['✖ parses numbers', 'AssertionError', 'node.test.js:3:39']],
+    ['go-v-fail.txt', ['--- FAIL: TestCount', 'kv_test.go:13: len(Parse("a=1,b=2")) = 2, want 3']],
+    ['cargo-fail.txt', ['---- tests::numbers stdout ----', "thread 'tests::numbers'", 'left: 2', 'right: 3']],
+    ['pytest-fail.txt', ['_ test_numbers _', "E       AssertionError: assert {'a': '1', 'b': '2'} == {'a': 1, 'b': 2}", 'FAILED test_lib.py::test_numbers']],
+  ])('keeps the failure of %s when the output is padded with passing noise', (name, wanted) => {
+    const raw = fixture(name);
+    const lines = raw.split('\n');
+    // Bury the failure in the middle of a long run, as in a real suite.
+    const noise = Array.from({ length: 2000 }, (_, i) => `  ✓ passing test number ${i} (1 ms)`);
+    const padded = [...lines.slice(0, 2), ...noise, ...lines.slice(2), ...noise.slice(0, 50), 'done'].join('\n');
+    const ex = failureExcerpt(padded, { maxBytes: 6000 });
+    expect(Buffer.byteLength(ex)).toBeLessThanOrEqual(6000);
+    for (const w of wanted) expect(ex).toContain(w);
+  });
+
+  it('returns short output unchanged, without colour codes', () => {
+    expect(failureExcerpt('\u001b[31mFAIL\u001b[39m x\n')).toBe('FAIL x\n');
+  });
+});
+
+describe('environmentProblem', () => {
+  it('names the missing program of an exit 127', () => {
+    const out = '\n> minimist@1.2.8 lint\n> eslint --ext=js,mjs .\n\nsh: 1: eslint: not found\n';
+    expect(environmentProblem(127, out)).toBe('sh: 1: eslint: not found');
+    expect(environmentProblem(127, '')).toMatch(/exit 127/);
+  });
+  it('recognises a missing pytest and a missing npm script, and nothing in an ordinary failure', () => {
+    expect(environmentProblem(1, '/usr/bin/python3: No module named pytest\n')).toBe('/usr/bin/python3: No module named pytest');
+    expect(environmentProblem(1, 'npm error Missing script: "test"\n')).toBe('npm error Missing script: "test"');
+    expect(environmentProblem(1, fixture('tape-fail.txt'))).toBeNull();
+    expect(environmentProblem(1, fixture('pytest-fail.txt'))).toBeNull();
+    expect(environmentProblem(0, 'sh: 1: x: not found')).toBeNull();
+  });
+});

@@ -1,0 +1,180 @@
+// Real projects for end-to-end runs: fetched from the npm registry once and cached, their dependencies
+// installed in the checkout as a user would, then driven through the built CLI with the default sandbox
+// and the real Anthropic SDK against the local fake server.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeAnthropicServer } from '../../../src/core/llm/fake-server.js';
+import type { Script } from '../../../src/core/llm/script.js';
+import { CLI, tempDir, type CliResult } from '../helpers.js';
+
+/** Survives between test runs (CI caches ~/.cache); ACIA_TEST_CACHE overrides it. */
+export const CACHE = process.env.ACIA_TEST_CACHE ?? join(homedir(), '.cache', 'acia-tests');
+
+function sh(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): string {
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * `build` fills a fresh directory (fetching from the registry); the result is cached under `key`, and
+ * later calls copy it. Returns null, with the reason, when the registry cannot be reached.
+ */
+export function cached(key: string, build: (dir: string) => void): { dir: string } | { unavailable: string } {
+  const dir = join(CACHE, key);
+  if (existsSync(join(dir, '.complete'))) return { dir };
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    build(tmp);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    const lines = ((e as { stderr?: string }).stderr ?? '').split('\n');
+    const why = lines.find((l) => /^npm (?:error|ERR!) (?:code|errno|network|request)/.test(l)) ?? lines.find((l) => /^npm (?:error|ERR!)/.test(l)) ?? (e as Error).message.split('\n')[0];
+    return { unavailable: `cannot fetch ${key} from the npm registry (${why ?? 'unknown error'})` };
+  }
+  writeFileSync(join(tmp, '.complete'), '');
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return { dir };
+}
+
+/** npm install into `dir` from the registry, with a cache of its own so a second fetch is local. */
+export function npmInstall(dir: string, args: string[] = []): void {
+  sh('npm', ['install', '--fetch-retries=1', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', `--cache=${join(CACHE, 'npm')}`, ...args], dir);
+}
+
+/** Unpacks `spec`'s registry tarball into `dir`. */
+export function npmUnpack(spec: string, dir: string): void {
+  const tgz = sh('npm', ['pack', spec, '--fetch-retries=1', `--cache=${join(CACHE, 'npm')}`, `--pack-destination=${dir}`], dir).trim().split('\n').at(-1)!;
+  sh('tar', ['xzf', join(dir, tgz), '-C', dir, '--strip-components=1'], dir);
+  rmSync(join(dir, tgz));
+}
+
+/** A git repository made from `files` (a cached project) plus `extra`, committed, with `ignored` copied in untracked. */
+export function makeRepo(name: string, source: string, opts: { gitignore: string; ignored: string[] }): string {
+  const repo = join(tempDir(`real-${name}`), 'repo');
+  mkdirSync(repo, { recursive: true });
+  for (const entry of readdirSync(source)) {
+    if (entry === '.complete' || opts.ignored.includes(entry)) continue;
+    cpSync(join(source, entry), join(repo, entry), { recursive: true, verbatimSymlinks: true });
+  }
+  writeFileSync(join(repo, '.gitignore'), opts.gitignore);
+  const git = (...a: string[]) => sh('git', a, repo);
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', `${name} as published`);
+  // Installed dependencies: untracked, as after the user's `npm install` / `python3 -m venv`.
+  for (const entry of opts.ignored) cpSync(join(source, entry), join(repo, entry), { recursive: true, verbatimSymlinks: true });
+  return repo;
+}
+
+/** A digest of every path under `dir` with its type, size, mode and mtime: any change shows. */
+export function treeDigest(dir: string): { files: number; digest: string } {
+  const h = createHash('sha256');
+  let files = 0;
+  const walk = (rel: string): void => {
+    const abs = join(dir, rel);
+    const st = lstatSync(abs);
+    h.update(`${rel}\0${st.mode}\0${st.size}\0${st.mtimeMs}\n`);
+    files++;
+    if (st.isDirectory()) for (const e of readdirSync(abs).sort()) walk(rel === '' ? e : `${rel}/${e}`);
+  };
+  walk('');
+  return { files, digest: h.digest('hex') };
+}
+
+/**
+ * `acia run` through the built CLI with the default sandbox, its model the real Anthropic SDK talking to
+ * the fake server that serves `script`. Spawned asynchronously: the server answers in this process.
+ */
+export async function runWithScript(repo: string, goal: string, script: Script, env: Record<string, string> = {}): Promise<CliResult> {
+  const server = await startFakeAnthropicServer({ script, host: '127.0.0.1', port: 0 });
+  try {
+    return await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, 'run', goal, '--repo', repo, '--model', 'anthropic:claude-sonnet-5-5'], {
+        cwd: repo,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          XDG_CONFIG_HOME: tempDir('xdg'),
+          LANG: 'C.UTF-8',
+          NO_COLOR: '1',
+          ANTHROPIC_API_KEY: 'test-key',
+          ANTHROPIC_BASE_URL: server.url,
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code: code ?? 1, stdout, stderr });
+      });
+    });
+  } finally {
+    await server.close();
+  }
+}
+
+/** A plan set with one dev task t1 and its QA verification t2 (and the same shape as plan-B). */
+export function devThenQa(instructions: string, files: string[]): unknown {
+  const plan = (id: string, dev: string, qa: string) => ({
+    id,
+    rationale: 'One dev task makes the change; QA runs the real test suite.',
+    tasks: [
+      { id: dev, capability: 'dev.implement', title: 'Make the change', input: { instructions, files } },
+      { id: qa, capability: 'qa.verify', title: 'Run the test suite', input: { instructions: 'Run the whole test suite and report.' } },
+    ],
+    edges: [{ from: dev, to: qa }],
+  });
+  return { plans: [plan('plan-A', 't1', 't2'), plan('plan-B', 'b1', 'b2')], chosenPlanId: 'plan-A', selectionRationale: 'plan-A is the direct change.' };
+}
+
+type Turn = Script['turns'][number];
+export const turn = (caller: string, name: string, input: unknown): Turn => ({ caller, toolCalls: [{ name, input }] }) as Turn;
+
+/** A good change: the dev writes `file`, QA runs the tests and reports a pass. */
+export function goodScript(plan: unknown, file: string, content: string): Script {
+  return {
+    version: 1,
+    model: 'claude-sonnet-5-5',
+    turns: [
+      turn('pm', 'return_result', plan),
+      turn('dev:t1', 'write_file', { path: file, content }),
+      turn('dev:t1', 'return_result', { summary: `Wrote ${file}.` }),
+      turn('qa:t2', 'run_tests', {}),
+      turn('qa:t2', 'return_result', { passed: true, summary: 'The suite passes.' }),
+    ],
+  };
+}
+
+/** A broken first attempt: QA fails, the fix task t2-fix1 rewrites `file`, the re-verification t2-r1 passes. */
+export function brokenThenFixedScript(plan: unknown, file: string, broken: string, fixed: string): Script {
+  return {
+    version: 1,
+    model: 'claude-sonnet-5-5',
+    turns: [
+      turn('pm', 'return_result', plan),
+      turn('dev:t1', 'write_file', { path: file, content: broken }),
+      turn('dev:t1', 'return_result', { summary: `Wrote ${file}.` }),
+      turn('qa:t2', 'run_tests', {}),
+      turn('qa:t2', 'return_result', { passed: false, summary: 'A test fails.' }),
+      turn('dev:t2-fix1', 'write_file', { path: file, content: fixed }),
+      turn('dev:t2-fix1', 'return_result', { summary: `Corrected ${file}.` }),
+      turn('qa:t2-r1', 'run_tests', {}),
+      turn('qa:t2-r1', 'return_result', { passed: true, summary: 'The suite passes.' }),
+    ],
+  };
+}
+
+export function blobText(repo: string, runId: string, ref: string): string {
+  return readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', ref.slice('sha256:'.length)), 'utf8');
+}
