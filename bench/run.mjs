@@ -11,6 +11,7 @@ import { orchestratorOverhead, peakRss } from './orchestrator.mjs';
 import { ledgerBench, resumeBench } from './ledger.mjs';
 import { sandboxOverhead } from './sandbox.mjs';
 import { coldStart } from './cold-start.mjs';
+import { chaosFigures } from './chaos.mjs';
 import { bestOfOverhead } from './best-of.mjs';
 
 const args = process.argv.slice(2);
@@ -84,6 +85,7 @@ const benches = [
   ['rss', () => peakRss({ log })],
   ['parallel', () => parallelSpeedup({ pairs: quick ? 1 : 3, log })],
   ['best-of', () => bestOfOverhead({ pairs: quick ? 1 : 2, log })],
+  ['chaos', () => chaosFigures({ runs: quick ? 40 : 200, log })],
 ];
 const t0 = Date.now();
 for (const [name, fn] of benches) {

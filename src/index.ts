@@ -33,6 +33,7 @@ export * from './core/llm/script.js';
 export * from './core/llm/retry.js';
 export * from './core/llm/pricing.js';
 export * from './core/llm/scripted-client.js';
+export * from './core/llm/chaos-client.js';
 export * from './core/llm/fake-server.js';
 export * from './core/llm/anthropic-client.js';
 export * from './core/llm/openai-client.js';
@@ -59,3 +60,10 @@ export type { TeamDeps, Escalator, EscalationQuestion, HumanAnswer, TeamEvent } 
 export { foldRun, type RunState } from './team/run-state.js';
 export { replayRun, type ReplayReport } from './team/replay.js';
 export { buildDeps, type BuildDepsOptions } from './cli/build-deps.js';
+// acia eval: task sets, grading, reports, and the chaos trials.
+export { loadInstances, goalOf, EvalInstance, type LoadedInstance } from './eval/instances.js';
+export { runEval, instanceModelSpec, modelNameOf, type EvalOptions, type EvalProgress, type EvalSummary } from './eval/run-eval.js';
+export { gradeInstance, type Grade } from './eval/grade.js';
+export { buildReport, compareEvals, writeOutputs, type EvalReport } from './eval/report.js';
+export { InstanceResult, readResults } from './eval/results.js';
+export { runChaosTrial, summarizeChaos, type ChaosTrial, type ChaosSummary } from './eval/chaos-trials.js';

@@ -17,6 +17,7 @@ import { readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
+import { parseChaosSpec } from '../core/llm/chaos-client.js';
 import { costUsd, estimateCallCost, estimateRequestTokens } from '../core/llm/pricing.js';
 import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
@@ -79,7 +80,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
   // Built on first use: a resume that only records the human's "abort" needs no model or key. A script
   // is read now, because the model it names is what the run is priced as.
   let made: Promise<LlmClient> | null = null;
-  if (o.config.model.startsWith('scripted:')) {
+  if (o.config.model.startsWith('scripted:') || o.config.model.startsWith('chaos:')) {
     const created = await createLlmClient(o.config.model, clientEnv, { cwd: o.repo });
     made = Promise.resolve(created.client);
     model = created.model;
@@ -185,9 +186,9 @@ function chooseRunner(o: BuildDepsOptions): (root: string) => CommandRunner {
 /** One clear line before any work starts when the chosen model cannot be reached. */
 export function preflightModel(config: Config, env: NodeJS.ProcessEnv, override: boolean, cwd: string = process.cwd()): void {
   if (override) return;
-  if (config.model.startsWith('scripted:')) {
+  if (config.model.startsWith('scripted:') || config.model.startsWith('chaos:')) {
     // Otherwise a typo surfaces only as a failed run with a ledger, after the context is built.
-    const file = resolvePath(cwd, config.model.slice('scripted:'.length));
+    const file = resolvePath(cwd, config.model.startsWith('chaos:') ? parseChaosSpec(config.model.slice('chaos:'.length)).script : config.model.slice('scripted:'.length));
     if (!existsSync(file)) throw new AciaError('FILE_NOT_FOUND', `no such script file: ${file} (model ${config.model})`, { hint: 'the script format: docs/scripted-model.md' });
   }
   if (config.model.startsWith('anthropic:') && !env.ANTHROPIC_API_KEY) {

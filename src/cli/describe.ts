@@ -87,6 +87,8 @@ function describeRaw(e: LedgerEntry): string {
       return `ledger recovered: truncated ${s(d.truncatedBytes)} bytes (${s(d.reason)})`;
     case 'RUN_COMPLETED':
       return `run ${s(d.reason)}: ${s(d.message)}`;
+    case 'EVAL_GRADED':
+      return `eval ${s(d.instanceId)}: ${d.resolved ? 'RESOLVED' : 'not resolved'}${d.error ? ` (${s(d.error)})` : ''}`;
   }
 }
 

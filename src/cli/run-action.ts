@@ -168,7 +168,7 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
   };
   return {
     // A script path typed on the command line is relative to where it was typed (in a config file, to the repo).
-    model: f.model?.startsWith('scripted:') ? `scripted:${resolve(f.model.slice('scripted:'.length))}` : f.model,
+    model: f.model?.startsWith('scripted:') ? `scripted:${resolve(f.model.slice('scripted:'.length))}` : f.model?.startsWith('chaos:') ? `chaos:${resolve(f.model.slice('chaos:'.length))}` : f.model,
     parallel: num(f.parallel, '--parallel'),
     maxIterations: num(f.maxIterations, '--max-iterations'),
     sandbox: f.sandbox,

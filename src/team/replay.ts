@@ -34,7 +34,8 @@ export interface ReplayReport {
 }
 
 /** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
-const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED']);
+// EVAL_GRADED is the eval harness's grade, appended after the run: no decision of the team to replay.
+const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED']);
 
 export async function replayRun(
   base: Omit<TeamDeps, 'llm' | 'callTool' | 'escalator' | 'openLedger' | 'writeManifest' | 'renderWiki' | 'workspace' | 'memoryPages'>,

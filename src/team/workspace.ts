@@ -38,6 +38,7 @@ export interface RunWorkspace {
 
 export class Workspace implements RunWorkspace {
   private mergeChain: Promise<unknown> = Promise.resolve();
+  private worktreeChain: Promise<unknown> = Promise.resolve();
   /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
   private readonly gitDirs = new Map<string, string>();
   /** Per worktree: untracked paths the setup command made, which checkpoints do not commit. */
@@ -102,8 +103,12 @@ export class Workspace implements RunWorkspace {
     const branch = this.taskBranch(taskId);
     const base = checkpoint ?? (await this.runHead());
     // addWorktree removes any old worktree at `path` and checks `branch` out fresh at `base`, so a
-    // restarted attempt starts from exactly that commit with nothing left over.
-    await this.git.addWorktree(this.repo, path, branch, base);
+    // restarted attempt starts from exactly that commit with nothing left over. Serialised: its
+    // `worktree prune` must not run while a parallel task's `worktree add` is half done (git then fails
+    // with "failed to read .git/worktrees/<task>/commondir").
+    const added = this.worktreeChain.then(() => this.git.addWorktree(this.repo, path, branch, base));
+    this.worktreeChain = added.catch(() => undefined);
+    await added;
     this.gitDirs.set(path, await this.git.gitDirOf(path));
     this.setupOutputs.delete(path);
     // The checkout's installed dependencies, as links the sandbox resolves read-only (core/sandbox/deps.ts).

@@ -74,7 +74,7 @@ describe('bad input', () => {
   });
 
   it('an unknown model prefix', () => {
-    expectCleanError(acia(['run', 'x', '--repo', repo, '--model', 'gemini:x']), 2, /"model" in --model: expected anthropic:<id>, openai:<id> or scripted:<file>/);
+    expectCleanError(acia(['run', 'x', '--repo', repo, '--model', 'gemini:x']), 2, /"model" in --model: expected anthropic:<id>, openai:<id>, scripted:<file> or chaos:<file>/);
   });
 
   it('a flag that is not a number', () => {

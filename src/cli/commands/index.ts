@@ -16,10 +16,11 @@ import { register as init } from './init.js';
 import { register as trust } from './trust.js';
 import { register as acp } from './acp.js';
 import { register as fleet } from './fleet.js';
+import { register as evalCmd } from './eval.js';
 
 type Register = (program: Command) => void;
 
-const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, acp, fleet];
+const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, acp, fleet, evalCmd];
 
 export function registerCommands(program: Command): void {
   for (const register of registrations) register(program);

@@ -156,6 +156,7 @@ export const LEDGER_ENTRY_TYPES = [
   'TASK_SKIPPED',
   'LEDGER_RECOVERED',
   'RUN_COMPLETED',
+  'EVAL_GRADED',
 ] as const;
 export const LedgerEntryType = z.enum(LEDGER_ENTRY_TYPES);
 export type LedgerEntryType = z.infer<typeof LedgerEntryType>;

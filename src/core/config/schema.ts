@@ -6,7 +6,7 @@ export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
 
 export const ModelSpec = z
   .string()
-  .regex(/^(anthropic|openai|scripted):.+$/, 'expected anthropic:<id>, openai:<id> or scripted:<file>');
+  .regex(/^(anthropic|openai|scripted|chaos):.+$/, 'expected anthropic:<id>, openai:<id>, scripted:<file> or chaos:<file>[,seed=N,rate=R]');
 
 export const PriceOverride = z.strictObject({
   inputPerMTok: z.number().nonnegative(),
@@ -52,5 +52,6 @@ export type Config = z.infer<typeof Config>;
 /** The provider-local model id of `anthropic:<id>` or `openai:<id>`; `scripted` for a script file. */
 export function modelIdOf(spec: string): string {
   const i = spec.indexOf(':');
-  return spec.slice(0, i) === 'scripted' ? 'scripted' : spec.slice(i + 1);
+  const provider = spec.slice(0, i);
+  return provider === 'scripted' || provider === 'chaos' ? 'scripted' : spec.slice(i + 1);
 }

@@ -189,6 +189,20 @@ export const EventData = {
     tokens: z.number(),
     durationMs: z.number(),
   }),
+  /** `acia eval`: the grade of the run branch, appended after RUN_COMPLETED by the harness, outside the agents' reach. */
+  EVAL_GRADED: z.object({
+    instanceId: z.string(),
+    resolved: z.boolean(),
+    /** The commit graded (the run branch head), null when the run left no branch. */
+    commit: z.string().nullable(),
+    testPatchRef: BlobRef.nullable(),
+    failToPass: z.record(z.string(), z.enum(['passed', 'failed', 'missing'])),
+    passToPass: z.record(z.string(), z.enum(['passed', 'failed', 'missing'])),
+    exitCode: z.number().nullable(),
+    outputRef: BlobRef,
+    /** Why grading could not run the tests (the patch did not apply, setup failed); absent when they ran. */
+    error: z.string().optional(),
+  }),
 } satisfies Record<LedgerEntryType, z.ZodType>;
 
 export type EventDataOf<T extends LedgerEntryType> = z.infer<(typeof EventData)[T]>;

@@ -6,6 +6,7 @@ import { OpenAiCompatibleClient } from './openai-client.js';
 import type { Sleep } from './retry.js';
 import { loadScript } from './script.js';
 import { ScriptedClient } from './scripted-client.js';
+import { ChaosClient, parseChaosSpec } from './chaos-client.js';
 import type { LlmClient } from './types.js';
 
 export interface CreateLlmClientOptions {
@@ -23,7 +24,7 @@ export interface CreatedLlmClient {
   client: LlmClient;
   /** Provider-local model id, as LlmRequest.model wants it. */
   model: string;
-  provider: 'anthropic' | 'openai' | 'scripted';
+  provider: 'anthropic' | 'openai' | 'scripted' | 'chaos';
 }
 
 export async function createLlmClient(
@@ -34,7 +35,7 @@ export async function createLlmClient(
   const colon = spec.indexOf(':');
   const prefix = colon < 0 ? '' : spec.slice(0, colon);
   const rest = colon < 0 ? '' : spec.slice(colon + 1);
-  if (rest === '' && ['anthropic', 'openai', 'scripted'].includes(prefix)) {
+  if (rest === '' && ['anthropic', 'openai', 'scripted', 'chaos'].includes(prefix)) {
     throw new AciaError('CONFIG_INVALID', `model "${spec}": nothing after "${prefix}:"`);
   }
   const common = {
@@ -54,7 +55,15 @@ export async function createLlmClient(
       const client = new ScriptedClient(script, options.sleep !== undefined ? { sleep: options.sleep } : {});
       return { client, model: script.model ?? 'scripted', provider: 'scripted' };
     }
+    case 'chaos': {
+      const chaos = parseChaosSpec(rest);
+      const file = isAbsolute(chaos.script) ? chaos.script : resolve(options.cwd ?? process.cwd(), chaos.script);
+      const script = await loadScript(file);
+      const sleepOpt = options.sleep !== undefined ? { sleep: options.sleep } : {};
+      const client = new ChaosClient(new ScriptedClient(script, sleepOpt), chaos, sleepOpt);
+      return { client, model: script.model ?? 'scripted', provider: 'chaos' };
+    }
     default:
-      throw new AciaError('CONFIG_INVALID', `model "${spec}": expected anthropic:<id>, openai:<id> or scripted:<file>`);
+      throw new AciaError('CONFIG_INVALID', `model "${spec}": expected anthropic:<id>, openai:<id>, scripted:<file> or chaos:<file>[,seed=N,rate=R]`);
   }
 }

@@ -138,6 +138,12 @@ export class ScriptEngine {
     };
   }
 
+  /** The turn `next(caller)` would serve, without consuming it; null when none is left. */
+  peek(caller: string): ScriptTurn | null {
+    const index = this.script.turns.findIndex((t, i) => (this.remaining[i] ?? 0) > 0 && callerMatches(t.caller, caller));
+    return index < 0 ? null : (this.script.turns[index] ?? null);
+  }
+
   /** Turns not yet consumed (a finished scenario should have none left). */
   unconsumed(): { index: number; caller: string }[] {
     return this.script.turns.flatMap((t, index) => ((this.remaining[index] ?? 0) > 0 ? [{ index, caller: t.caller }] : []));

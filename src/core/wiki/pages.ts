@@ -75,6 +75,8 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
   for (const d of decisions) out.push(`- [seq ${d.seq} ${d.type}](../decisions/${decisionFile(s.runId, d)})`);
   if (decisions.length === 0) out.push('None.');
   out.push('', '## Outcome', '', s.terminal ? `**${inline(s.terminal.reason)}**: ${inline(s.terminal.message, 500)}` : 'The run has not finished.', '');
+  const g = s.evalGrade;
+  if (g) out.push(`Eval instance ${inline(g.instanceId)}: **${g.resolved ? 'resolved' : 'not resolved'}** by the hidden tests${g.error ? ` (${inline(g.error, 300)})` : ''}.`, '');
   return out.join('\n');
 }
 

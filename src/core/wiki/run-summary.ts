@@ -36,6 +36,8 @@ export interface RunSummary {
   status: string;
   head: { seq: number; hash: string } | null;
   startedAt: string | null;
+  /** Set by `acia eval`'s EVAL_GRADED entry, appended after the run. */
+  evalGrade?: { instanceId: string; resolved: boolean; error?: string };
 }
 
 export function summarizeRun(runId: string, entries: readonly LedgerEntry[], manifest: RunManifest | null): RunSummary {
@@ -148,6 +150,11 @@ function step(s: RunSummary, e: LedgerEntry): RunSummary {
       s.terminal = { reason: d.reason, message: d.message };
       s.status = d.reason;
       if (d.costUsd !== null) s.costUsd = d.costUsd;
+      break;
+    }
+    case 'EVAL_GRADED': {
+      const d = e.data as EventDataOf<'EVAL_GRADED'>;
+      s.evalGrade = { instanceId: d.instanceId, resolved: d.resolved, ...(d.error === undefined ? {} : { error: d.error }) };
       break;
     }
     default:

@@ -1,0 +1,134 @@
+// `acia eval` and `acia eval compare`: flags to an eval, a live progress line, the summary and exit code.
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import chalk from 'chalk';
+import { AciaError } from '../core/errors.js';
+import { loadConfig } from '../core/config/load.js';
+import { detectSandbox } from '../core/sandbox/detect.js';
+import { noHuman } from '../team/deps.js';
+import { resolveDevAgents } from '../team/agents-acp/dev-agent-choice.js';
+import { loadInstances } from '../eval/instances.js';
+import { compareEvals } from '../eval/report.js';
+import { instanceModelSpec, modelNameOf, runEval, type EvalProgress } from '../eval/run-eval.js';
+import { buildDeps, preflightModel } from './build-deps.js';
+import { EXIT } from './exit-codes.js';
+import type { EvalFlags } from './commands/eval.js';
+
+const isDir = (p: string): boolean => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+export async function evalCommand(tasks: string, flags: EvalFlags): Promise<number> {
+  if (flags.db !== undefined) {
+    throw new AciaError('USAGE', '--db is not available for eval yet: instances run on this machine (queueing one fleet job per instance is not built)', { hint: 'run without --db; --parallel N runs N instances at once' });
+  }
+  if (!/^[1-9][0-9]*$/.test(flags.parallel ?? '1')) throw new AciaError('USAGE', `--parallel expects a positive whole number, got "${flags.parallel ?? ''}"`);
+  const parallel = Number(flags.parallel ?? '1');
+  let maxCost: number | undefined;
+  if (flags.maxCostUsdPerTask !== undefined) {
+    maxCost = Number(flags.maxCostUsdPerTask);
+    if (!Number.isFinite(maxCost) || maxCost <= 0) throw new AciaError('USAGE', `--max-cost-usd-per-task expects a positive number, got "${flags.maxCostUsdPerTask}"`);
+  }
+  const instances = loadInstances(tasks);
+  // A script path on the command line is relative to where it was typed.
+  const model = flags.model?.replace(/^(scripted|chaos):([^,]+)/, (_m, kind: string, path: string) => `${kind}:${resolve(path)}`);
+  // The user's config (file, env) and these flags; never the checked-out repository's .acia/config.json,
+  // which the task set's author wrote.
+  const configFor = (testCommand: string, modelSpec: string | undefined) =>
+    loadConfig({
+      repo: null,
+      env: process.env,
+      flags: {
+        ...(modelSpec === undefined ? {} : { model: modelSpec }),
+        testCommand,
+        ...(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox }),
+        ...(flags.devAgent === undefined ? {} : { devAgent: flags.devAgent }),
+        ...(maxCost === undefined ? {} : { budget: { maxCostUsd: maxCost } }),
+      },
+    }).config;
+  const first = configFor(instances[0]?.test_command ?? 'true', model);
+  preflightModel(first, process.env, false);
+  // A dev agent that is not defined is bad input now, not a failed run per instance.
+  resolveDevAgents(first.devAgent, first.devAgents);
+  if (first.sandbox !== 'off') {
+    // Checked once here: otherwise every instance would fail on it in turn.
+    const sb = detectSandbox();
+    if (sb.status === 'unavailable') throw new AciaError('SANDBOX_UNAVAILABLE', `no sandbox can start: ${sb.reason}`, { hint: `install it (${sb.install}), or pass --sandbox off` });
+  }
+  const out = resolve(flags.out);
+
+  const stderr = process.stderr;
+  const tty = stderr.isTTY && !flags.quiet;
+  const warned = new Set<string>();
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(EXIT.INTERRUPTED);
+    stderr.write('\nstopping: the running instances stop after their current step; rerun with the same --out to resume (Ctrl-C again to stop now)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSigint);
+  if (!flags.quiet) stderr.write(`acia eval: ${instances.length} instance(s) from ${tasks}, model ${first.model}, results in ${out}\n`);
+  let summary;
+  try {
+    summary = await runEval({
+      instances,
+      out,
+      parallel,
+      modelName: modelNameOf(first.model, first.devAgent),
+      gradeTimeoutMs: first.commandTimeoutS * 1000,
+      signal: controller.signal,
+      makeDeps: (repo, inst) =>
+        buildDeps({
+          repo,
+          config: configFor(inst.test_command, model === undefined ? undefined : instanceModelSpec(model, inst.instance_id, isDir)),
+          env: process.env,
+          escalator: noHuman,
+          signal: controller.signal,
+          warn: (m) => {
+            if (warned.has(m)) return;
+            warned.add(m);
+            if (tty) stderr.write('\r\u001b[2K');
+            stderr.write(`${chalk.yellow('warning:')} ${m}\n`);
+          },
+        }),
+      onProgress: (p) => {
+        if (flags.quiet) return;
+        if (tty) stderr.write(`\r\u001b[2K${progressLine(p)}`);
+        else if (p.last || !p.skipped) stderr.write(`${progressLine(p)}\n`);
+      },
+    });
+  } finally {
+    process.off('SIGINT', onSigint);
+    if (tty) stderr.write('\n');
+  }
+  for (const f of summary.failed) stderr.write(`${chalk.red('could not run')} ${f.instance_id}: ${f.message}\n`);
+  const resolved = summary.results.filter((r) => r.resolved).length;
+  process.stdout.write(
+    `resolved ${resolved}/${instances.length}${summary.skipped > 0 ? ` (${summary.skipped} finished earlier, skipped)` : ''}\n` +
+      `  report       ${out}/report.md\n  predictions  ${out}/predictions.jsonl\n`,
+  );
+  if (summary.interrupted) return EXIT.INTERRUPTED;
+  return summary.failed.length > 0 ? EXIT.FAILED : EXIT.OK;
+}
+
+function progressLine(p: EvalProgress): string {
+  const last = p.last ? ` ${p.last.instance_id} ${p.last.resolved ? chalk.green('resolved') : chalk.red('unresolved')} (${p.last.reason})${p.skipped ? ' earlier' : ''} |` : '';
+  const eta = p.etaMs === null ? '' : ` | ETA ${formatMs(p.etaMs)}`;
+  return `[${p.done}/${p.total}]${last} resolved ${p.resolved} | spend $${p.spendUsd.toFixed(4)}${eta}`;
+}
+
+function formatMs(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+export function compareCommand(a: string, b: string): number {
+  process.stdout.write(compareEvals(resolve(a), resolve(b)));
+  return EXIT.OK;
+}
