@@ -2,13 +2,18 @@
 // the wiki, policy, guards and plan validation. The team itself only sees the TeamDeps seams.
 import * as nodeFs from 'node:fs';
 import { existsSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { AciaError } from '../core/errors.js';
 import { modelIdOf, type Config } from '../core/config/schema.js';
-import { randomIds, systemClock } from '../core/acm/ids.js';
+import { RunId, randomIds, systemClock } from '../core/acm/ids.js';
+import { checkRealDir } from '../core/fs/no-follow.js';
+import { Git } from '../team/git.js';
+import { guardAciaState } from '../team/repo-guard.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
 import { buildBundle } from '../core/ledger/bundle.js';
+import { readAnchor, writeAnchor } from '../core/ledger/anchor.js';
+import { verifyRun, type VerifyCode } from '../core/ledger/verify.js';
 import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
@@ -47,6 +52,35 @@ export interface BuildDepsOptions {
   isMcpJsonTrusted?: TrustPredicate;
   /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
   prefetchModelClient?: boolean;
+}
+
+/**
+ * What stops a resume: a run this user's state does not anchor, or a ledger that no longer matches the
+ * anchor. A torn tail (a crash mid-write) or a missing wiki page is what resume repairs, so those pass.
+ */
+const RESUME_BLOCKERS: ReadonlySet<VerifyCode> = new Set<VerifyCode>(['UNANCHORED', 'ANCHOR_MISMATCH', 'TRUNCATED', 'CHAIN_BROKEN', 'HASH_MISMATCH', 'SEQ_GAP', 'RUN_ID', 'PARSE', 'SCHEMA']);
+
+/** Refuses a run whose ledger the user's state directory does not anchor, or no longer matches. */
+export async function checkRunAnchored(env: NodeJS.ProcessEnv, runDir: string, runId: string): Promise<void> {
+  const report = await verifyRun(runDir, { runId, anchor: readAnchor(env, runDir, runId) });
+  // No complete entry: nothing can be taken from it (resume then says the run never started).
+  if (report.entries === 0) return;
+  const bad = report.problems.find((p) => RESUME_BLOCKERS.has(p.code));
+  if (bad) {
+    throw new AciaError('UNSAFE_REPO', `refusing to resume run ${runId}: ${bad.code} ${bad.message}`, {
+      hint: `a run is resumed only as ACIA recorded it for you; see \`acia verify ${runId}\`, and start a new run instead`,
+    });
+  }
+}
+
+/** The checks `acia resume` makes before it reads anything from a run's ledger. */
+export async function checkResumable(env: NodeJS.ProcessEnv, repo: string, runId: string): Promise<void> {
+  if (!RunId.safeParse(runId).success || runId.includes('..')) throw new AciaError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in ${repo}`, { hint: 'list runs with `acia runs`' });
+  await guardAciaState(new Git(systemClock), repo);
+  const runDir = join(repo, '.acia', 'runs', runId);
+  if (!existsSync(runDir)) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
+  checkRealDir(repo, runDir);
+  await checkRunAnchored(env, runDir, runId);
 }
 
 /**
@@ -114,6 +148,10 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
     writeBundle: async (repo, runId, manifest) => {
       await buildBundle(repo, runId, undefined, { runManifest: manifest });
+    },
+    anchor: {
+      write: (runDir, runId, head, status) => Promise.resolve(writeAnchor(o.env, runDir, runId, head, status, systemClock.now())),
+      check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
     },
     modelEndpoint: o.anthropic
       ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }

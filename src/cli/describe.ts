@@ -1,10 +1,16 @@
 // One line of text for a ledger entry: used by plain progress, the live view and `acia show`.
 import type { LedgerEntry } from '../core/acm/contracts.js';
+import { forTerminal } from '../core/text/terminal.js';
 
 type D = Record<string, unknown>;
 const s = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
 
+/** One line for the terminal: entries carry model and tool text, so controls are stripped here, once. */
 export function describeEntry(e: LedgerEntry): string {
+  return forTerminal(describeRaw(e));
+}
+
+function describeRaw(e: LedgerEntry): string {
   const d = (e.data ?? {}) as D;
   switch (e.type) {
     case 'RUN_STARTED':

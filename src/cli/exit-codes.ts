@@ -19,6 +19,8 @@ const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'JSON_PARSE',
   'NOT_A_GIT_REPO',
   'REPO_NO_COMMITS',
+  // The repository ships something ACIA refuses (a link in .acia/, tracked run state): the user fixes the repo.
+  'UNSAFE_REPO',
   'SANDBOX_UNAVAILABLE',
   'APPLY_REFUSED',
   'LLM_AUTH',

@@ -6,6 +6,7 @@ import type { CliEvent } from '../core/acm/cli-events.js';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import type { TeamEvent } from '../team/deps.js';
 import { describeEntry } from './describe.js';
+import { forTerminal } from '../core/text/terminal.js';
 
 /** One `--json` stdout line, typed against schemas/events.schema.json so the two cannot drift apart. */
 export type CliEventLine = z.input<typeof CliEvent>;
@@ -70,7 +71,7 @@ export function createProgress(o: ProgressOptions): Progress {
       return {
         onEvent: (ev) => {
           if (ev.kind !== 'entry') return;
-          o.stderr.write(`${stamp()} ${ev.entry.actor.padEnd(10)} ${describeEntry(ev.entry)}\n`);
+          o.stderr.write(`${stamp()} ${forTerminal(ev.entry.actor).padEnd(10)} ${describeEntry(ev.entry)}\n`);
         },
         suspend: () => undefined,
         hold: () => undefined,
@@ -178,7 +179,7 @@ class LiveView implements Progress {
     const lines = [chalk.bold(`acia ${this.phase} · ${this.stamp()} · ${this.tokens} tokens · $${this.cost.toFixed(4)}`)];
     for (const r of this.rows.values()) {
       const mark = r.status === 'running' ? chalk.yellow('…') : r.status === 'completed' ? chalk.green('✓') : r.status === 'failed' ? chalk.red('✗') : chalk.dim('-');
-      lines.push(`  ${mark} ${r.id.padEnd(12)} ${chalk.dim(r.action.slice(0, 70))}`);
+      lines.push(`  ${mark} ${forTerminal(r.id).padEnd(12)} ${chalk.dim(forTerminal(r.action).slice(0, 70))}`);
     }
     this.out.write(`${lines.join('\n')}\n`);
     this.height = lines.length;

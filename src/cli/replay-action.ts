@@ -1,4 +1,5 @@
 // The work behind `acia replay`.
+import { forTerminal } from '../core/text/terminal.js';
 import * as nodeFs from 'node:fs';
 import { loadConfig } from '../core/config/load.js';
 import { randomIds, type Clock } from '../core/acm/ids.js';
@@ -55,10 +56,10 @@ export async function replayCommand(dir: string, target: string, json: boolean):
   else if (report.identical) process.stdout.write(`replay of ${runId}: identical (${report.recordedEntries} recorded entries, ${report.replayedEntries} replayed)\n`);
   else {
     const d = report.divergence!;
-    process.stdout.write(`replay of ${runId}: DIVERGED for ${d.actor} at its entry ${d.index}: ${d.reason}\n`);
+    process.stdout.write(`replay of ${runId}: DIVERGED for ${forTerminal(d.actor)} at its entry ${d.index}: ${forTerminal(d.reason)}\n`);
     if (d.recorded) process.stdout.write(`  recorded seq ${d.recorded.seq}: ${d.recorded.type} ${JSON.stringify(d.recorded.data).slice(0, 300)}\n`);
     if (d.replayed) process.stdout.write(`  replayed:     ${d.replayed.type} ${JSON.stringify(d.replayed.data).slice(0, 300)}\n`);
-    if (report.error) process.stdout.write(`  the replay stopped: ${report.error}\n`);
+    if (report.error) process.stdout.write(`  the replay stopped: ${forTerminal(report.error)}\n`);
   }
   return report.identical ? 0 : 1;
 }

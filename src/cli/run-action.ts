@@ -13,7 +13,7 @@ import { readEntries } from './runs-action.js';
 import type { CliEventLine } from './progress.js';
 import chalk from 'chalk';
 import { AciaError } from '../core/errors.js';
-import { loadConfig } from '../core/config/load.js';
+import { describeIgnored, loadConfig } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
@@ -21,8 +21,9 @@ import { Git, repoRoot, requireCommit } from '../team/git.js';
 import { reviewApply } from '../team/apply.js';
 import { noHuman, type Escalator } from '../team/deps.js';
 import { latestResumableRun, resumeRun, startRun, type RunResult } from '../team/team.js';
-import { buildDeps, preflightModel, type BuildDepsOptions } from './build-deps.js';
+import { buildDeps, checkResumable, preflightModel, type BuildDepsOptions } from './build-deps.js';
 import { EXIT } from './exit-codes.js';
+import { forTerminal } from '../core/text/terminal.js';
 import { createProgress, type ProgressMode } from './progress.js';
 import { ttyEscalator } from './tty-escalator.js';
 import { shellLine } from './shell-quote.js';
@@ -54,9 +55,12 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     const runId = what.runId ?? (await latestResumableRun(repo));
     if (!existsSync(join(repo, '.acia', 'runs', runId))) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
     what = { ...what, runId };
-    // The run's recorded settings carry over; flags given now override them.
+    // Nothing is taken from a ledger this user's state does not anchor (a run shipped with the clone).
+    await checkResumable(process.env, repo, runId);
+    // The run's recorded settings carry over; flags given now override them. The sandbox never does: it is
+    // what the user's config and flags say now, so no ledger can turn it off.
     const started = (await readEntries(join(repo, '.acia', 'runs', runId)).catch(() => [])).find((e) => e.type === 'RUN_STARTED');
-    const recorded = started?.data as { model?: string; settings?: { parallel?: number; maxIterations?: number; sandbox?: string; budget?: Record<string, number> } } | undefined;
+    const recorded = started?.data as { model?: string; settings?: { parallel?: number; maxIterations?: number; budget?: Record<string, number> } } | undefined;
     if (env.anthropic === undefined && flags.model === undefined && recorded?.model !== undefined) {
       // A demo goes on offline like the demo itself, when this repo is one `acia demo` made.
       const { demoResume } = await import('./demo-action.js');
@@ -67,7 +71,6 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
       model: recorded?.model,
       parallel: recorded?.settings?.parallel,
       maxIterations: recorded?.settings?.maxIterations,
-      sandbox: recorded?.settings?.sandbox,
       budget: recorded?.settings?.budget,
     };
     for (const [k, v] of Object.entries(carried)) if (v !== undefined && given[k] === undefined) given[k] = v;
@@ -78,6 +81,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const loaded = loadConfig({ repo, env: process.env, flags: { ...(env.defaults ?? {}), ...given } });
   const config = loaded.config;
   const stderr = process.stderr;
+  if (loaded.ignored) stderr.write(`${chalk.yellow('warning:')} ${describeIgnored(loaded.ignored)}\n`);
   // Before anything is recorded: a resume without credentials leaves the run as it was, resumable.
   preflightModel(config, process.env, env.anthropic !== undefined, repo);
   if (flags.apply && (await git.isDirty(repo))) {
@@ -121,7 +125,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     onEvent: (ev) => progress.onEvent(ev),
     warn: (msg) => {
       progress.suspend();
-      stderr.write(`${chalk.yellow('warning:')} ${msg}\n`);
+      stderr.write(`${chalk.yellow('warning:')} ${forTerminal(msg)}\n`);
     },
     ...(env.anthropic ? { anthropic: env.anthropic } : {}),
     allowSandboxFallback: env.allowSandboxFallback ?? false,
@@ -264,7 +268,7 @@ function printSummary(r: RunResult, o: { json: boolean; repo: string; model: str
   const ok = r.reason === 'succeeded';
   const head = ok ? chalk.green('succeeded') : r.reason === 'awaiting_human' ? chalk.magenta('awaiting a human') : chalk.red(r.reason.replace('_', ' '));
   const lines = [
-    `${chalk.bold('run')} ${r.runId}: ${head} — ${r.message}`,
+    `${chalk.bold('run')} ${r.runId}: ${head} — ${forTerminal(r.message)}`,
     `  branch   ${r.runBranch}${r.headCommit ? ` (${r.headCommit.slice(0, 10)})` : ''}, ${r.filesChanged.length} file(s) changed`,
     `  cost     ${r.costUsd === null ? 'unknown (unpriced model)' : `$${r.costUsd.toFixed(4)}`}, ${r.tokens} tokens`,
     `  ledger   ${r.runDir}/ledger.jsonl (check it: ${shellLine(['acia', 'verify', r.runId, ...repoArgs])})`,
@@ -359,14 +363,15 @@ async function printPlan(result: RunResult, out: string | undefined, json: boole
   const lines: string[] = [];
   for (const plan of planSet.plans) {
     const chosen = plan.id === selected?.planId;
-    lines.push(`${chosen ? chalk.green('●') : '○'} ${chalk.bold(plan.id)}${chosen ? ' (chosen)' : ''}: ${plan.rationale}`);
+    // Every field here is the model's: shown with terminal controls stripped.
+    lines.push(`${chosen ? chalk.green('●') : '○'} ${chalk.bold(forTerminal(plan.id))}${chosen ? ' (chosen)' : ''}: ${forTerminal(plan.rationale)}`);
     for (const t of plan.tasks) {
-      const after = plan.edges.filter((e) => e.to === t.id).map((e) => `${e.from}${e.guard ? ` if ${e.guard}` : ''}${e.onError ? ` on ${e.onError}` : ''}`);
+      const after = plan.edges.filter((e) => e.to === t.id).map((e) => forTerminal(`${e.from}${e.guard ? ` if ${e.guard}` : ''}${e.onError ? ` on ${e.onError}` : ''}`));
       const what = (t.input as { instructions?: unknown }).instructions;
-      lines.push(`   ${t.id.padEnd(6)} ${t.capability.padEnd(15)} ${t.title ?? (typeof what === 'string' ? what.slice(0, 60) : '')}${after.length ? chalk.dim(`  after ${after.join(', ')}`) : ''}`);
+      lines.push(`   ${forTerminal(t.id).padEnd(6)} ${forTerminal(t.capability).padEnd(15)} ${forTerminal(t.title ?? (typeof what === 'string' ? what.slice(0, 60) : ''))}${after.length ? chalk.dim(`  after ${after.join(', ')}`) : ''}`);
     }
   }
   const chosenPlan = planSet.plans.find((p) => p.id === selected?.planId);
-  if (chosenPlan) lines.push('', planMermaid(chosenPlan).trimEnd());
+  if (chosenPlan) lines.push('', forTerminal(planMermaid(chosenPlan).trimEnd(), { newlines: true }));
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }

@@ -1,4 +1,5 @@
 // Builds the commander program, runs it, and turns every failure into one line and an exit code.
+import { forTerminal } from '../core/text/terminal.js';
 import { Command, CommanderError } from 'commander';
 import { errorMessage, isAciaError } from '../core/errors.js';
 import { registerCommands } from './commands/index.js';
@@ -42,12 +43,13 @@ export async function runCli(argv: string[], version: string): Promise<number> {
       return EXIT.USAGE;
     }
     if (isAciaError(e)) {
-      process.stderr.write(`acia: ${e.message}\n`);
-      if (e.hint) process.stderr.write(`  ${e.hint}\n`);
+      // A message may quote a file name, a config value or model text: no terminal controls get through.
+      process.stderr.write(`acia: ${forTerminal(e.message)}\n`);
+      if (e.hint) process.stderr.write(`  ${forTerminal(e.hint)}\n`);
       if (debug && e.stack) process.stderr.write(`${e.stack}\n`);
       return exitCodeFor(e.code);
     }
-    process.stderr.write(`acia: internal error: ${errorMessage(e)}\n`);
+    process.stderr.write(`acia: internal error: ${forTerminal(errorMessage(e))}\n`);
     if (debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
     else process.stderr.write('  run again with --debug for a stack trace\n');
     return EXIT.FAILED;

@@ -1,4 +1,5 @@
 // The work behind `acia runs` and `acia show`.
+import { forTerminal } from '../core/text/terminal.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as nodeFs from 'node:fs';
@@ -43,7 +44,7 @@ export async function listRunsCommand(dir: string, json: boolean): Promise<void>
   for (const r of runs) {
     const secs = Math.max(0, (Date.parse(r.updatedAt) - Date.parse(r.startedAt)) / 1000);
     const cost = r.costUsd === null ? '?' : `$${r.costUsd.toFixed(3)}`;
-    process.stdout.write(`${r.runId.padEnd(24)} ${r.status.padEnd(20)} ${cost.padStart(9)} ${`${secs.toFixed(0)}s`.padStart(7)}  ${r.goal.slice(0, 60)}\n`);
+    process.stdout.write(`${r.runId.padEnd(24)} ${r.status.padEnd(20)} ${cost.padStart(9)} ${`${secs.toFixed(0)}s`.padStart(7)}  ${forTerminal(r.goal).slice(0, 60)}\n`);
   }
 }
 
@@ -74,7 +75,8 @@ export async function showRunCommand(dir: string, runId: string, json: boolean):
   out.push(`cost: ${state.costKnown ? `$${state.costUsd.toFixed(4)}` : 'unknown'}, ${state.tokens} tokens, ${state.modelCalls} model calls`);
   out.push('', 'ledger:');
   for (const e of entries) out.push(`  ${String(e.seq).padStart(4)} ${e.actor.padEnd(12)} ${describeEntry(e)}`);
-  process.stdout.write(`${out.join('\n')}\n`);
+  // Goal, rationale and entries hold model and repository text: no terminal controls get through.
+  process.stdout.write(`${forTerminal(out.join('\n'), { newlines: true })}\n`);
 }
 
 /**

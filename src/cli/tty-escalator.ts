@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline/promises';
 import chalk from 'chalk';
 import type { Escalator, EscalationQuestion, HumanAnswer } from '../team/deps.js';
 import type { HumanAction } from '../core/ledger/events.js';
+import { forTerminal } from '../core/text/terminal.js';
 
 /** `view.before` stops the live progress view from drawing over the question; `view.after` lets it draw again. */
 const ACTION_WORDS: readonly string[] = ['retry', 'skip', 'approve', 'abort'];
@@ -12,8 +13,9 @@ export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.Writab
   return {
     async ask(q: EscalationQuestion): Promise<HumanAnswer | null> {
       view.before();
-      output.write(`\n${chalk.magenta.bold('The team needs you')} (${q.reason}${q.taskId ? `, task ${q.taskId}` : ''})\n${q.message}\n`);
-      if (q.lastFailure) output.write(`${chalk.dim('Last failure:')}\n${indent(q.lastFailure.split('\n').slice(-25).join('\n'))}\n`);
+      // The message and the failure carry model and test output: shown, never interpreted by the terminal.
+      output.write(`\n${chalk.magenta.bold('The team needs you')} (${q.reason}${q.taskId ? `, task ${forTerminal(q.taskId)}` : ''})\n${forTerminal(q.message, { newlines: true })}\n`);
+      if (q.lastFailure) output.write(`${chalk.dim('Last failure:')}\n${indent(forTerminal(q.lastFailure, { newlines: true }).split('\n').slice(-25).join('\n'))}\n`);
       const words: HumanAction[] = q.options.filter((o) => o !== 'guidance');
       const help = `${q.options.includes('guidance') ? 'type guidance for the team, or ' : ''}one of: ${words.join(', ')}`;
       const rl = createInterface({ input, output, terminal: true });

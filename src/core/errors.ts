@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'JSON_PARSE'
   | 'NOT_A_GIT_REPO'
   | 'REPO_NO_COMMITS'
+  | 'UNSAFE_REPO'
   | 'SANDBOX_UNAVAILABLE'
   | 'PATH_OUTSIDE_ROOT'
   | 'LLM_AUTH'

@@ -207,7 +207,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
   };
 }
 
-/** EVAL_GRADED goes after RUN_COMPLETED; the manifest's anchor moves to it so the chain still verifies. */
+/** EVAL_GRADED goes after RUN_COMPLETED; the manifest's anchor (and the user's) moves to it so the chain still verifies. */
 async function recordGrade(deps: TeamDeps, run: RunResult, inst: LoadedInstance, grade: Grade): Promise<void> {
   if (!existsSync(join(run.runDir, 'ledger.jsonl'))) throw new AciaError('INTERNAL', `run ${run.runId} left no ledger to record its grade in`);
   const ledger = await deps.openLedger(run.runDir, run.runId, { create: false });
@@ -234,5 +234,9 @@ async function recordGrade(deps: TeamDeps, run: RunResult, inst: LoadedInstance,
   }
   const manifest = await readManifest(run.runDir);
   const head = ledger.head();
-  if (manifest && head) await writeManifest(run.runDir, { ...manifest, head, updatedAt: deps.clock.now().toISOString() });
+  if (manifest && head) {
+    await writeManifest(run.runDir, { ...manifest, head, updatedAt: deps.clock.now().toISOString() });
+    // The anchor outside the checkout moves with it, or verify would see entries past the end.
+    if (deps.anchor) await deps.anchor.write(run.runDir, run.runId, head, manifest.status);
+  }
 }

@@ -8,8 +8,9 @@ import { readPgRun } from '../core/ledger/pg-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
 import type { RunManifest } from '../core/ledger/events.js';
 import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
+import { writeAnchor } from '../core/ledger/anchor.js';
 
-export async function exportRun(db: pg.Pool, runId: string, repo: string): Promise<{ dir: string; entries: number; blobs: number }> {
+export async function exportRun(db: pg.Pool, runId: string, repo: string, env: NodeJS.ProcessEnv = process.env): Promise<{ dir: string; entries: number; blobs: number }> {
   const { lines, blobs } = await readPgRun(db, runId);
   const dir = join(repo, '.acia', 'runs', runId);
   await mkdir(join(dir, 'blobs'), { recursive: true });
@@ -31,5 +32,8 @@ export async function exportRun(db: pg.Pool, runId: string, repo: string): Promi
     runBranch: started?.runBranch ?? `acia/${runId}`,
   };
   await writeManifest(dir, manifest);
+  // The user pulled this run from their own database on purpose: anchor it in their state directory, as a
+  // local run is, so `acia verify` and `acia resume` accept it here and catch any later rewrite.
+  writeAnchor(env, dir, runId, manifest.head, manifest.status, new Date());
   return { dir, entries: lines.length, blobs: blobs.size };
 }

@@ -1,6 +1,7 @@
 // Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
 // clock, fixed ids or a fake runner, and replay can pass recorded ones.
 import type * as NodeFs from 'node:fs';
+import type { LedgerHead } from '../core/ledger/types.js';
 import type { CapabilityMap, LedgerEntry, StreamChunk } from '../core/acm/contracts.js';
 import type { Clock, IdSource } from '../core/acm/ids.js';
 import type { Config } from '../core/config/schema.js';
@@ -72,6 +73,15 @@ export interface TeamDeps {
   writeBundle?: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
   /** Where the Context Packet is read from (default: the repository at the base commit); replay passes the recorded packet. */
   repoReader?: (repo: string, commit: string) => RepoReader;
+  /**
+   * The run's head anchored outside the checkout (the user's state directory). `write` follows every
+   * manifest write, and once before the first entry; `check` refuses to resume a run that is not anchored
+   * there or whose ledger no longer matches it. Absent in replay, which touches no repository.
+   */
+  anchor?: {
+    write: (runDir: string, runId: string, head: LedgerHead | null, status: string) => Promise<void>;
+    check: (runDir: string, runId: string) => Promise<void>;
+  };
   /** The git side of a run; replay passes one that serves recorded outcomes. */
   workspace?: (repo: string, runId: string) => RunWorkspace;
   /**

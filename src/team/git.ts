@@ -130,8 +130,10 @@ export class Git {
   }
 
   async changedFiles(cwd: string, from: string, to = 'HEAD', expectedGitDir?: string): Promise<string[]> {
-    const r = await this.run(cwd, ['diff', '--name-only', '--no-ext-diff', '--no-textconv', from, to], expectedGitDir === undefined ? {} : { expectedGitDir });
-    return r.stdout === '' ? [] : r.stdout.split('\n');
+    // -z: names as they are (git would quote non-ASCII ones); --no-renames: a move lists both the path it
+    // left and the one it reached, so moving a protected file away is seen as a change to it.
+    const r = await this.run(cwd, ['diff', '--name-only', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', from, to], expectedGitDir === undefined ? {} : { expectedGitDir });
+    return splitZ(r.stdout);
   }
 
   /** Merges `branch` into the branch checked out at `cwd`; a conflict is aborted and reported. */
@@ -139,8 +141,8 @@ export class Git {
     const before = head ?? (await this.head(cwd));
     const r = await this.run(cwd, ['merge', '--no-ff', '--no-edit', '--no-verify', '-m', message, branch], { allowFail: true });
     if (r.exitCode !== 0) {
-      const conflicted = await this.run(cwd, ['diff', '--name-only', '--diff-filter=U'], { allowFail: true });
-      const files = conflicted.stdout === '' ? [] : conflicted.stdout.split('\n');
+      const conflicted = await this.run(cwd, ['diff', '--name-only', '-z', '--diff-filter=U'], { allowFail: true });
+      const files = splitZ(conflicted.stdout);
       // Read before the abort: the hunks are what a dev.merge task starts from.
       const hunks = await readConflictHunks(cwd, files);
       await this.run(cwd, ['merge', '--abort'], { allowFail: true });
@@ -196,6 +198,11 @@ export class Git {
     }
     return (await this.run(cwd, ['rev-parse', '--absolute-git-dir'])).stdout;
   }
+}
+
+/** A NUL-separated name list (`-z`): names may hold spaces, newlines or any non-ASCII byte as they are. */
+function splitZ(out: string): string[] {
+  return out.split('\0').filter((n) => n !== '');
 }
 
 /** Git helpers that read the repository itself (not an agent's worktree). */

@@ -80,7 +80,7 @@ export interface RunState {
   extraIterations: number;
   budgetWaived: boolean;
   /** Lessons agents proposed, in ledger order; the first `lessonsApplied` are already on the memory page. */
-  lessons: { taskId: string; text: string }[];
+  lessons: { taskId: string; text: string; seq: number }[];
   lessonsApplied: number;
   /** A MEMORY_UPDATED with no RUN_COMPLETED after it: the session died around its page write, which resume finishes. */
   lastMemoryUpdate: EventDataOf<'MEMORY_UPDATED'> | null;
@@ -284,7 +284,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
         t.status = 'completed';
         t.output = p.output;
       }
-      for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text });
+      for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text, seq: entry.seq });
       break;
     }
     case 'TASK_FAILED': {
@@ -295,7 +295,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
         t.lastError = { kind: p.errorKind, message: p.message };
         t.failedSeq = entry.seq;
       }
-      for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text });
+      for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text, seq: entry.seq });
       break;
     }
     case 'MEMORY_UPDATED': {

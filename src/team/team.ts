@@ -23,6 +23,9 @@ import { latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
 import { detectTestCommandInGit, gitReader } from './repo-reader.js';
+import { RunId } from '../core/acm/ids.js';
+import { ensureAciaDir, guardAciaState } from './repo-guard.js';
+import { checkRealDir, checkRegularOrMissing } from '../core/fs/no-follow.js';
 
 export interface RunResult {
   runId: string;
@@ -78,8 +81,11 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
   const now = deps.clock.now();
   const runId = deps.ids.runId(now);
-  const runDir = join(repo, '.acia', 'runs', runId);
   await excludeAciaDir(git, repo);
+  await guardAciaState(git, repo);
+  const runDir = ensureAciaDir(repo, 'runs', runId);
+  // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
+  if (deps.anchor) await deps.anchor.write(runDir, runId, null, 'running');
   const ledger = await deps.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
@@ -107,7 +113,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
 
 async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
   await ctx.rec.record('team', 'RUN_STARTED', started);
-  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, 'running'));
+  await saveManifest(ctx, 'running');
   return drive(ctx, started.baseCommit);
 }
 
@@ -142,10 +148,15 @@ export interface ResumeOptions {
 export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<RunResult> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, opts.dir);
+  await guardAciaState(git, repo);
   const runId = opts.runId ?? (await latestResumableRun(repo));
+  if (!RunId.safeParse(runId).success || runId.includes('..')) throw new AciaError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in ${repo}`, { hint: 'list runs with `acia runs`' });
   const runDir = join(repo, '.acia', 'runs', runId);
   const exists = await readdir(runDir).then(() => true, () => false);
   if (!exists) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
+  checkRealDir(repo, runDir);
+  for (const f of ['ledger.jsonl', 'manifest.json', 'blobs']) checkRegularOrMissing(join(runDir, f), f === 'blobs');
+  if (deps.anchor) await deps.anchor.check(runDir, runId);
   const ledger = await deps.openLedger(runDir, runId, { create: false });
   const state = foldRun(ledger.entries());
   if (!state.started) {
@@ -162,9 +173,8 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     if (anchored?.status !== state.completed.reason) {
       // A crash after RUN_COMPLETED but before the manifest: anchor the head now (bundle first), redo nothing.
       await ledger.close();
-      const manifest = manifestOf(ctx, state.completed.reason);
-      await writeBundle(ctx, manifest);
-      await deps.writeManifest(runDir, manifest);
+      await writeBundle(ctx, manifestOf(ctx, state.completed.reason));
+      await saveManifest(ctx, state.completed.reason);
       await deps.renderWiki(repo).catch(() => undefined);
       return resultOf(ctx, state.completed.reason, `already finished: ${state.completed.message}`);
     }
@@ -182,7 +192,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const raised = answer === null && open?.reason === 'budget_exceeded' ? budgetRaised(ctx) : null;
   await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
   // The anchored head moves on: until this session ends the run is unfinished again.
-  await deps.writeManifest(runDir, manifestOf(ctx, 'running'));
+  await saveManifest(ctx, 'running');
   if (answer !== null && open !== null) {
     await recordAnswer(ctx, open.seq, answer.action, answer.text);
   } else if (raised !== null && open !== null) {
@@ -340,7 +350,7 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
   }
   const manifest = manifestOf(ctx, reason);
   await writeBundle(ctx, manifest);
-  await ctx.deps.writeManifest(ctx.runDir, manifest);
+  await saveManifest(ctx, reason);
   try {
     await ctx.deps.renderWiki(ctx.repo);
   } catch (e) {
@@ -433,6 +443,12 @@ function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): 
       return { reason: o.verdict, message: outcomeMessage(ctx.state, o, head) };
     }
   }
+}
+
+/** The manifest next to the ledger, then the anchor in the user's state directory. */
+async function saveManifest(ctx: RunContext, status: RunManifest['status']): Promise<void> {
+  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, status));
+  if (ctx.deps.anchor) await ctx.deps.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
 }
 
 function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest {

@@ -1,6 +1,7 @@
 // Per-task git worktrees under .acia/worktrees/<run>/, each on branch acia-tasks/<run>/<task>, and the
 // run branch acia/<run> they merge into. The user's checkout is never touched.
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { ensureRealDir } from '../core/fs/no-follow.js';
 import { join, sep } from 'node:path';
 import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import type { Git } from './git.js';
@@ -76,7 +77,8 @@ export class Workspace implements RunWorkspace {
   /** Creates the run branch at `base` (first start) and its worktree (every start). */
   async openRun(base: string, create: boolean): Promise<void> {
     this.head = null;
-    await mkdir(this.root(), { recursive: true });
+    // Real directories all the way: a `.acia/worktrees` link from a clone would put worktrees elsewhere.
+    ensureRealDir(this.repo, this.root());
     const exists = await this.git.branchExists(this.repo, this.runBranch);
     const at = create || !exists ? base : this.runBranch;
     if (create || !exists) await this.git.run(this.repo, ['branch', '-f', this.runBranch, at]);

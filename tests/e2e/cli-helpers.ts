@@ -28,7 +28,7 @@ export function zeroLatencyScript(scenario: string, dir: string): string {
 }
 
 export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', NO_COLOR: '1', ...extra };
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', XDG_STATE_HOME: process.env.XDG_STATE_HOME ?? '', LANG: 'C.UTF-8', NO_COLOR: '1', ...extra };
 }
 
 /** Starts the built CLI without waiting; `done` resolves with the exit code and output. */

@@ -15,7 +15,7 @@ export interface CliResult {
 
 /** Runs the built CLI without a TTY and with a scrubbed environment. */
 export function acia(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): CliResult {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', NO_COLOR: '1', ...opts.env };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', XDG_STATE_HOME: process.env.XDG_STATE_HOME ?? '', LANG: 'C.UTF-8', NO_COLOR: '1', ...opts.env };
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd: opts.cwd ?? process.cwd(),
     env,

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acia, git, inOrder, ledgerOf, onlyRunId, tempDir, testsPassOn } from './helpers.js';
+import { AGENT_WRITTEN } from '../../src/team/lessons.js';
 
 const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
 /** The lesson the happy scenario's Dev agent proposes (scripts/make-scenarios.mjs). */
@@ -68,7 +69,7 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
     // the Dev agent's lesson is on the memory page, recorded with the page before and after
     const lessons = readFileSync(join(repo, '.acia', 'wiki', 'memory', 'lessons.md'), 'utf8');
     expect(lessons).toContain(`## From run ${runId}`);
-    expect(lessons).toContain(`- ${HELPER_LESSON} _(t1)_`);
+    expect(lessons).toContain(`> - ${HELPER_LESSON} _(t1, run ${runId}, ledger seq `);
     const memory = entries.find((e) => e.type === 'MEMORY_UPDATED')!.data as { page: string; afterRef: string };
     expect(memory.page).toBe('lessons');
     expect(readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', memory.afterRef.slice('sha256:'.length)), 'utf8')).toBe(lessons);
@@ -100,7 +101,7 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
     const added = entries.filter((e) => e.type === 'TASK_ADDED').map((e) => (e.data as { task: { id: string; capability: string } }).task);
     expect(added).toEqual([expect.objectContaining({ id: 't2-fix1', capability: 'dev.fix' }), expect.objectContaining({ id: 't2-r1', capability: 'qa.verify' })]);
     // the fixer's lesson reaches the team's memory
-    expect(readFileSync(join(repo, '.acia', 'wiki', 'memory', 'lessons.md'), 'utf8')).toMatch(/^- Word helpers must handle every word .* _\(t2-fix1\)_$/m);
+    expect(readFileSync(join(repo, '.acia', 'wiki', 'memory', 'lessons.md'), 'utf8')).toMatch(/^> - Word helpers must handle every word .* _\(t2-fix1, run \S+, ledger seq \d+\)_$/m);
     expect(testsPassOn(repo, `acia/${runId}`)).toBe(true);
     expect(acia(['replay', runId, '--repo', repo]).code).toBe(0);
   });
@@ -129,7 +130,7 @@ describe('acia demo scenarios (built CLI, fake Anthropic server, real SDK)', () 
     expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
     // now the lesson is on the page, once, and a replay of both sessions makes the same single update
     expect(after.filter((e) => e.type === 'MEMORY_UPDATED')).toHaveLength(1);
-    expect(readFileSync(lessonsPage, 'utf8')).toContain(`## From run ${runId}\n\n- ${HELPER_LESSON} _(t1)_`);
+    expect(readFileSync(lessonsPage, 'utf8')).toContain(`## From run ${runId}\n\n${AGENT_WRITTEN}\n\n> - ${HELPER_LESSON} _(t1, run ${runId}, ledger seq `);
     const replayed = acia(['replay', runId, '--repo', repo]);
     expect(replayed.stdout, replayed.stderr).toContain('identical');
   });

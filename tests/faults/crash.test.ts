@@ -59,7 +59,7 @@ function startedRuns(repo: string): string[] {
 /** Starts `acia run`, SIGKILLs it after `afterMs` (unless it ended first); resolves with how it ended. */
 function runAndKill(args: string[], afterMs: number): Promise<{ killed: boolean; code: number | null }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', XDG_STATE_HOME: process.env.XDG_STATE_HOME ?? '', NO_COLOR: '1' } });
     let killed = false;
     const timer = setTimeout(() => {
       killed = child.kill('SIGKILL');

@@ -43,16 +43,17 @@ function expectNoRunLeftovers(repo: string): void {
 }
 
 describe('an .acia that cannot be written', () => {
-  it('.acia/runs being a file stops `acia run` before any work with one line naming the directory (exit 1)', () => {
+  it('.acia/runs being a file stops `acia run` before any work with one line naming the directory (exit 2)', () => {
     const repo = sampleRepo('disk-runs-file');
     mkdirSync(join(repo, '.acia'));
     writeFileSync(join(repo, '.acia', 'runs'), 'not a directory\n');
     const r = runCli(repo, faultScript());
-    expect(r.code, r.stderr).toBe(1);
+    // Something other than a real directory where ACIA keeps its state is refused up front (UNSAFE_REPO).
+    expect(r.code, r.stderr).toBe(2);
     const errors = r.stderr.split('\n').filter((l) => l.startsWith('acia: '));
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^acia: cannot create \S+\/\.acia\/runs\/\S+: ENOTDIR/);
-    expect(r.stderr).toContain('.acia/runs in the repository: it must be a writable directory');
+    expect(errors[0]).toMatch(/^acia: refusing \S+\/\.acia\/runs: it is not a directory$/);
+    expect(r.stderr).toContain('remove the entry');
     expectNoRunLeftovers(repo);
   });
 
@@ -61,7 +62,7 @@ describe('an .acia that cannot be written', () => {
     writeFileSync(join(repo, '.acia'), 'not a directory\n');
     const r = runCli(repo, faultScript());
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/^acia: cannot read \S+\/\.acia\/config\.json: ENOTDIR/m);
+    expect(r.stderr).toMatch(/^acia: refusing \S+\/\.acia: it is not a directory$/m);
     expect(sh(repo, 'git', 'branch', '--list', 'acia/*')).toBe('');
   });
 

@@ -6,6 +6,7 @@ import { canonicalJson, contentAddress } from '../../src/core/acm/canonical-json
 import type { Clock } from '../../src/core/acm/ids.js';
 import { openRunLedger } from '../../src/core/ledger/file-ledger.js';
 import { runDirOf, writeManifest } from '../../src/core/ledger/manifest.js';
+import { writeAnchor } from '../../src/core/ledger/anchor.js';
 import type { RunLedger } from '../../src/core/ledger/types.js';
 
 export function tempDir(prefix = 'acia-ledger-'): string {
@@ -28,6 +29,8 @@ export interface SampleRunOptions {
   runId?: string;
   /** 'succeeded' writes RUN_COMPLETED and the manifest head; 'awaiting_human' stops at an escalation. */
   outcome?: 'succeeded' | 'awaiting_human' | 'running';
+  /** false: no anchor in the state directory, as for a run planted by a clone. */
+  anchor?: boolean;
 }
 
 export async function writeSampleRun(repoRoot: string, options: SampleRunOptions = {}): Promise<{ runId: string; runDir: string }> {
@@ -50,6 +53,8 @@ export async function writeSampleRun(repoRoot: string, options: SampleRunOptions
     costUsd: 0.0123,
     runBranch: `acia/${runId}`,
   });
+  // As ACIA does for a run it records: the head anchored in the user's state directory (the test's own).
+  if (options.anchor !== false) writeAnchor(process.env, runDir, runId, head, outcome, new Date(started));
   return { runId, runDir };
 }
 
@@ -80,7 +85,7 @@ async function fillRun(ledger: RunLedger, outcome: 'succeeded' | 'awaiting_human
   });
   const planSet = { goalId: 'G1', contextRef, plans: [plan('plan-A', true), plan('plan-B', false)], selection: { method: 'llm', chosenPlanId: 'plan-A', rationale: 'A verifies' } };
   const responseRef = await ledger.putBlob('{"role":"assistant","content":"plans"}');
-  await ledger.append({ actor: 'pm', type: 'LLM_CALL', data: { caller: 'pm', model: 'scripted:demo', requestHash: contentAddress({ q: 1 }), responseRef, usage, costUsd: 0.01, stopReason: 'tool_use', durationMs: 12 } });
+  await ledger.append({ actor: 'pm', type: 'LLM_CALL', data: { caller: 'pm', model: 'scripted:demo', requestHash: await ledger.putBlob(canonicalJson({ q: 1 })), responseRef, usage, costUsd: 0.01, stopReason: 'tool_use', durationMs: 12 } });
   await ledger.append({ actor: 'pm', type: 'PLAN_PROPOSED', data: { attempt: 1, planSet, valid: true, problems: [] } });
   await ledger.append({ actor: 'policy', type: 'POLICY_DECISION', data: { hook: 'plan.admit', request: { plan: 'plan-A' }, response: { allow: true, reason: 'within budget' } } });
   await ledger.append({ actor: 'pm', type: 'PLAN_SELECTED', data: { planId: 'plan-A', method: 'llm', rationale: 'Plan-A runs QA after the change', alternatives: ['plan-B'] } });

@@ -7,7 +7,7 @@ export function register(program: Command): void {
     .description('print the effective configuration and the source of each value')
     .option('--repo <dir>', 'repository whose .acia/config.json to read', '.')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nLayers, later wins: defaults, $XDG_CONFIG_HOME/acia/config.json, <repo>/.acia/config.json,\nACIA_* environment variables, flags.\n\nExample:\n  acia config --repo ~/src/app')
+    .addHelpText('after', '\nLayers, later wins: defaults, $XDG_CONFIG_HOME/acia/config.json, <repo>/.acia/config.json,\nACIA_* environment variables, flags. The repository file sets the model, endpoints, sandbox,\nhosts, prices, budget or test command only once trusted (`acia trust`).\n\nExample:\n  acia config --repo ~/src/app')
     .action(async (opts: { repo: string; json?: boolean }) => {
       const { loadConfig } = await import('../../core/config/load.js');
       const fs = await import('node:fs');
@@ -16,6 +16,10 @@ export function register(program: Command): void {
       // Any directory inside the repository, as with git; outside one, the directory as given.
       const repo = await repoOf(opts.repo, true);
       const loaded = loadConfig({ repo, env: process.env, flags: {} });
+      if (loaded.ignored) {
+        const { describeIgnored } = await import('../../core/config/load.js');
+        process.stderr.write(`warning: ${describeIgnored(loaded.ignored)}\n`);
+      }
       const { mcpServerLines } = await import('../mcp-action.js');
       const mcp = mcpServerLines(repo, loaded.config);
       // What QA will run and what runs before each agent: configured, or detected from the repository.
@@ -28,7 +32,7 @@ export function register(program: Command): void {
             : { command: null, source: 'none configured or detected' };
       const setup = loaded.config.setup !== undefined ? { command: loaded.config.setup, source: `configured: setup, ${loaded.sources.setup ?? 'default'}` } : { command: null, source: 'none configured' };
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, testCommand: tests, setup, mcpServers: mcp.json }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, ignored: loaded.ignored, testCommand: tests, setup, mcpServers: mcp.json }, null, 2)}\n`);
         return;
       }
       const width = Math.max(...Object.keys(loaded.config).map((k) => k.length), 'test command'.length);

@@ -14,6 +14,7 @@ import { register as memory } from './memory.js';
 import { register as config } from './config.js';
 import { register as init } from './init.js';
 import { register as mcp } from './mcp.js';
+import { register as trust } from './trust.js';
 import { register as acp } from './acp.js';
 import { register as fleet } from './fleet.js';
 import { register as evalCmd } from './eval.js';
@@ -21,7 +22,7 @@ import { register as clean } from './clean.js';
 
 type Register = (program: Command) => void;
 
-const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, mcp, acp, fleet, evalCmd, clean];
+const registrations: Register[] = [run, plan, demo, runs, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, mcp, acp, fleet, evalCmd, clean];
 
 export function registerCommands(program: Command): void {
   for (const register of registrations) register(program);

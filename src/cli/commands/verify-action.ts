@@ -5,9 +5,11 @@ import { RunId } from '../../core/acm/ids.js';
 import { AciaError } from '../../core/errors.js';
 import { readBundleManifest, verifyBundle } from '../../core/ledger/bundle.js';
 import { runDirOf } from '../../core/ledger/manifest.js';
+import { readAnchor } from '../../core/ledger/anchor.js';
 import { verifyAll, verifyRun, type RunVerification, type VerifyReport } from '../../core/ledger/verify.js';
 import { EXIT } from '../exit-codes.js';
 import { repoOf } from '../runs-action.js';
+import { forTerminal } from '../../core/text/terminal.js';
 
 export async function verifyCommand(target: string | undefined, options: { repo: string; json?: boolean }): Promise<number> {
   const report = await buildReport(target, options.repo);
@@ -17,22 +19,28 @@ export async function verifyCommand(target: string | undefined, options: { repo:
 }
 
 async function buildReport(target: string | undefined, repoDir: string): Promise<VerifyReport> {
+  const anchorOf = (runDir: string, runId: string) => readAnchor(process.env, runDir, runId);
   if (target !== undefined && (await readBundleManifest(resolve(target)))) {
     const run = await verifyBundle(resolve(target));
     return { ok: run.ok, runs: [run] };
   }
   // Run ids are looked up from any directory inside the repository, as git does.
   const repo = await repoOf(repoDir, true);
-  if (target === undefined) return verifyAll(repo);
+  if (target === undefined) return verifyAll(repo, anchorOf);
   if (!RunId.safeParse(target).success) throw new AciaError('USAGE', `${target} is neither a run id nor a bundle directory`);
   const runDir = runDirOf(repo, target);
   const isDir = await stat(runDir).then((s) => s.isDirectory(), () => false);
   if (!isDir) throw new AciaError('RUN_NOT_FOUND', `no run ${target} in ${repo} (and ${target} is not a bundle directory)`, { hint: 'run `acia verify` without an id to check every run' });
-  const run = await verifyRun(runDir);
+  const run = await verifyRun(runDir, { anchor: anchorOf(runDir, target) });
   return { ok: run.ok, runs: [run] };
 }
 
+/** Run ids are directory names a clone could choose: the line is shown with terminal controls stripped. */
 function describe(run: RunVerification): string {
+  return forTerminal(describeRaw(run));
+}
+
+function describeRaw(run: RunVerification): string {
   if (run.ok) {
     const head = run.head ? `head seq ${run.head.seq} ${run.head.hash.slice(0, 12)}` : 'empty';
     return `ok   ${run.runId}: ${run.entries} entries, ${head}`;

@@ -1,5 +1,7 @@
 // The work of `acia wiki` and `acia memory`, loaded only when those commands run.
-import { readdir, readFile } from 'node:fs/promises';
+import { forTerminal } from '../../core/text/terminal.js';
+import { readRegularFile } from '../../core/fs/no-follow.js';
+import { readdir } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { AciaError } from '../../core/errors.js';
 import { readMemory, wikiDir } from '../../core/wiki/memory.js';
@@ -16,7 +18,7 @@ export async function wikiCommand(action: string, page: string | undefined, repo
     case 'rebuild': {
       const r = await renderWiki(root);
       process.stdout.write(`wiki rebuilt in ${r.dir}: ${r.written.length} written, ${r.unchanged} unchanged\n`);
-      for (const s of r.skipped) process.stderr.write(`acia: skipped run ${s.runId}: ${s.reason}\n`);
+      for (const s of r.skipped) process.stderr.write(`acia: skipped run ${s.runId}: ${forTerminal(s.reason)}\n`);
       return;
     }
     case 'list':
@@ -27,9 +29,10 @@ export async function wikiCommand(action: string, page: string | undefined, repo
       const name = page.endsWith('.md') ? page : `${page}.md`;
       const full = resolve(dir, name);
       if (!full.startsWith(dir + sep)) throw new AciaError('USAGE', `${page} is outside the wiki`);
-      const text = await readFile(full, 'utf8').catch(() => null);
+      // Not through a link: a clone's wiki page linked to ~/.ssh/id_rsa is refused, not printed.
+      const text = readRegularFile(root, full)?.toString('utf8') ?? null;
       if (text === null) throw new AciaError('FILE_NOT_FOUND', `no wiki page ${name} in ${dir}`, { hint: 'run `acia wiki rebuild` or `acia wiki list`' });
-      process.stdout.write(text);
+      process.stdout.write(forTerminal(text, { newlines: true }));
       return;
     }
     default:
@@ -43,7 +46,7 @@ export async function memoryCommand(repo: string): Promise<void> {
     process.stdout.write('no memory pages yet (`acia init` creates them; so do `acia wiki rebuild` and the first run)\n');
     return;
   }
-  for (const p of pages) process.stdout.write(`==> memory/${p.page}.md <==\n${p.content}${p.content.endsWith('\n') ? '' : '\n'}\n`);
+  for (const p of pages) process.stdout.write(`==> memory/${p.page}.md <==\n${forTerminal(p.content, { newlines: true })}${p.content.endsWith('\n') ? '' : '\n'}\n`);
 }
 
 async function listPages(dir: string, sub = dir): Promise<string[]> {

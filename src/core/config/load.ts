@@ -1,11 +1,14 @@
 // Loads the effective config: defaults, then the user file (XDG), the repo's .acia/config.json,
 // ACIA_* environment variables and flags, each layer validated; every value remembers its source.
+// The repository's file is written by whoever wrote the repository: until the user trusts its exact
+// content (`acia trust`), only keys that cannot weaken isolation or spend money are taken from it.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { AciaError } from '../errors.js';
 import { Config } from './schema.js';
+import { readRepoFile, trustStateOf, type TrustState } from './trust.js';
 
 /** `default`, `flag`, `env:NAME`, or the path of the file a value came from. */
 export type ConfigSource = string;
@@ -15,6 +18,27 @@ export interface LoadedConfig {
   /** Top-level key -> where its value came from (a file path, `env:NAME`, `flag`, `default`). */
   sources: Record<string, ConfigSource>;
   files: string[];
+  /** Keys the repository's config file set but that were not applied, because the file is not trusted. */
+  ignored: IgnoredRepoKeys | null;
+}
+
+export interface IgnoredRepoKeys {
+  file: string;
+  keys: string[];
+  state: Exclude<TrustState, 'absent' | 'trusted'>;
+}
+
+/**
+ * What an untrusted repository file may set: limits that only narrow what the team does or how much of it
+ * runs at once. Everything else (model, endpoints, sandbox, hosts, prices, budget, test command, and any
+ * key added later, such as MCP servers) needs the user's trust: an allowlist, so a new key is gated by default.
+ */
+export const UNTRUSTED_REPO_KEYS: ReadonlySet<string> = new Set(['protectedPaths', 'maxIterations', 'parallel', 'commandTimeoutS', 'maxTokensPerCall', 'memoryLessons']);
+
+/** One line saying which keys were ignored and how to apply them. */
+export function describeIgnored(ig: IgnoredRepoKeys): string {
+  const why = ig.state === 'changed' ? 'changed since you trusted it' : 'not trusted';
+  return `ignored ${ig.keys.map((k) => `"${k}"`).join(', ')} from ${ig.file}: the file is ${why}; review it, then run \`acia trust\` to apply them`;
 }
 
 export interface LoadConfigOptions {
@@ -65,18 +89,30 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
       layer(v, () => userFile, userFile);
     }
   }
+  let ignored: IgnoredRepoKeys | null = null;
   if (opts.repo !== null) {
     const repoFile = join(opts.repo, '.acia', 'config.json');
-    const v = readJsonFile(repoFile);
-    if (v !== undefined && 'mcpServers' in v) {
-      // A server runs a program of its choosing, with a sandbox opt-out: never the repository's call here.
-      throw new AciaError('CONFIG_INVALID', `"mcpServers" is not allowed in ${repoFile}`, {
-        hint: 'define MCP servers in your user config, or in the repository\'s .mcp.json (used only once you trust it)',
-      });
-    }
-    if (v !== undefined) {
+    const bytes = readRepoFile(opts.repo, repoFile);
+    if (bytes !== null) {
+      const v = parseJsonObject(bytes.toString('utf8'), repoFile);
+      if ('mcpServers' in v) {
+        // A server runs a program of its choosing, with a sandbox opt-out: never the repository's call here.
+        throw new AciaError('CONFIG_INVALID', `"mcpServers" is not allowed in ${repoFile}`, {
+          hint: 'define MCP servers in your user config, or in the repository\'s .mcp.json (used only once you trust it)',
+        });
+      }
       files.push(repoFile);
-      layer(v, () => repoFile, repoFile);
+      const state = trustStateOf(repoFile, bytes, opts.env);
+      if (state === 'trusted') {
+        layer(v, () => repoFile, repoFile);
+      } else {
+        // Validated whole, so a typo is still reported; applied only in part.
+        const parsed = Partial.safeParse(v);
+        if (!parsed.success) throw configError(parsed.error, repoFile);
+        const gated = Object.keys(v).filter((k) => !UNTRUSTED_REPO_KEYS.has(k) && v[k] !== undefined);
+        layer(Object.fromEntries(Object.entries(v).filter(([k]) => UNTRUSTED_REPO_KEYS.has(k))), () => repoFile, repoFile);
+        if (gated.length > 0) ignored = { file: repoFile, keys: gated, state: state === 'changed' ? 'changed' : 'untrusted' };
+      }
     }
   }
   // One layer per variable and per flag, so an error names the variable or flag to fix.
@@ -93,7 +129,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   const full = Config.safeParse(merged);
   if (!full.success) throw configError(full.error, 'the merged configuration');
   for (const k of Object.keys(full.data)) sources[k] ??= 'default';
-  return { config: full.data, sources, files };
+  return { config: full.data, sources, files, ignored };
 }
 
 function readJsonFile(path: string): Record<string, unknown> | undefined {
@@ -104,6 +140,10 @@ function readJsonFile(path: string): Record<string, unknown> | undefined {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new AciaError('CONFIG_INVALID', `cannot read ${path}: ${(e as Error).message}`);
   }
+  return parseJsonObject(text, path);
+}
+
+function parseJsonObject(text: string, path: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -5,9 +5,10 @@ import { CONTENT_REF } from '../acm/canonical-json.js';
  * A blob reference is a `sha256:<hex>` string under a key named `ref`/`refs` or ending in `Ref`/`Refs`
  * (`responseRef`, `outputRef`, `packetRef`, `beforeRef`, ...), at any depth. Two keys are content
  * addresses of values, not stored blobs, and are excluded: `contextRef` (the packet's identity; the
- * packet itself is `packetRef`) and anything not ending in Ref such as `requestHash`.
+ * packet itself is `packetRef`). `requestHash` (LLM_CALL) names a stored blob too, the request as sent: a
+ * verify that skipped it would pass a ledger whose recorded prompts were swapped.
  */
-const REF_KEY = /(?:^refs?|Refs?)$/;
+const REF_KEY = /(?:^refs?|Refs?|^requestHash)$/;
 const NOT_BLOB_KEYS: ReadonlySet<string> = new Set(['contextRef']);
 
 export function collectBlobRefs(data: unknown, out: Set<string> = new Set()): Set<string> {

@@ -1,6 +1,7 @@
 // The replay bundle (ACM §14.3, guideline §17): a run's ACM artifacts, engine trace and ledger in one
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { checkRegularOrMissing, ensureRealDir } from '../fs/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
 import type { LedgerEntry } from '../acm/contracts.js';
@@ -45,6 +46,11 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const ledgerPath = join(runDir, LEDGER_FILE);
   if (!(await exists(ledgerPath))) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found (no ${ledgerPath})`);
   const dir = outDir ?? bundleDirOf(repoRoot, runId);
+  if (outDir === undefined) {
+    // Inside the checkout, where a clone could have put links: `.acia/bundles` must lead nowhere else.
+    ensureRealDir(repoRoot, dirname(dir));
+    checkRegularOrMissing(dir, true);
+  }
   await prepareOutDir(dir);
   const entries: LedgerEntry[] = [];
   for await (const e of readLedgerEntries(ledgerPath)) entries.push(e);

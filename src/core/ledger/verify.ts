@@ -14,11 +14,12 @@ import { errnoCode, nodeLedgerFs } from './ledger-fs.js';
 import { readLedgerLines } from './line-reader.js';
 import { listRunIds, readManifest, runDirOf, runsDir } from './manifest.js';
 import type { LedgerHead } from './types.js';
+import type { RunAnchor } from './anchor.js';
 
 export type VerifyCode =
   | 'NO_LEDGER' | 'TORN_TAIL' | 'PARSE' | 'SCHEMA' | 'SEQ_GAP' | 'CHAIN_BROKEN' | 'HASH_MISMATCH'
   | 'TS_NOT_MONOTONIC' | 'RUN_ID' | 'BLOB_MISSING' | 'BLOB_ALTERED' | 'MANIFEST' | 'TRUNCATED'
-  | 'ANCHOR_MISMATCH' | 'MISSING_ANCHOR' | 'BUNDLE_CHECKSUM';
+  | 'ANCHOR_MISMATCH' | 'MISSING_ANCHOR' | 'BUNDLE_CHECKSUM' | 'UNANCHORED';
 
 export interface VerifyProblem {
   /** The ledger seq the problem is at, or null when it concerns the run as a whole. */
@@ -42,8 +43,18 @@ export interface VerifyReport {
 
 const MAX_PROBLEMS = 200;
 
+export interface VerifyOptions {
+  runId?: string;
+  /**
+   * The run's anchor from the user's state directory (core/ledger/anchor): null when there is none, which is
+   * a problem (UNANCHORED: not a run ACIA recorded for this user). Undefined skips the check (a bundle, a
+   * library caller with no state directory).
+   */
+  anchor?: RunAnchor | null;
+}
+
 /** Verifies every run under `<repoRoot>/.acia/runs`. No runs directory is RUN_NOT_FOUND (a usage error). */
-export async function verifyAll(repoRoot: string): Promise<VerifyReport> {
+export async function verifyAll(repoRoot: string, anchorOf?: (runDir: string, runId: string) => RunAnchor | null): Promise<VerifyReport> {
   try {
     await nodeLedgerFs.stat(runsDir(repoRoot));
   } catch (e) {
@@ -51,12 +62,15 @@ export async function verifyAll(repoRoot: string): Promise<VerifyReport> {
     throw e;
   }
   const runs: RunVerification[] = [];
-  for (const id of await listRunIds(repoRoot)) runs.push(await verifyRun(runDirOf(repoRoot, id)));
+  for (const id of await listRunIds(repoRoot)) {
+    const dir = runDirOf(repoRoot, id);
+    runs.push(await verifyRun(dir, anchorOf ? { anchor: anchorOf(dir, id) } : {}));
+  }
   return { ok: runs.every((r) => r.ok), runs };
 }
 
 /** Verifies one run directory. Streams the ledger; never throws for a damaged run, it reports it. */
-export async function verifyRun(runDir: string, options: { runId?: string } = {}): Promise<RunVerification> {
+export async function verifyRun(runDir: string, options: VerifyOptions = {}): Promise<RunVerification> {
   const runId = options.runId ?? basename(runDir);
   const problems: VerifyProblem[] = [];
   const add = (seq: number | null, code: VerifyCode, message: string): void => {
@@ -70,6 +84,9 @@ export async function verifyRun(runDir: string, options: { runId?: string } = {}
   }
   const anchorSeq = manifest?.head?.seq ?? -1;
   let anchorHash: string | null = null;
+  const outside = options.anchor;
+  const outsideSeq = outside?.head?.seq ?? -1;
+  let outsideHash: string | null = null;
 
   const blobFirstSeq = new Map<string, number>();
   let count = 0;
@@ -111,6 +128,7 @@ export async function verifyRun(runDir: string, options: { runId?: string } = {}
       for (const ref of collectBlobRefs(entry.data)) if (!blobFirstSeq.has(ref)) blobFirstSeq.set(ref, entry.seq);
       if (entry.type === 'RUN_COMPLETED') completed = true;
       if (entry.seq === anchorSeq) anchorHash = entry.hash;
+      if (entry.seq === outsideSeq) outsideHash = entry.hash;
       expected = entry.seq + 1;
       prevHash = entry.hash;
       prevTs = entry.ts;
@@ -123,6 +141,7 @@ export async function verifyRun(runDir: string, options: { runId?: string } = {}
 
   await checkBlobs(runDir, blobFirstSeq, add);
   checkAnchor(manifest, runId, last, anchorHash, completed, add);
+  if (outside !== undefined) checkOutsideAnchor(outside, runId, last, outsideHash, add);
   problems.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
   return { runId, ok: problems.length === 0, entries: count, head: last, problems };
 }
@@ -182,4 +201,30 @@ function checkAnchor(
   } else if (manifest?.status !== 'running' && lastSeq > head.seq) {
     add(head.seq + 1, 'ANCHOR_MISMATCH', `the manifest says the run stopped at seq ${head.seq} but the ledger goes on to seq ${lastSeq}`);
   }
+}
+
+/**
+ * The head anchored in the user's state directory. The manifest's own anchor sits next to the ledger and
+ * can be re-sealed with it; this one cannot be written from the checkout.
+ */
+function checkOutsideAnchor(
+  anchor: RunAnchor | null,
+  runId: string,
+  last: LedgerHead | null,
+  hashAtAnchor: string | null,
+  add: (seq: number | null, code: VerifyCode, message: string) => void,
+): void {
+  if (anchor === null) {
+    add(null, 'UNANCHORED', `no anchor for run ${runId} in your state directory: ACIA did not record this run for you (a run shipped with a repository or copied from elsewhere), so its chain proves nothing`);
+    return;
+  }
+  if (anchor.runId !== runId) {
+    add(null, 'ANCHOR_MISMATCH', `the anchor in your state directory names run ${anchor.runId}, expected ${runId}`);
+    return;
+  }
+  const lastSeq = last?.seq ?? -1;
+  if (anchor.head === null) return;
+  if (lastSeq < anchor.head.seq) add(lastSeq + 1, 'TRUNCATED', `ledger ends at seq ${lastSeq} but your state directory anchors seq ${anchor.head.seq}: entries were cut off`);
+  else if (hashAtAnchor !== anchor.head.hash) add(anchor.head.seq, 'ANCHOR_MISMATCH', `seq ${anchor.head.seq}: hash differs from the head anchored in your state directory (the ledger was rewritten)`);
+  else if (anchor.status !== 'running' && lastSeq > anchor.head.seq) add(anchor.head.seq + 1, 'ANCHOR_MISMATCH', `your state directory says the run stopped at seq ${anchor.head.seq} but the ledger goes on to seq ${lastSeq}`);
 }

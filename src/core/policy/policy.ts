@@ -1,5 +1,6 @@
 // The policy decision point around plans and tasks (ACM §14.1). Requests and responses are recorded
 // by the caller in POLICY_DECISION entries.
+import picomatch from 'picomatch';
 
 export type PolicyHook = 'plan.admit' | 'task.pre' | 'task.post';
 
@@ -24,7 +25,7 @@ export interface PolicyEngine {
 }
 
 export interface DefaultPolicyOptions {
-  /** Path prefixes or `*`-globs no task may change (e.g. `migrations/`, `*.lock`). */
+  // Path prefixes or globs no task may change, e.g. `migrations/`, `*.lock`, `**/migrations/**`.
   protectedPaths: readonly string[];
   maxTasksPerPlan: number;
 }
@@ -50,12 +51,17 @@ export class DefaultPolicy implements PolicyEngine {
   }
 }
 
+// Whether `file` (repo-relative, as git names it) falls under a protected pattern. A pattern without a
+// glob character is a path or a directory prefix (`migrations/`, `package-lock.json`); anything else is a
+// picomatch glob over the whole path (`**/migrations/**`, `src/*.sql`), and a glob with no `/` also
+// matches the file's base name at any depth (`*.lock`). Dot files match like any other, and names are
+// compared as git gave them with -z (never quoted, so non-ASCII names cannot slip past).
 export function matchesProtected(file: string, pattern: string): boolean {
-  if (!pattern.includes('*')) return file === pattern || file.startsWith(pattern.endsWith('/') ? pattern : `${pattern}/`);
-  const re = new RegExp(`^${pattern.split('*').map(escapeRe).join('[^/]*')}$`);
-  return re.test(file) || re.test(file.split('/').pop() ?? '');
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  const path = file.replace(/^\.\//, '');
+  if (!picomatch.scan(pattern).isGlob) {
+    const p = pattern.replace(/^\.\//, '');
+    return path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`);
+  }
+  const options = { dot: true, ...(pattern.includes('/') ? {} : { basename: true }) };
+  return picomatch(pattern, options)(path);
 }

@@ -1,12 +1,16 @@
 // The team's memory pages (`.acia/wiki/memory/*.md`): human-editable, read into the next run's context;
 // agent edits go through updateMemory, which records a MEMORY_UPDATED entry before touching the file.
-import { mkdir, open, readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AciaError, errorMessage } from '../errors.js';
+import { AciaError, errorMessage, isAciaError } from '../errors.js';
+import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularFile, writeRegularFile } from '../fs/no-follow.js';
 import type { RunLedger } from '../ledger/types.js';
 
 export const MEMORY_PAGES = ['project', 'conventions', 'lessons'] as const;
 const PAGE_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+/** A memory page larger than this is refused: it would not fit the PM's context anyway. */
+const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
 export interface MemoryPage {
   page: string;
@@ -36,11 +40,14 @@ export async function memoryTemplate(page: string): Promise<string> {
 /** Creates missing memory pages from the templates; never overwrites a page a person may have edited. */
 export async function ensureMemoryPages(repoRoot: string): Promise<string[]> {
   const dir = memoryDir(repoRoot);
-  await mkdir(dir, { recursive: true });
+  // A clone's `.acia/wiki` (or any part of the way) may be a link out of the repository: refused, never followed.
+  ensureRealDir(repoRoot, dir);
   const created: string[] = [];
   for (const page of MEMORY_PAGES) {
+    const path = join(dir, `${page}.md`);
+    checkRegularOrMissing(path);
     try {
-      await writeFile(join(dir, `${page}.md`), await memoryTemplate(page), { flag: 'wx' });
+      await writeFile(path, await memoryTemplate(page), { flag: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW });
       created.push(page);
     } catch (e) {
       if ((e as { code?: string }).code !== 'EEXIST') throw new AciaError('LEDGER_IO', `cannot write ${join(dir, page)}.md: ${errorMessage(e)}`);
@@ -49,9 +56,13 @@ export async function ensureMemoryPages(repoRoot: string): Promise<string[]> {
   return created;
 }
 
-/** The memory pages for the PM's context packet: the standard three first, then others by name. */
+/**
+ * The memory pages for the PM's context packet: the standard three first, then others by name. Each must be
+ * a regular file in real directories: a page that is a link (to ~/.ssh/id_rsa, /proc/self/environ) is refused.
+ */
 export async function readMemory(repoRoot: string): Promise<MemoryPage[]> {
   const dir = memoryDir(repoRoot);
+  if (!checkRealDir(repoRoot, dir)) return [];
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.md')).map((n) => n.slice(0, -3)).filter((n) => PAGE_NAME.test(n));
@@ -66,39 +77,26 @@ export async function readMemory(repoRoot: string): Promise<MemoryPage[]> {
   const pages: MemoryPage[] = [];
   for (const page of names) {
     const path = join(dir, `${page}.md`);
-    pages.push({ page, path, content: await readFile(path, 'utf8') });
+    const bytes = readRegularFile(repoRoot, path, MAX_PAGE_BYTES);
+    if (bytes !== null) pages.push({ page, path, content: bytes.toString('utf8') });
   }
   return pages;
 }
 
-/** A memory page's bytes, or null when it does not exist. The name is checked first. */
-export async function readMemoryPage(repoRoot: string, page: string): Promise<Buffer | null> {
+/** A memory page's bytes, or null when it does not exist. The name is checked first; links are refused. */
+export function readMemoryPage(repoRoot: string, page: string): Promise<Buffer | null> {
   const path = memoryPagePath(repoRoot, page);
   try {
-    return await readFile(path);
+    return Promise.resolve(readRegularFile(repoRoot, path, MAX_PAGE_BYTES));
   } catch (e) {
-    if ((e as { code?: string }).code === 'ENOENT') return null;
-    throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
+    return Promise.reject(isAciaError(e) ? e : new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e }));
   }
 }
 
 /** Replaces a memory page atomically (temp file and rename), so a reader never sees half a page. */
 export async function writeMemoryPage(repoRoot: string, page: string, content: string): Promise<void> {
-  const path = memoryPagePath(repoRoot, page);
-  try {
-    await mkdir(memoryDir(repoRoot), { recursive: true });
-    const tmp = `${path}.${process.pid}.tmp`;
-    const handle = await open(tmp, 'w');
-    try {
-      await handle.writeFile(content);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, path);
-  } catch (e) {
-    throw new AciaError('LEDGER_IO', `cannot write ${path}: ${errorMessage(e)}`, { cause: e });
-  }
+  await Promise.resolve();
+  writeRegularFile(repoRoot, memoryPagePath(repoRoot, page), content);
 }
 
 function memoryPagePath(repoRoot: string, page: string): string {

@@ -1,7 +1,7 @@
 // Renders `.acia/wiki/` from the ledgers: a pure function of entries (+ memory page names) to
 // {path: content}, and renderWiki, which writes only the files whose content changed.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { readRegularFile, writeRegularFile } from '../fs/no-follow.js';
 import type { LedgerEntry } from '../acm/contracts.js';
 import { errorMessage } from '../errors.js';
 import type { RunManifest } from '../ledger/events.js';
@@ -63,15 +63,13 @@ export async function renderWiki(repoRoot: string): Promise<RenderResult> {
   let unchanged = 0;
   for (const [path, content] of renderWikiPages(runs, memory)) {
     const full = join(dir, path);
-    if ((await readFile(full, 'utf8').catch(() => null)) === content) {
+    if (readRegularFile(repoRoot, full)?.toString('utf8') === content) {
       unchanged += 1;
       continue;
     }
-    await mkdir(dirname(full), { recursive: true });
-    // Temp file + rename: two runs finishing at once must not interleave their bytes in one page.
-    const tmp = `${full}.${process.pid}.tmp`;
-    await writeFile(tmp, content);
-    await rename(tmp, full);
+    // Temp file + rename (two runs finishing at once must not interleave their bytes in one page), in real
+    // directories only: a clone's `.acia/wiki/runs` link must not carry the pages out of the repository.
+    writeRegularFile(repoRoot, full, content);
     written.push(path);
   }
   return { dir, written, unchanged, skipped };

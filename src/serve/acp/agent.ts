@@ -19,7 +19,7 @@ import {
   type StopReason,
 } from '@agentclientprotocol/sdk';
 import { errorMessage, isAciaError } from '../../core/errors.js';
-import { loadConfig } from '../../core/config/load.js';
+import { describeIgnored, loadConfig } from '../../core/config/load.js';
 import { systemClock } from '../../core/acm/ids.js';
 import type { LedgerEntry } from '../../core/acm/contracts.js';
 import type { HumanAction } from '../../core/ledger/events.js';
@@ -134,7 +134,14 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
  */
 async function drive(o: AcpAgentOptions, s: Session, text: string, client: AgentContext): Promise<RunResult> {
   const waiting = s.runId === null ? null : await resumableState(s.repo, s.runId);
-  const config = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)) }).config;
+  const loaded = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)) });
+  const config = loaded.config;
+  if (loaded.ignored) {
+    // The repository's untrusted settings are never applied silently: the editor's user is told, as on a terminal.
+    const warning = `warning: ${describeIgnored(loaded.ignored)}`;
+    o.log(warning);
+    await notify(client, s.id, message(`${warning}\n`));
+  }
   preflightModel(config, o.env, false, s.repo);
   const runDirOf = (runId: string) => join(s.repo, '.acia', 'runs', runId);
   let mapper: AcpUpdateMapper | null = null;

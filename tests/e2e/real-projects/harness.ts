@@ -99,6 +99,7 @@ export async function runWithScript(repo: string, goal: string, script: Script, 
         env: {
           PATH: process.env.PATH ?? '',
           HOME: process.env.HOME ?? '/tmp',
+          XDG_STATE_HOME: process.env.XDG_STATE_HOME ?? '',
           XDG_CONFIG_HOME: tempDir('xdg'),
           LANG: 'C.UTF-8',
           NO_COLOR: '1',

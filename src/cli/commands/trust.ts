@@ -1,0 +1,47 @@
+// `acia trust`: the user's explicit consent to the repository's own ACIA settings (.acia/config.json,
+// .mcp.json). What is trusted is the files' exact content, recorded in the user's state directory; any
+// later change to a file needs `acia trust` again. `--revoke` forgets it.
+import type { Command } from 'commander';
+
+interface TrustOptions {
+  repo: string;
+  revoke?: boolean;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('trust')
+    .description("trust the repository's .acia/config.json and .mcp.json as they are now (model, endpoints, sandbox, hosts, budget, commands, MCP servers)")
+    .option('--repo <dir>', 'the repository (any directory inside it)', '.')
+    .option('--revoke', 'forget the trust given to this repository')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nUntil trusted, ACIA applies only protectedPaths, maxIterations, parallel, commandTimeoutS,\nmaxTokensPerCall and memoryLessons from a repository file, and says which keys it ignored.\nReview the files first: a trusted file can send your API key to its endpoint and turn the sandbox off.\n\nExamples:\n  acia trust\n  acia trust --repo ~/src/app --revoke',
+    )
+    .action(async (opts: TrustOptions) => {
+      const nodePath = await import('node:path');
+      const gitModule = await import('../../team/git.js');
+      const { systemClock } = await import('../../core/acm/ids.js');
+      const trust = await import('../../core/config/trust.js');
+      const repo = await gitModule.repoRoot(new gitModule.Git(systemClock), nodePath.resolve(opts.repo));
+      if (opts.revoke) {
+        const gone = trust.revokeRepoFiles(repo, process.env);
+        if (opts.json) process.stdout.write(`${JSON.stringify({ revoked: gone })}\n`);
+        else process.stdout.write(gone.length === 0 ? `nothing in ${repo} was trusted\n` : gone.map((f) => `no longer trusted: ${f}\n`).join(''));
+        return;
+      }
+      const done = trust.trustRepoFiles(repo, process.env);
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ trusted: done, store: trust.trustStorePath(process.env) })}\n`);
+        return;
+      }
+      if (done.length === 0) {
+        process.stdout.write(`${repo} has no ${trust.REPO_TRUST_FILES.join(' or ')}; nothing to trust\n`);
+        return;
+      }
+      for (const d of done) process.stdout.write(`trusted ${d.file} (sha256 ${d.sha256.slice(0, 16)}…)\n`);
+      process.stdout.write(`recorded in ${trust.trustStorePath(process.env)}; a change to a file needs \`acia trust\` again\n`);
+    });
+}
