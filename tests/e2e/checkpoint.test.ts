@@ -91,14 +91,16 @@ describe('after fixes ran out, answered with --answer', () => {
     expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
   });
 
-  it('skip ends the run with the verification skipped by a human', () => {
+  it('skip ends the run, and not as a success: the skipped verification and the failing tests are the reasons', () => {
     const { repo, runId } = escalated('ck-skip');
     const r = acia(['resume', runId, '--repo', repo, '--answer', 'skip']);
-    expect(r.code, r.stderr).toBe(0);
+    // The outcome rule: a needed task a human skipped, on a head whose tests fail, is no success.
+    expect(r.code, r.stderr).toBe(1);
     const entries = ledgerOf(repo, runId);
     expect(entries.find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'skip' });
     expect(entries.some((e) => e.type === 'TASK_ADDED' && (e.data as { task: { id: string } }).task.id === 't2-fix2')).toBe(false);
-    expect(entries.at(-1)!.data).toMatchObject({ reason: 'succeeded', message: expect.stringContaining('skipped by a human') as string });
+    expect(entries.at(-1)!.data).toMatchObject({ reason: 'verification_failed', message: expect.stringContaining('was skipped by a human') as string });
+    expect((entries.at(-1)!.data as { message: string }).message).toContain('the tests fail on the final run-branch head');
   });
 
   it('abort ends the run for good: no resume hint, and resuming it is refused', () => {

@@ -51,7 +51,7 @@ describe.skipIf(!hasScript)('on a terminal (util-linux script)', () => {
     expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
   });
 
-  it('"skip" is recorded and the run goes on to its end', async () => {
+  it('"skip" is recorded and the run goes on to its end, which is not a success (the tests still fail)', async () => {
     const repo = join(tempDir('tty-skip'), 'repo');
     const r = await onTty(['demo', '--scenario', 'escalate', '--dir', repo], 'skip', { NO_COLOR: '1' });
     expect(r.prompted, r.transcript).toBe(true);
@@ -60,7 +60,8 @@ describe.skipIf(!hasScript)('on a terminal (util-linux script)', () => {
     const seqOf = (type: string) => entries.findIndex((e) => e.type === type);
     expect(seqOf('HUMAN_RESPONSE')).toBeLessThan(seqOf('RUN_COMPLETED'));
     expect(entries.at(-1)!.type).toBe('RUN_COMPLETED');
-    expect(r.code).toBe(0);
+    expect(entries.at(-1)!.data).toMatchObject({ reason: 'verification_failed' });
+    expect(r.code).toBe(1);
   });
 
   it('colours the terminal view by default', async () => {

@@ -41,9 +41,10 @@ describe('resume: the latest run that can go on, credentials first', () => {
     expectCleanError(acia(['resume', newer, '--repo', repo]), 2, new RegExp(`run ${newer} is finished \\(it succeeded\\)`));
 
     // resume without an id passes over the newer finished run and answers the waiting one
+    // (skipping the needed verification ends it, though not as a success: the outcome rule)
     const resumed = await startAcia(['resume', '--repo', repo, '--answer', 'skip'], { env }).done;
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toMatch(new RegExp(`^run ${waiting!}: succeeded`));
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stdout).toMatch(new RegExp(`^run ${waiting!}: verification failed — task \\S+ was skipped by a human`));
     expect(ledgerOf(repo, waiting!).find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'skip' });
     expectCleanError(acia(['resume', '--repo', repo]), 2, /no run in .* can go on: the latest, .* is finished \(it succeeded\)/);
   });
@@ -111,8 +112,10 @@ describe('acia clean', () => {
     // the ledgers stay: the cleaned run still verifies, and the waiting one still resumes
     expect(acia(['verify', done, '--repo', repo]).code).toBe(0);
     const resumed = spawnSync('sh', ['-c', `'${process.execPath}' '${CLI}' ${printed.slice('acia '.length)}`], { cwd: ROOT, encoding: 'utf8' });
-    expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
+    // It runs as printed and ends; skipping the needed verification is no success (the outcome rule).
+    expect(resumed.status, resumed.stdout + resumed.stderr).toBe(1);
     expect(ledgerOf(repo, waiting!).find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'skip' });
+    expect(ledgerOf(repo, waiting!).at(-1)?.data).toMatchObject({ reason: 'verification_failed' });
   });
 });
 

@@ -54,6 +54,9 @@ async function waitForRuns(ids: string[], timeoutMs: number): Promise<Map<string
   }
 }
 
+// CI installs PostgreSQL (.ci/run sets ACIA_TEST_REQUIRE_POSTGRES=1): there a missing server is a failure.
+if (postgresBin() === null && process.env.ACIA_TEST_REQUIRE_POSTGRES === '1') throw new Error('ACIA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)');
+
 describe.skipIf(postgresBin() === null)('the fleet on PostgreSQL', () => {
   it('two workers take four submitted runs; they end as they do locally, push their branches, and export verifiably', async () => {
     const repo = sampleRepo('fleet');

@@ -48,7 +48,8 @@ export interface RunAttackOptions {
 export async function runAttack(fx: Fixture, turns: ToolCall[][] | Record<string, ToolCall[][]>, o: RunAttackOptions = {}): Promise<RunAttackResult> {
   const script = path.join(fx.base, `script-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   fs.writeFileSync(script, JSON.stringify(attackScript(turns)));
-  const argv = [CLI, 'run', 'do the thing', '--repo', fx.repo, '--model', `scripted:${script}`, '--sandbox', 'bwrap', '--quiet', ...(o.args ?? [])];
+  // A test command that passes: since the outcome rule, a run succeeds only after a real test run on its final head.
+  const argv = [CLI, 'run', 'do the thing', '--repo', fx.repo, '--model', `scripted:${script}`, '--sandbox', 'bwrap', '--quiet', '--test-command', 'true', ...(o.args ?? [])];
   const child = spawn(process.execPath, argv, {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.home, LANG: 'C.UTF-8', NO_COLOR: '1', ...ENV_SECRETS, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(o.fds ?? []).map((fd) => fd ?? 'ignore')],
