@@ -296,9 +296,8 @@ export function nextLines(r: Pick<RunResult, 'runId' | 'reason' | 'runBranch' | 
   return [];
 }
 
-
-/** A Context Packet file for `acia plan --context`: checked in full before a run exists, so bad input is exit 2. */
-function readContextPacket(file: string): ContextPacket {
+/** A JSON or YAML file given on the command line, parsed; a missing or malformed file is bad input (exit 2). */
+function readDocument(file: string): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -308,7 +307,12 @@ function readContextPacket(file: string): ContextPacket {
   }
   const parsed = parseDocumentText(text, file);
   if (!parsed.ok) throw new AciaError('JSON_PARSE', `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: line ${parsed.line} column ${parsed.column}: ${parsed.message}`);
-  const packet = ContextPacket.safeParse(parsed.value);
+  return parsed.value;
+}
+
+/** A Context Packet file for `acia plan --context`: checked in full before a run exists, so bad input is exit 2. */
+function readContextPacket(file: string): ContextPacket {
+  const packet = ContextPacket.safeParse(readDocument(file));
   if (!packet.success) {
     const first = zodProblems(packet.error)[0];
     throw new AciaError('INPUT_INVALID', `${file} is not a Context Packet: ${first?.path ?? '$'}: ${first?.message ?? 'invalid'}`, { hint: `see every problem with \`acia validate --kind context-packet ${file}\`` });
@@ -317,16 +321,7 @@ function readContextPacket(file: string): ContextPacket {
 }
 
 function readPlanFile(file: string): { file: string; planSet: PlanSet } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'INPUT_INVALID', code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${(e as Error).message}`);
-  }
-  const parsed = parseDocumentText(text, file);
-  if (!parsed.ok) throw new AciaError('JSON_PARSE', `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: line ${parsed.line} column ${parsed.column}: ${parsed.message}`);
-  const value = parsed.value;
+  const value = readDocument(file);
   // A bare plan becomes a plan set of one, chosen by the human who runs it.
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AciaError('INPUT_INVALID', `${file} is not a plan: expected a JSON object (a plan set from \`acia plan --out\`, or one plan)`);
