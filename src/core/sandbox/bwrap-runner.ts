@@ -9,6 +9,7 @@ import { buildSandboxEnv } from './env.js';
 import { dependencyDirsCached } from './deps.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { checkoutsToMask, enclosingCheckout, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
+import { fileURLToPath } from 'node:url';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
 import { proxyEnv, parseHostRule, SANDBOX_PROXY_PORT, startEgressProxy, type EgressProxy } from './egress-proxy.js';
@@ -77,7 +78,11 @@ export class BwrapRunner implements CommandRunner {
     const git = gitPathsOf(this.root);
     // Hide every checkout around this worktree — the user's (its untracked .env, other tasks' worktrees,
     // the run ledgers), and the one owning the git dir when the user's is a linked worktree or a submodule.
-    for (const checkout of checkoutsToMask(this.root, git)) a.push('--tmpfs', checkout);
+    const masked = checkoutsToMask(this.root, git);
+    for (const checkout of masked) a.push('--tmpfs', checkout);
+    // ACIA's own installation and node's stay readable when a mask would hide them (a clone under /tmp,
+    // node from nvm in a home): the MCP servers, ACP agents and node a sandboxed command may need.
+    for (const dir of toolchainDirs(['/tmp', ...maskedDirs(this.options.parentEnv ?? process.env)], masked)) a.push('--ro-bind', dir, dir);
     a.push('--bind', this.root, this.root);
     // Its installed dependencies stay visible, read-only, where the worktree's links point (deps.ts).
     const checkout = enclosingCheckout(this.root, git.commonDir);
@@ -220,4 +225,23 @@ function scratchDir(): string {
     process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   }
   return scratch;
+}
+
+/** This package's root (dist/core/sandbox or src/core/sandbox, three levels down) and node's install prefix. */
+const TOOLCHAIN: readonly string[] = [fileURLToPath(new URL('../../..', import.meta.url)), nodePath.dirname(nodePath.dirname(process.execPath))].flatMap((d) => {
+  try {
+    return [fs.realpathSync(d)];
+  } catch {
+    return [];
+  }
+});
+
+/**
+ * The toolchain directories a mask covers, to bind back read-only; never one that overlaps a masked
+ * checkout (running ACIA on its own clone must not unmask that checkout's untracked files).
+ */
+export function toolchainDirs(maskRoots: readonly string[], checkouts: readonly string[], dirs: readonly string[] = TOOLCHAIN): string[] {
+  return dirs.filter(
+    (d) => d !== '/' && maskRoots.some((m) => isWithin(m, d)) && !checkouts.some((c) => isWithin(c, d) || isWithin(d, c)),
+  );
 }
