@@ -203,7 +203,7 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
     maxIterations: num(f.maxIterations, '--max-iterations'),
     sandbox: f.sandbox,
     testCommand: f.testCommand,
-    devAgent: f.devAgent,
+    devAgent: devAgentFlag(f),
     ...(Object.keys(budget).length > 0 ? { budget } : {}),
   };
 }
@@ -369,4 +369,10 @@ async function printPlan(result: RunResult, out: string | undefined, json: boole
   const chosenPlan = planSet.plans.find((p) => p.id === selected?.planId);
   if (chosenPlan) lines.push('', forTerminal(planMermaid(chosenPlan).trimEnd(), { newlines: true }));
   process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+/** `--dev-agent x` or `--dev-agents a,b,c` (best of N); both at once is a usage error. */
+function devAgentFlag(f: RunFlags): string | undefined {
+  if (f.devAgent !== undefined && f.devAgents !== undefined) throw new AciaError('USAGE', 'give --dev-agent or --dev-agents, not both');
+  return f.devAgents ?? f.devAgent;
 }

@@ -106,6 +106,8 @@ describe.skipIf(!sandboxAvailable())('Claude Code as a Dev agent (ACP)', () => {
     const calls = entries.filter((e) => e.type === 'LLM_CALL' && dev(e));
     expect(calls.length).toBeGreaterThanOrEqual(4);
     expect(calls.every((c) => (c.data as { usage: { outputTokens: number } }).usage.outputTokens > 0)).toBe(true);
+    // Priced like ACIA's own calls: the agent's spend counts against the run's budget.
+    expect(calls.every((c) => ((c.data as { costUsd: number | null }).costUsd ?? 0) > 0)).toBe(true);
     const devRequests = server.requests.filter((q) => q.caller.startsWith('acp:claude-code:'));
     expect(devRequests.length).toBe(calls.length);
 
@@ -151,7 +153,7 @@ describe.skipIf(!sandboxAvailable())('Claude Code as a Dev agent (ACP)', () => {
   it('best of three: each candidate in its own worktree, judged by real test runs; the good one wins', async () => {
     server = await startFakeAnthropicServer({ script: await loadScript(bestOfScript()) });
     const repo = sampleRepo('cc-best-of');
-    const r = await startAcia(['run', GOAL, '--repo', repo, '--dev-agent', 'good,bad,slow', '--model', 'anthropic:claude-sonnet-5-5'], {
+    const r = await startAcia(['run', GOAL, '--repo', repo, '--dev-agents', 'good,bad,slow', '--model', 'anthropic:claude-sonnet-5-5'], {
       env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: REAL_KEY, HOME: tempDir('cc-home'), XDG_CONFIG_HOME: userConfig({}) },
     }).done;
     expect(r.code, r.stderr + r.stdout).toBe(0);

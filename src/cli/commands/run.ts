@@ -12,6 +12,7 @@ export interface RunFlags {
   sandbox?: string;
   testCommand?: string;
   devAgent?: string;
+  devAgents?: string;
   includeUncommitted?: boolean;
   forceUncommitted?: boolean;
   apply?: boolean;
@@ -34,6 +35,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--sandbox <mode>', 'auto | bwrap | off (off runs commands unsandboxed, after a warning)')
     .option('--test-command <cmd>', 'the command that runs the tests (detected when absent)')
     .option('--dev-agent <agent>', 'who does Dev tasks: acia (default), a name from devAgents in your config, or acp:<command>')
+    .option('--dev-agents <a,b,c>', 'best of N: several agents do each Dev task at once, judged by real test runs (same as --dev-agent a,b,c)')
     .option('--json', 'NDJSON events on stdout (schema: schemas/events.schema.json); human text on stderr')
     .option('--quiet', 'print only the final summary')
     .option('--debug', 'stack traces and token-level output');
