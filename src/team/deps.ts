@@ -15,6 +15,8 @@ import type { GuardEvaluator } from './scheduler.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
+import type { RunContext } from './run-context.js';
+import type { TaskOutcome } from './task-common.js';
 
 export interface EscalationQuestion {
   runId: string;
@@ -89,6 +91,13 @@ export interface TeamDeps {
    * (the agents themselves never see the key).
    */
   modelEndpoint?: { baseURL: string; apiKey: string | undefined };
+  /**
+   * Runs a dev task somewhere else (a fleet worker) and returns its outcome once the task's entries are
+   * in this run's ledger and its merge is on the run branch; absent, dev tasks run in this process.
+   */
+  dispatchTask?: (ctx: RunContext, taskId: string) => Promise<TaskOutcome>;
+  /** This process's name in the fleet, recorded on each task attempt it runs. */
+  workerName?: string;
   onEvent?: (event: TeamEvent) => void;
   sleep?: (ms: number) => Promise<void>;
   signal?: AbortSignal;

@@ -125,6 +125,8 @@ export const EventData = {
     branch: z.string().optional(),
     worktree: z.string().optional(),
     baseCommit: z.string().optional(),
+    /** The fleet worker that ran this attempt (absent for local runs). */
+    worker: z.string().optional(),
   }),
   LLM_CALL: z.object({
     taskId: z.string().optional(),

@@ -1,0 +1,66 @@
+// The team's dependencies for a fleet job (a whole run, or one task of it): the user's settings from
+// submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
+// to the remote under the same fence.
+import { asRunId, systemClock } from '../core/acm/ids.js';
+import { loadConfig } from '../core/config/load.js';
+import { openPgLedger } from '../core/ledger/pg-ledger.js';
+import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
+import { buildDeps } from '../cli/build-deps.js';
+import { noHuman, type TeamDeps } from '../team/deps.js';
+import type { Git } from '../team/git.js';
+import type { Fleet } from './fleet-db.js';
+import { FleetWorkspace } from './fleet-workspace.js';
+import type { JobCheckout } from './repo-cache.js';
+
+export interface JobDeps {
+  deps: TeamDeps;
+  /** The workspace the team made for the run, once it made one (the orchestrator syncs it after each task). */
+  workspace: () => FleetWorkspace | undefined;
+}
+
+export async function jobDeps(
+  fleet: Fleet,
+  git: Git,
+  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void },
+): Promise<JobDeps> {
+  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: o.settings }).config;
+  const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
+  deps.ids = { runId: () => asRunId(o.runId) };
+  deps.workerName = o.worker;
+  deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
+  // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
+  delete deps.writeBundle;
+  let made: FleetWorkspace | undefined;
+  deps.workspace = (repo, runId) => {
+    made = new FleetWorkspace(git, repo, runId, {
+      checkFence: () => checkFence(fleet.db, runId, o.fence, false),
+      withRunLock: (fn) => withRunLock(fleet, runId, fn),
+      remoteRefs: o.checkout.remoteRefs,
+    });
+    return made;
+  };
+  return { deps, workspace: () => made };
+}
+
+/**
+ * Runs `fn` holding the run's git lock: a session-level advisory lock on its own connection, so a
+ * worker that dies (or loses the database) lets it go with the connection.
+ */
+export async function withRunLock<T>(fleet: Fleet, runId: string, fn: () => Promise<T>): Promise<T> {
+  const client = await fleet.db.connect();
+  const key = `acia-run-git:${runId}`;
+  let broken: Error | undefined;
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+    try {
+      return await fn();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+    }
+  } finally {
+    // A connection that could not unlock is closed, which unlocks.
+    client.release(broken);
+  }
+}
