@@ -49,18 +49,29 @@ export async function jobDeps(
 export async function withRunLock<T>(fleet: Fleet, runId: string, fn: () => Promise<T>): Promise<T> {
   const client = await fleet.db.connect();
   const key = `acia-run-git:${runId}`;
-  let broken: Error | undefined;
   try {
+    // A holder cut off from the database must not keep every other merge of the run waiting: the
+    // server closes a session idle this long, which releases its lock (a merge takes seconds).
+    await client.query(`SET idle_session_timeout = '${LOCK_IDLE_TIMEOUT}'`);
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
-    try {
-      return await fn();
-    } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch((e: unknown) => {
-        broken = e instanceof Error ? e : new Error(String(e));
-      });
-    }
+  } catch (e) {
+    client.release(true);
+    throw e;
+  }
+  let broken = false;
+  try {
+    return await fn();
   } finally {
-    // A connection that could not unlock is closed, which unlocks.
+    try {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+      await client.query('RESET idle_session_timeout');
+    } catch {
+      // A connection that could not unlock is closed, which unlocks.
+      broken = true;
+    }
     client.release(broken);
   }
 }
+
+/** How long the run's git lock outlives a holder that stopped talking to the database. */
+const LOCK_IDLE_TIMEOUT = '60s';

@@ -84,6 +84,9 @@ export async function readPgRun(db: Pool, runId: string): Promise<{ lines: strin
   return { lines: rows.rows.map((r) => r.line), blobs: new Map(blobs.rows.map((b) => [b.ref, b.content])) };
 }
 
+/** An append is a few statements apart; a transaction idle longer than this belongs to a cut-off writer. */
+const IDLE_TXN_TIMEOUT = '10s';
+
 class PgRunLedger implements RunLedger {
   private chain: Promise<unknown> = Promise.resolve();
   private failure: AciaError | null = null;
@@ -152,6 +155,9 @@ class PgRunLedger implements RunLedger {
     try {
       client = await this.db.connect();
       await client.query('BEGIN');
+      // A writer cut off while it holds the lease row must not hold it for ever: the server ends a
+      // transaction left idle this long, which releases the row for the worker that took over.
+      await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TXN_TIMEOUT}'`);
       await checkFence(client, this.runId, fence, true);
       await this.catchUp(client);
       const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
