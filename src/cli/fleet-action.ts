@@ -37,12 +37,15 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
   }
 }
 
-export async function workerCommand(f: { db?: string; concurrency: string; cache?: string; name?: string }): Promise<number> {
+export async function workerCommand(f: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string }): Promise<number> {
   const concurrency = positive(f.concurrency, '--concurrency') ?? 1;
+  const taskConcurrency = f.taskConcurrency === undefined ? concurrency : Number(f.taskConcurrency);
+  if (!Number.isInteger(taskConcurrency) || taskConcurrency < 0) throw new AciaError('USAGE', `--task-concurrency expects a whole number (0 or more), got "${f.taskConcurrency}"`);
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const worker = await startWorker(fleet, {
     concurrency,
+    taskConcurrency,
     cacheDir: f.cache ?? join(tmpdir(), `acia-worker-${process.pid}`),
     env: process.env,
     ...(f.name === undefined ? {} : { name: f.name }),

@@ -22,8 +22,10 @@ import type { RunJob } from './submit.js';
 import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
 
 export interface WorkerOptions {
-  /** Runs this worker orchestrates at once, and as many task jobs beside them. */
+  /** Runs this worker orchestrates at once. */
   concurrency: number;
+  /** Task jobs (any run's dev tasks) at once beside them; default `concurrency`, 0 for none. */
+  taskConcurrency?: number;
   /** Where runs' clones live on this machine. */
   cacheDir: string;
   env: NodeJS.ProcessEnv;
@@ -66,7 +68,10 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
         }
       }),
     );
-    // Task slots beside the run slots: an orchestrator waiting on its tasks must never hold the only slot.
+  }
+  // Task slots beside the run slots: an orchestrator waiting on its tasks must never hold the only slot.
+  const taskSlots = o.taskConcurrency ?? o.concurrency;
+  for (let i = 0; i < taskSlots; i++) {
     ids.push(
       await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<TaskJob>[]) => {
         if (!job) return;
@@ -74,7 +79,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       }),
     );
   }
-  o.log(`worker ${name}: taking runs and tasks (${o.concurrency} of each at a time)`);
+  o.log(`worker ${name}: taking runs (${o.concurrency} at a time) and tasks (${taskSlots} at a time)`);
   return {
     name,
     stop: async () => {

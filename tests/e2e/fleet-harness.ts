@@ -35,8 +35,9 @@ export class FleetHarness {
   }
 
   /** A worker process; `url` lets a test put it behind a proxy. */
-  startWorker(name: string, o: { url?: string; concurrency?: number } = {}): ChildProcess {
+  startWorker(name: string, o: { url?: string; concurrency?: number; taskConcurrency?: number } = {}): ChildProcess {
     const args = [CLI, 'worker', '--db', o.url ?? this.url, '--concurrency', String(o.concurrency ?? 2), '--name', name, '--cache', tempDir(`cache-${name}`)];
+    if (o.taskConcurrency !== undefined) args.push('--task-concurrency', String(o.taskConcurrency));
     const w = spawn(process.execPath, args, { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     w.stderr?.on('data', (d: Buffer) => (this.log += d.toString()));
     this.workers.set(name, w);

@@ -1,0 +1,82 @@
+// One run's dev tasks spread over the fleet, on a real PostgreSQL with real worker processes: the run's
+// orchestrator hands each ready dev task to the task queue, any worker takes it, and the run ends as
+// it does locally with one intact chain. A worker killed while it holds a task (not the run) loses
+// only that attempt: the orchestrator hands the task to another worker, which restarts it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { git } from './helpers.js';
+import { FleetHarness } from './fleet-harness.js';
+import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+let server: TestPostgres;
+let fleet: FleetHarness;
+
+if (postgresBin() === null && process.env.ACIA_TEST_REQUIRE_POSTGRES === '1') throw new Error('ACIA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)');
+
+describe.skipIf(postgresBin() === null)("one run's tasks over several workers", () => {
+  beforeAll(async () => {
+    server = await startPostgres();
+    fleet = new FleetHarness(server.url);
+  }, 60_000);
+  afterAll(async () => {
+    await fleet?.close();
+    server?.stop();
+  });
+
+  it('the parallel demo on 3 workers: its dev tasks run on several of them, each completes once, the chain verifies', async () => {
+    const remote = fleet.remote('tasks');
+    // Each Dev reply takes a moment, so the four tasks overlap and the workers' task slots share them.
+    const { runId, scenario } = fleet.submit('parallel', remote, (turns) => {
+      for (const t of turns) t.latencyMs = t.caller.startsWith('dev:') ? 600 : 0;
+    });
+    for (const name of ['w1', 'w2', 'w3']) fleet.startWorker(name);
+    const row = await fleet.finished(runId, 120_000);
+    expect(row.status, fleet.log).toBe(scenario.expect.reason);
+
+    const rows = await fleet.rows(runId);
+    const devStarts = rows.filter((r) => r.type === 'TASK_STARTED' && /^t[1-4]$/.test(r.data.taskId ?? ''));
+    expect(devStarts.map((r) => r.data.taskId).sort()).toEqual(['t1', 't2', 't3', 't4']);
+    const ranOn = new Set(devStarts.map((r) => r.data.worker));
+    expect(ranOn.has(undefined), 'every attempt names its worker').toBe(false);
+    expect(ranOn.size, `dev tasks ran on ${[...ranOn].join(', ')}`).toBeGreaterThanOrEqual(2);
+    const completed = rows.filter((r) => r.type === 'TASK_COMPLETED').map((r) => r.data.taskId);
+    expect(new Set(completed).size, 'a task completed twice').toBe(completed.length);
+    expect(completed.sort()).toEqual(['t1', 't2', 't3', 't4', 't5']);
+    // One lease epoch throughout: task workers wrote under their orchestrator's epoch.
+    expect(new Set(rows.map((r) => r.epoch))).toEqual(new Set([1]));
+    fleet.exportAndVerify(runId, 'tasks-export');
+    // Every task's merge reached the run branch, whichever machine made it.
+    for (const f of ['title-case', 'reverse-words', 'count-vowels', 'truncate']) expect(git(remote, 'show', `acia/${runId}:src/${f}.js`)).toContain('export function');
+  }, 180_000);
+
+  it('kill -9 of a worker holding a task: the task is handed to another worker, restarted from its checkpoint, and the run finishes', async () => {
+    for (const w of fleet.workers.values()) w.kill('SIGKILL');
+    fleet.workers.clear();
+    const remote = fleet.remote('task-kill');
+    // The Dev agent's first reply is slow, so the kill lands while its task runs.
+    const { runId } = fleet.submit('happy', remote, (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 5000;
+    });
+    // The orchestrator takes no task jobs, so the task must go to another worker.
+    fleet.startWorker('orchestrator', { concurrency: 1, taskConcurrency: 0 });
+    await fleet.until('the orchestrator to take the run', async () => (await fleet.runRow(runId))?.worker === 'orchestrator', 60_000);
+    const victim = fleet.startWorker('victim', { concurrency: 1 });
+    await fleet.until('t1 to start on the victim', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'victim'), 60_000);
+    victim.kill('SIGKILL');
+    fleet.startWorker('rescuer', { concurrency: 1 });
+
+    const row = await fleet.finished(runId, 120_000);
+    expect(row, fleet.log).toMatchObject({ status: 'succeeded', worker: 'orchestrator' });
+    const rows = await fleet.rows(runId);
+    const starts = rows.filter((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1');
+    expect(starts.map((r) => r.data.worker)).toEqual(['victim', 'rescuer']);
+    const restart = rows.find((r) => r.type === 'COMPENSATION_APPLIED' && r.data.taskId === 't1');
+    expect(restart?.data.reason).toMatch(/victim stopped answering.*restarts from its last checkpoint/);
+    // The run kept its orchestrator: no takeover, one epoch; t1 completed once.
+    expect(rows.some((r) => r.type === 'RUN_RESUMED')).toBe(false);
+    expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
+    expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
+    fleet.exportAndVerify(runId, 'task-kill-export');
+    expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
+  }, 180_000);
+});
