@@ -93,12 +93,13 @@ export class FleetHarness {
   }
 
   /** `acia export` then `acia verify` offline: the ledger written by several workers is one intact chain. */
-  exportAndVerify(runId: string, prefix: string): void {
+  exportAndVerify(runId: string, prefix: string): string {
     const out = sampleRepo(prefix);
     const ex = acia(['export', runId, '--db', this.url, '--repo', out]);
     expect(ex.code, ex.stderr).toBe(0);
     const v = acia(['verify', runId, '--repo', out]);
     expect(v.code, v.stdout + v.stderr).toBe(0);
+    return out;
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@
 // it does locally with one intact chain. A worker killed while it holds a task (not the run) loses
 // only that attempt: the orchestrator hands the task to another worker, which restarts it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git } from './helpers.js';
+import { acia, git } from './helpers.js';
 import { FleetHarness } from './fleet-harness.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -43,7 +43,10 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     expect(completed.sort()).toEqual(['t1', 't2', 't3', 't4', 't5']);
     // One lease epoch throughout: task workers wrote under their orchestrator's epoch.
     expect(new Set(rows.map((r) => r.epoch))).toEqual(new Set([1]));
-    fleet.exportAndVerify(runId, 'tasks-export');
+    const out = fleet.exportAndVerify(runId, 'tasks-export');
+    // The same decisions as one process would make: a replay runs every task here and finds no difference.
+    const replayed = acia(['replay', runId, '--repo', out]);
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
     // Every task's merge reached the run branch, whichever machine made it.
     for (const f of ['title-case', 'reverse-words', 'count-vowels', 'truncate']) expect(git(remote, 'show', `acia/${runId}:src/${f}.js`)).toContain('export function');
   }, 180_000);
