@@ -55,27 +55,45 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     for (const w of fleet.workers.values()) w.kill('SIGKILL');
     fleet.workers.clear();
     const remote = fleet.remote('task-kill');
-    // The Dev agent's first reply is slow, so the kill lands while its task runs.
+    // t1's first attempt commits a checkpoint and fails its check; the second is slow, and the kill lands in it.
     const { runId } = fleet.submit('happy', remote, (turns) => {
       for (const t of turns) t.latencyMs = 0;
-      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 5000;
+      const pm = turns.find((t) => t.caller === 'pm') as { toolCalls: { input: { plans: { tasks: Record<string, unknown>[] }[] } }[] };
+      const t1 = pm.toolCalls[0]!.input.plans[0]!.tasks.find((t) => t.id === 't1')!;
+      t1.verification = ['$t1.ready == true'];
+      t1.retry = { attempts: 4, baseMs: 0, jitter: false };
+      const writes = turns.find((t) => t.caller === 'dev:t1' && JSON.stringify(t).includes('write_file'))!;
+      const result = (ready: boolean) => ({ caller: 'dev:t1', latencyMs: 0, toolCalls: [{ name: 'return_result', input: { summary: `titleCase (ready: ${ready})`, facts: { ready } } }] });
+      const dev = [writes, result(false), { ...writes, latencyMs: 5000 }, result(true)];
+      turns.splice(0, turns.length, ...turns.filter((t) => t.caller !== 'dev:t1'), ...dev);
     });
     // The orchestrator takes no task jobs, so the task must go to another worker.
     fleet.startWorker('orchestrator', { concurrency: 1, taskConcurrency: 0 });
     await fleet.until('the orchestrator to take the run', async () => (await fleet.runRow(runId))?.worker === 'orchestrator', 60_000);
     const victim = fleet.startWorker('victim', { concurrency: 1 });
-    await fleet.until('t1 to start on the victim', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'victim'), 60_000);
+    const secondAttempt = async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'victim' && (r.data as { attempt?: number }).attempt === 2);
+    await fleet.until("t1's second attempt to start on the victim", secondAttempt, 60_000);
     victim.kill('SIGKILL');
     fleet.startWorker('rescuer', { concurrency: 1 });
 
     const row = await fleet.finished(runId, 120_000);
     expect(row, fleet.log).toMatchObject({ status: 'succeeded', worker: 'orchestrator' });
     const rows = await fleet.rows(runId);
-    const starts = rows.filter((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1');
-    expect(starts.map((r) => r.data.worker)).toEqual(['victim', 'rescuer']);
-    const restart = rows.find((r) => r.type === 'COMPENSATION_APPLIED' && r.data.taskId === 't1');
-    expect(restart?.data.reason).toMatch(/victim stopped answering.*restarts from its last checkpoint/);
-    // The run kept its orchestrator: no takeover, one epoch; t1 completed once.
+    const starts = rows.filter((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1').map((r) => r.data as { worker?: string; attempt: number; baseCommit?: string });
+    expect(starts.map((s) => [s.attempt, s.worker])).toEqual([
+      [1, 'victim'],
+      [2, 'victim'],
+      [3, 'rescuer'],
+      [4, 'rescuer'],
+    ]);
+    // The lost attempt's work resumes from the checkpoint the victim pushed, not from scratch.
+    const checkpoint = (rows.find((r) => r.type === 'CHECKPOINT' && r.data.taskId === 't1')?.data as { commit?: string } | undefined)?.commit;
+    expect(checkpoint).toMatch(/^[0-9a-f]{40}$/);
+    expect(starts[2]!.baseCommit).toBe(checkpoint);
+    const restart = rows.find((r) => r.type === 'COMPENSATION_APPLIED' && r.data.taskId === 't1')?.data as { reason?: string; resetTo?: string } | undefined;
+    expect(restart?.reason).toMatch(/victim stopped answering.*restarts from its last checkpoint/);
+    expect(restart?.resetTo).toBe(checkpoint);
+    // The run kept its orchestrator: no takeover; t1 completed once.
     expect(rows.some((r) => r.type === 'RUN_RESUMED')).toBe(false);
     expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
     expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
