@@ -83,7 +83,7 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
       process.stdout.write(`${JSON.stringify(rows)}\n`);
       return;
     }
-    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}`);
+    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}${r.task_workers.length === 0 ? '' : `  (tasks on ${r.task_workers.join(', ')})`}`);
     process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
   } finally {
     await fleet.close();

@@ -97,10 +97,20 @@ export interface FleetRunRow {
   job_id: string | null;
   submitted_at: Date;
   updated_at: Date;
+  /** The workers its task attempts ran on (TASK_STARTED.worker), in name order. */
+  task_workers: string[];
 }
 
 export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
-  return (await db.query<FleetRunRow>('SELECT * FROM acia_runs ORDER BY submitted_at, run_id')).rows;
+  // Only TASK_STARTED lines are parsed (the LIKE keeps a long ledger's other lines out of it).
+  return (
+    await db.query<FleetRunRow>(
+      `SELECT r.*, COALESCE((SELECT array_agg(DISTINCT w ORDER BY w) FROM (
+         SELECT (l.line::jsonb)->'data'->>'worker' AS w FROM acia_ledger l
+         WHERE l.run_id = r.run_id AND l.line LIKE '%"TASK_STARTED"%' AND (l.line::jsonb)->>'type' = 'TASK_STARTED') s WHERE w IS NOT NULL), '{}') AS task_workers
+       FROM acia_runs r ORDER BY r.submitted_at, r.run_id`,
+    )
+  ).rows;
 }
 
 /**

@@ -38,6 +38,12 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     const ranOn = new Set(devStarts.map((r) => r.data.worker));
     expect(ranOn.has(undefined), 'every attempt names its worker').toBe(false);
     expect(ranOn.size, `dev tasks ran on ${[...ranOn].join(', ')}`).toBeGreaterThanOrEqual(2);
+    // `acia runs --db` says where the run's tasks ran.
+    const listed = acia(['runs', '--db', server.url, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const mine = (JSON.parse(listed.stdout) as { run_id: string; task_workers: string[] }[]).find((r) => r.run_id === runId);
+    expect(mine?.task_workers).toEqual([...new Set(rows.filter((r) => r.type === 'TASK_STARTED').map((r) => r.data.worker!))].sort());
+    expect(acia(['runs', '--db', server.url]).stdout).toMatch(new RegExp(`${runId}.*\\(tasks on w\\d(, w\\d)+\\)`));
     const completed = rows.filter((r) => r.type === 'TASK_COMPLETED').map((r) => r.data.taskId);
     expect(new Set(completed).size, 'a task completed twice').toBe(completed.length);
     expect(completed.sort()).toEqual(['t1', 't2', 't3', 't4', 't5']);
@@ -58,7 +64,7 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     // t1's first attempt commits a checkpoint and fails its check; the second is slow, and the kill lands in it.
     const { runId } = fleet.submit('happy', remote, (turns) => {
       for (const t of turns) t.latencyMs = 0;
-      const pm = turns.find((t) => t.caller === 'pm') as { toolCalls: { input: { plans: { tasks: Record<string, unknown>[] }[] } }[] };
+      const pm = turns.find((t) => t.caller === 'pm') as unknown as { toolCalls: { input: { plans: { tasks: Record<string, unknown>[] }[] } }[] };
       const t1 = pm.toolCalls[0]!.input.plans[0]!.tasks.find((t) => t.id === 't1')!;
       t1.verification = ['$t1.ready == true'];
       t1.retry = { attempts: 4, baseMs: 0, jitter: false };
