@@ -42,22 +42,24 @@ export interface RunningWorker {
 export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<RunningWorker> {
   const name = o.name ?? `${hostname()}:${process.pid}`;
   const heartbeat = await startHeartbeat(fleet, name, o.concurrency, o.log);
-  const inHand = new Set<Promise<unknown>>();
-  const hold = async <T>(work: Promise<T>): Promise<T> => {
-    inHand.add(work);
+  const runsInHand = new Set<Promise<unknown>>();
+  const tasksInHand = new Set<Promise<unknown>>();
+  const hold = async <T>(set: Set<Promise<unknown>>, work: Promise<T>): Promise<T> => {
+    set.add(work);
     try {
       return await work;
     } finally {
-      inHand.delete(work);
+      set.delete(work);
     }
   };
   const ids: string[] = [];
+  const taskIds: string[] = [];
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
         if (!job) return;
         try {
-          const result = await hold(runJob(fleet, job.data, { ...o, name }));
+          const result = await hold(runsInHand, runJob(fleet, job.data, { ...o, name }));
           if (result === null) return;
           o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
         } catch (e) {
@@ -72,10 +74,10 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   // Task slots beside the run slots: an orchestrator waiting on its tasks must never hold the only slot.
   const taskSlots = o.taskConcurrency ?? o.concurrency;
   for (let i = 0; i < taskSlots; i++) {
-    ids.push(
+    taskIds.push(
       await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<TaskJob>[]) => {
         if (!job) return;
-        return hold(runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }));
+        return hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }));
       }),
     );
   }
@@ -83,9 +85,12 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   return {
     name,
     stop: async () => {
-      for (const id of ids) await fleet.boss.offWork({ id });
       // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
-      await Promise.allSettled([...inHand]);
+      // Its task slots stay open until then: a run in hand may be waiting for a task only this worker can take.
+      for (const id of ids) await fleet.boss.offWork({ id });
+      await Promise.allSettled([...runsInHand]);
+      for (const id of taskIds) await fleet.boss.offWork({ id });
+      await Promise.allSettled([...tasksInHand]);
       await heartbeat.stop();
     },
   };
