@@ -33,6 +33,9 @@ export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: stri
   const mirror = join(o.cacheDir, 'repos', `${createHash('sha256').update(o.repoUrl).digest('hex').slice(0, 24)}.git`);
   await serialised(mirror, async () => {
     if (await stat(join(mirror, 'HEAD')).then(() => true, () => false)) {
+      // A task job names its run's base commit: when the mirror has it, the run's own branches (fetched
+      // below from the remote) are all the job needs, and the mirror's refresh can wait.
+      if (/^[0-9a-f]{40}$/.test(o.base) && (await git.run(mirror, ['cat-file', '-e', `${o.base}^{commit}`], { allowFail: true })).exitCode === 0) return;
       await remoteGit(mirror, ['fetch', '-q', '--prune', 'origin']);
     } else {
       await mkdir(join(o.cacheDir, 'repos'), { recursive: true });

@@ -29,6 +29,7 @@ export interface TaskJob {
   runId: string;
   taskId: string;
   repoUrl: string;
+  /** The run's base commit (as recorded in RUN_STARTED). */
   base: string;
   settings: Record<string, unknown>;
   /** The orchestrator's lease epoch: the task's writes stand only while it holds the run. */
@@ -63,7 +64,7 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
         const t = ctx.state.tasks.get(taskId);
         await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `${lost}; the attempt restarts from its last checkpoint on another worker`, resetTo: t?.lastCheckpoint ?? 'run head' });
       }
-      const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: job.base, settings: job.settings, epoch, token, orchestrator: w.name };
+      const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
       const id = await fleet.boss.send(TASK_QUEUE, data, { retryLimit: 0, expireInSeconds: 23 * 3600 });
       if (id === null) throw new AciaError('INTERNAL', `task ${taskId}: the task queue refused the job`);
       const end = await waitForTaskJob(fleet, job.runId, epoch, id, w.leaseSeconds);

@@ -5,7 +5,7 @@ import { AciaError } from '../core/errors.js';
 import type { TeamDeps } from './deps.js';
 import { Git, repoRoot } from './git.js';
 import { ensureContext } from './planning.js';
-import { ensureAciaDir } from './repo-guard.js';
+import { ensureAciaDir, guardAciaState } from './repo-guard.js';
 import { detectTestCommandInGit, gitReader } from './repo-reader.js';
 import { foldRun } from './run-state.js';
 import type { TaskOutcome } from './task-common.js';
@@ -22,6 +22,8 @@ export interface RemoteTaskOptions {
 export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise<TaskOutcome> {
   const git = new Git(deps.clock);
   const repo = await repoRoot(git, o.dir);
+  // The clone is of a repository anyone may have pushed to: the same checks as a resumed run.
+  await guardAciaState(git, repo);
   const runDir = ensureAciaDir(repo, 'runs', o.runId);
   const ledger = await deps.openLedger(runDir, o.runId, { create: false });
   const state = foldRun(ledger.entries());
