@@ -53,7 +53,7 @@ export class FleetHarness {
   }
 
   /** Submits scenario `name` with its script changed by `edit` (latencies); returns the run id. */
-  submit(name: string, remote: string, edit: (turns: { caller: string; latencyMs?: number }[]) => void): { runId: string; scenario: Scenario } {
+  submit(name: string, remote: string, edit: (turns: { caller: string; latencyMs?: number }[]) => void): { runId: string; scenario: Scenario; script: string } {
     const dir = tempDir(`script-${name}`);
     const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
     edit(script.turns);
@@ -64,7 +64,7 @@ export class FleetHarness {
     args.push('--test-command', s.settings.testCommand, '--parallel', String(s.settings.parallel), '--max-iterations', String(s.settings.maxIterations), '--sandbox', sandboxAvailable() ? 'auto' : 'off');
     const r = acia(args);
     expect(r.code, r.stderr).toBe(0);
-    return { runId: (JSON.parse(r.stdout) as { runId: string }).runId, scenario: s };
+    return { runId: (JSON.parse(r.stdout) as { runId: string }).runId, scenario: s, script: file };
   }
 
   async rows(runId: string): Promise<LedgerRow[]> {

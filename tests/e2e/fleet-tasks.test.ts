@@ -2,6 +2,7 @@
 // orchestrator hands each ready dev task to the task queue, any worker takes it, and the run ends as
 // it does locally with one intact chain. A worker killed while it holds a task (not the run) loses
 // only that attempt: the orchestrator hands the task to another worker, which restarts it.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acia, git } from './helpers.js';
 import { FleetHarness } from './fleet-harness.js';
@@ -104,6 +105,41 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
     expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
     fleet.exportAndVerify(runId, 'task-kill-export');
+    expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
+  }, 180_000);
+
+  it("kill -9 of the orchestrator while its task runs on another worker: the new orchestrator's epoch fences that task's late writes", async () => {
+    for (const w of fleet.workers.values()) w.kill('SIGKILL');
+    fleet.workers.clear();
+    const remote = fleet.remote('orch-kill');
+    // The task's first model reply outlasts the takeover (about 10 s after the kill), so its write comes late.
+    const { runId, script } = fleet.submit('happy', remote, (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 20_000;
+    });
+    const orchestrator = fleet.startWorker('orch1', { concurrency: 1, taskConcurrency: 0 });
+    await fleet.until('orch1 to take the run', async () => (await fleet.runRow(runId))?.worker === 'orch1', 60_000);
+    fleet.startWorker('helper', { concurrency: 1 });
+    await fleet.until('t1 to start on the helper', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'helper'), 60_000);
+    orchestrator.kill('SIGKILL');
+    // The task handed out again after the takeover answers at once (each task job reads the script afresh).
+    writeFileSync(script, readFileSync(script, 'utf8').replace('"latencyMs":20000', '"latencyMs":0'));
+    fleet.startWorker('orch2', { concurrency: 1, taskConcurrency: 0 });
+
+    const row = await fleet.finished(runId, 120_000);
+    expect(row.status, fleet.log).toBe('succeeded');
+    expect(row.worker).not.toBe('orch1');
+    // The first hand-out's reply arrives after the takeover and is refused, not chained.
+    await fleet.until("the helper's late write to be refused", () => /t1: run \S+: its lease epoch 1 is no longer current/.test(fleet.log), 30_000);
+    const rows = await fleet.rows(runId);
+    const takeover = rows.findIndex((r) => r.epoch === 2);
+    expect(takeover).toBeGreaterThan(0);
+    expect(rows.slice(takeover).filter((r) => r.epoch !== 2), 'an entry of the old epoch after the takeover').toEqual([]);
+    expect(rows.some((r) => r.type === 'RUN_RESUMED')).toBe(true);
+    expect(rows.filter((r) => r.type === 'LLM_CALL' && r.epoch === 1 && r.data.taskId === 't1')).toEqual([]);
+    expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
+    expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
+    fleet.exportAndVerify(runId, 'orch-kill-export');
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
   }, 180_000);
 });
