@@ -24,6 +24,7 @@ import type { RunJob } from './submit.js';
 const POLL_MS = 100;
 /** A task handed out this many times without an answer fails the run rather than loop. */
 const MAX_HANDOUTS = 4;
+const QUEUED_WARNING_MS = 30_000;
 
 export interface TaskJob {
   runId: string;
@@ -67,7 +68,7 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
       const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
       const id = await fleet.boss.send(TASK_QUEUE, data, { retryLimit: 0, expireInSeconds: 23 * 3600 });
       if (id === null) throw new AciaError('INTERNAL', `task ${taskId}: the task queue refused the job`);
-      const end = await waitForTaskJob(fleet, job.runId, epoch, id, w.leaseSeconds);
+      const end = await waitForTaskJob(fleet, job.runId, epoch, id, w);
       if (end.kind === 'lost') {
         await fleet.boss.cancel(TASK_QUEUE, id).catch(() => undefined);
         lost = end.why;
@@ -93,8 +94,10 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
 
 type JobEnd = { kind: 'finished'; output: TaskJobOutput } | { kind: 'lost'; why: string };
 
-async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: string, leaseSeconds: number): Promise<JobEnd> {
-  let checked = Date.now();
+async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: string, w: WorkerContext): Promise<JobEnd> {
+  const sent = Date.now();
+  let checked = sent;
+  let warned = false;
   for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS));
     try {
@@ -103,11 +106,16 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
       if (job === null || job.state === 'failed' || job.state === 'cancelled') {
         return { kind: 'lost', why: `its job ended ${job?.state ?? 'missing'}${job?.output ? `: ${JSON.stringify(job.output).slice(0, 200)}` : ''}` };
       }
+      if (job.state === 'created' && !warned && Date.now() - sent > QUEUED_WARNING_MS) {
+        // Every worker may be busy, or none takes tasks (--task-concurrency 0 everywhere): say so once.
+        warned = true;
+        w.log(`${runId}: task job ${id} still waits for a worker with a free task slot`);
+      }
       if (job.state === 'active') {
         const holder = await fleet.db.query<{ worker: string; stale: boolean }>(
           `SELECT t.worker, (w.name IS NULL OR w.seen_at < now() - make_interval(secs => $2)) AS stale
            FROM acia_task_jobs t LEFT JOIN acia_workers w ON w.name = t.worker WHERE t.job_id = $1`,
-          [id, leaseSeconds],
+          [id, w.leaseSeconds],
         );
         const h = holder.rows[0];
         if (h?.stale) return { kind: 'lost', why: `its worker ${h.worker} stopped answering` };
