@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
-import { checkFence, fencedError, takeLease } from '../core/ledger/pg-lease.js';
+import { checkFence, takeLease } from '../core/ledger/pg-lease.js';
 import { rm } from 'node:fs/promises';
 import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
@@ -83,9 +83,13 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
       if (out.kind === 'outcome') return out.outcome;
       if (out.kind === 'budget') throw new BudgetExceededError(out.breach);
       if (out.code === 'LEDGER_FENCED') {
-        // Either this orchestrator lost the run (then it stops here) or only that hand-out was superseded.
+        // Either this orchestrator lost the run (checkFence throws: it stops here) or only that
+        // hand-out was superseded: then the task is handed out again like a lost one.
         await checkFence(fleet.db, job.runId, { epoch }, false);
-        throw fencedError(job.runId, `task ${taskId}: ${out.message}`);
+        lost = `its hand-out was fenced (${out.message})`;
+        w.log(`${job.runId}: task ${taskId}: ${lost}`);
+        if (handout >= MAX_HANDOUTS) throw new AciaError('INTERNAL', `task ${taskId} was handed out ${handout} times and never finished: ${lost}`);
+        continue;
       }
       throw new AciaError(out.code ?? 'INTERNAL', `task ${taskId} on another worker: ${out.message}`);
     }
