@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acia, git } from './helpers.js';
 import { FleetHarness } from './fleet-harness.js';
+import { expectCleanError } from './cli-helpers.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 let server: TestPostgres;
@@ -142,4 +143,8 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     fleet.exportAndVerify(runId, 'orch-kill-export');
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
   }, 180_000);
+});
+
+it('a task slot count that is not a whole number is a usage error, before any database is reached', () => {
+  expectCleanError(acia(['worker', '--task-concurrency', '-1', '--db', 'postgres://nobody@127.0.0.1:1/none']), 2, /--task-concurrency expects a whole number \(0 or more\), got "-1"/);
 });
