@@ -63,9 +63,8 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
           if (result === null) return;
           o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
         } catch (e) {
-          // The job fails and pg-boss retries it (another worker may take it); the run row says why.
+          // The job fails and pg-boss retries it (another worker may take it); runJob wrote why in the run's row.
           o.log(`${job.data.runId}: ${errorMessage(e)}`);
-          await setRunStatus(fleet.db, job.data.runId, { status: 'error', worker: name, message: errorMessage(e) }).catch(() => undefined);
           throw e;
         }
       }),
@@ -132,6 +131,8 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
       o.log(`${job.runId}: dropped: ${e.message}`);
       return null;
     }
+    // Only while this worker still holds the run: a worker that lost it never writes over the new owner's row.
+    await setRunStatus(fleet.db, job.runId, { status: 'error', worker: o.name, message: errorMessage(e) }, epoch).catch(() => undefined);
     throw e;
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
