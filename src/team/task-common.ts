@@ -210,7 +210,7 @@ export function sleep(ctx: RunContext, ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Errors that end the run (budget, interrupt, bad key, a script with no turn left) rather than a task attempt. */
+/** Errors that end the run (budget, interrupt, bad key, a script with no turn left, a fleet writer fenced out) rather than a task attempt. */
 export function isStopError(e: unknown): boolean {
   return e instanceof BudgetExceededError || (isAciaError(e) && (e.code === 'ABORTED' || e.code === 'LLM_AUTH' || e.code === 'SCRIPT_EXHAUSTED' || e.code === 'LEDGER_FENCED'));
 }
