@@ -18,6 +18,7 @@ import type { TaskOutcome } from '../team/task-common.js';
 import { TASK_QUEUE, type Fleet } from './fleet-db.js';
 import { jobDeps, type JobDeps } from './job-deps.js';
 import { checkoutJob } from './repo-cache.js';
+import { announceTaskJob } from './wakeup.js';
 import type { RunJob } from './submit.js';
 
 /** How often the orchestrator looks at a task job it waits for. */
@@ -68,6 +69,7 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
       const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
       const id = await fleet.boss.send(TASK_QUEUE, data, { retryLimit: 0, expireInSeconds: 23 * 3600 });
       if (id === null) throw new AciaError('INTERNAL', `task ${taskId}: the task queue refused the job`);
+      await announceTaskJob(fleet);
       const end = await waitForTaskJob(fleet, job.runId, epoch, id, w);
       if (end.kind === 'lost') {
         await fleet.boss.cancel(TASK_QUEUE, id).catch(() => undefined);
@@ -155,6 +157,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     if (e instanceof BudgetExceededError) return { kind: 'budget', breach: e.breach };
     return { kind: 'error', code: isAciaError(e) ? e.code : null, message: errorMessage(e) };
   } finally {
-    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    // The clone (worktrees and all) is this job's alone: removed after the outcome is on its way.
+    void rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

@@ -18,6 +18,7 @@ import { RUN_QUEUE, setRunStatus, TASK_QUEUE, type Fleet } from './fleet-db.js';
 import { startHeartbeat, LEASE_SECONDS } from './liveness.js';
 import { jobDeps, type JobDeps } from './job-deps.js';
 import { checkoutJob } from './repo-cache.js';
+import { listenForTaskJobs } from './wakeup.js';
 import type { RunJob } from './submit.js';
 import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
 
@@ -80,6 +81,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       }),
     );
   }
+  const wakeup = taskSlots > 0 ? await listenForTaskJobs(fleet, () => taskIds.forEach((id) => fleet.boss.notifyWorker(id))) : null;
   o.log(`worker ${name}: taking runs (${o.concurrency} at a time) and tasks (${taskSlots} at a time)`);
   return {
     name,
@@ -89,6 +91,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       for (const id of ids) await fleet.boss.offWork({ id });
       await Promise.allSettled([...runsInHand]);
       for (const id of taskIds) await fleet.boss.offWork({ id });
+      await wakeup?.stop();
       await Promise.allSettled([...tasksInHand]);
       await heartbeat.stop();
     },

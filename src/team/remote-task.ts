@@ -13,7 +13,7 @@ import { runDevTask } from './task-dev.js';
 import { makeContext } from './team.js';
 
 export interface RemoteTaskOptions {
-  /** A clone of the run's repository with its run and task branches. */
+  /** A clone of the run's repository with its run and task branches, private to this task: the caller removes it (worktrees included). */
   dir: string;
   runId: string;
   taskId: string;
@@ -45,6 +45,5 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
   } finally {
     await deps.mcp?.close();
     await ledger.close();
-    await ctx.workspace.close();
   }
 }
