@@ -5,7 +5,7 @@ import { asRunId, systemClock } from '../core/acm/ids.js';
 import { loadConfig } from '../core/config/load.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
-import { buildDeps } from '../cli/build-deps.js';
+import { buildDeps } from '../app/build-deps.js';
 import { noHuman, type TeamDeps } from '../team/deps.js';
 import type { Git } from '../team/git.js';
 import type { Fleet } from './fleet-db.js';
