@@ -15,6 +15,7 @@ import { noHuman } from '../team/deps.js';
 import { Git } from '../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../team/team.js';
 import { Workspace, type TaskWorktree } from '../team/workspace.js';
+import { openRunBudget } from './budget-gate.js';
 import { RUN_QUEUE, setRunStatus, type Fleet } from './fleet-db.js';
 import { remoteGit } from './remote-git.js';
 import { startHeartbeat } from './liveness.js';
@@ -95,6 +96,8 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d });
   // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
   delete deps.writeBundle;
+  // The run's cost and tokens are reserved in the database before every model call, whichever worker makes it.
+  deps.budgetGate = await openRunBudget(fleet.db, job.runId, config.budget, { worker: o.name });
   deps.workspace = (repo, runId) => new PushingWorkspace(git, repo, runId, job.repoUrl);
   const local = deps.writeManifest;
   deps.writeManifest = async (d, manifest) => {

@@ -51,3 +51,31 @@ export function checkBudget(
   }
   return null;
 }
+
+/** What a model call is budgeted at, or what it cost; usd is null when the model's price is unknown. */
+export interface BudgetAmount {
+  usd: number | null;
+  tokens: number;
+}
+
+/** A call's estimate held against a shared budget until the call ends. */
+export interface BudgetReservation {
+  readonly id: string;
+  readonly runId: string;
+  readonly amount: BudgetAmount;
+}
+
+export type ReserveOutcome = { reservation: BudgetReservation } | { breach: BudgetBreach };
+
+/**
+ * A run's cost and token budget shared by every process that works on the run (the fleet's database).
+ * `reserve` holds a call's estimate before the call, or refuses with the limit it would pass; the
+ * reservation is replaced by what the call cost (`settle`) or dropped when the call failed (`release`).
+ * With `enforce: false` (a human waived the budget) it never refuses but still counts the call.
+ * Minutes and fix iterations stay per process: they are not money two processes could overspend.
+ */
+export interface BudgetGate {
+  reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome>;
+  settle(reservation: BudgetReservation, actual: BudgetAmount): Promise<void>;
+  release(reservation: BudgetReservation): Promise<void>;
+}
