@@ -47,15 +47,22 @@ export interface RunBudget {
   reserved: { usd: number; tokens: number; count: number };
 }
 
-/** A run's budget as the database holds it now, or null when no worker opened it yet. */
+/** A run's budget as the database holds it now (one statement: one snapshot), or null when no worker opened it yet. */
 export async function readRunBudget(db: Pool | PoolClient, runId: string): Promise<RunBudget | null> {
-  const row = (await db.query<BudgetRow>('SELECT max_cost_usd, max_tokens, spent_usd, spent_tokens, cost_known FROM acia_budgets WHERE run_id = $1', [runId])).rows[0];
+  const row = (
+    await db.query<BudgetRow & HeldRow>(
+      `SELECT b.max_cost_usd, b.max_tokens, b.spent_usd, b.spent_tokens, b.cost_known,
+              coalesce(sum(r.usd), 0) AS usd, coalesce(sum(r.tokens), 0) AS tokens, count(r.id) AS n
+         FROM acia_budgets b LEFT JOIN acia_budget_reservations r ON r.run_id = b.run_id
+        WHERE b.run_id = $1 GROUP BY b.run_id`,
+      [runId],
+    )
+  ).rows[0];
   if (!row) return null;
-  const held = (await db.query<HeldRow>('SELECT coalesce(sum(usd), 0) AS usd, coalesce(sum(tokens), 0) AS tokens, count(*) AS n FROM acia_budget_reservations WHERE run_id = $1', [runId])).rows[0];
   return {
     limits: { maxCostUsd: row.max_cost_usd, maxTokens: row.max_tokens === null ? null : Number(row.max_tokens) },
     spent: { usd: row.spent_usd, tokens: Number(row.spent_tokens), costKnown: row.cost_known },
-    reserved: { usd: Number(held?.usd ?? 0), tokens: Number(held?.tokens ?? 0), count: Number(held?.n ?? 0) },
+    reserved: { usd: Number(row.usd), tokens: Number(row.tokens), count: Number(row.n) },
   };
 }
 
