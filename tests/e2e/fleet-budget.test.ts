@@ -1,0 +1,96 @@
+// A fleet run's --max-cost-usd through the built CLI: four real `acia worker` processes, one run whose
+// every model call reserves its estimate in the database. The run stops with budget_exhausted before
+// the call that would pass the limit, the database's spend is its ledger's, and `acia resume --answer
+// approve --db` waives the budget: a worker resumes it (re-deriving the spend from the ledger) to the end.
+// (One run is held by one worker today; several workers on one run's tasks come with task distribution.)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { acia, CLI, git, tempDir } from './helpers.js';
+import { cliEnv, sampleRepo, SCENARIOS, zeroLatencyScript } from './cli-helpers.js';
+import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { sandboxAvailable } from '../helpers/sandbox-available.js';
+
+// Each call of the happy script costs $0.003-0.007 and is budgeted at ~$0.086 (a full 8192-token reply):
+// the third call would pass $0.095; the whole run costs ~$0.03.
+const LIMIT = 0.095;
+let server: TestPostgres;
+const workers: ChildProcess[] = [];
+let workerLog = '';
+
+if (postgresBin() === null && process.env.ACIA_TEST_REQUIRE_POSTGRES === '1') throw new Error('ACIA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries under /usr/lib/postgresql');
+
+beforeAll(async () => {
+  if (postgresBin() !== null) server = await startPostgres();
+}, 60_000);
+afterAll(() => {
+  for (const w of workers) w.kill('SIGKILL');
+  server?.stop();
+});
+
+async function waitForStatus(db: pg.Pool, runId: string, done: (status: string) => boolean, timeoutMs: number): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const status = (await db.query<{ status: string }>('SELECT status FROM acia_runs WHERE run_id = $1', [runId])).rows[0]?.status ?? 'missing';
+    if (done(status) || Date.now() > end) return status;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+function exported(runId: string, name: string): { type: string; actor: string; data: Record<string, unknown> }[] {
+  const out = sampleRepo(name);
+  const ex = acia(['export', runId, '--db', server.url, '--repo', out]);
+  expect(ex.code, ex.stderr).toBe(0);
+  const v = acia(['verify', runId, '--repo', out]);
+  expect(v.code, v.stdout + v.stderr).toBe(0);
+  return readFileSync(join(out, '.acia', 'runs', runId, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; actor: string; data: Record<string, unknown> });
+}
+
+const ledgerCost = (entries: ReturnType<typeof exported>) => entries.filter((e) => e.type === 'LLM_CALL').reduce((a, e) => a + (e.data.costUsd as number), 0);
+
+describe.skipIf(postgresBin() === null)('a fleet run’s budget in the database', () => {
+  it('4 workers: the run stops before passing --max-cost-usd, and a human’s approve waives it', async () => {
+    const repo = sampleRepo('fleet-budget');
+    const remote = join(tempDir('fleet-budget-remote'), 'app.git');
+    git(repo, 'clone', '-q', '--bare', repo, remote);
+    const s = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string } };
+    const script = zeroLatencyScript('happy', tempDir('fleet-budget-script'));
+    const sandbox = sandboxAvailable() ? 'auto' : 'off';
+    const sub = acia(['submit', s.goal, '--repo', remote, '--base', 'main', '--db', server.url, '--json', '--model', `scripted:${script}`, '--test-command', s.settings.testCommand, '--sandbox', sandbox, '--max-cost-usd', String(LIMIT)], { cwd: repo });
+    expect(sub.code, sub.stderr).toBe(0);
+    const runId = (JSON.parse(sub.stdout) as { runId: string }).runId;
+    for (const name of ['b1', 'b2', 'b3', 'b4']) {
+      const w = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--concurrency', '1', '--name', name, '--cache', tempDir(`cache-${name}`)], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+      w.stderr?.on('data', (d: Buffer) => (workerLog += d.toString()));
+      workers.push(w);
+    }
+    const db = new pg.Pool({ connectionString: server.url });
+    try {
+      expect(await waitForStatus(db, runId, (st) => !['queued', 'running'].includes(st), 120_000), workerLog).toBe('budget_exhausted');
+      const stopped = exported(runId, 'fleet-budget-stopped');
+      const breach = stopped.find((e) => e.type === 'BUDGET_EXCEEDED')!.data as { limit: string; spent: number; max: number };
+      expect(breach).toMatchObject({ limit: 'cost', max: LIMIT });
+      expect(breach.spent).toBeGreaterThan(LIMIT);
+      expect(ledgerCost(stopped)).toBeLessThanOrEqual(LIMIT);
+      expect(stopped.find((e) => e.type === 'ESCALATION_REQUESTED')?.data).toMatchObject({ reason: 'budget_exceeded' });
+      // The limit came from the submitted --max-cost-usd; what the database counted is what the ledger holds.
+      const row = (await db.query<{ max_cost_usd: number; spent_usd: number }>('SELECT max_cost_usd, spent_usd FROM acia_budgets WHERE run_id = $1', [runId])).rows[0]!;
+      expect(row.max_cost_usd).toBe(LIMIT);
+      expect(row.spent_usd).toBeCloseTo(ledgerCost(stopped), 9);
+      expect((await db.query('SELECT 1 FROM acia_budget_reservations WHERE run_id = $1', [runId])).rowCount).toBe(0);
+
+      const answered = acia(['resume', runId, '--answer', 'approve', '--db', server.url]);
+      expect(answered.code, answered.stderr).toBe(0);
+      expect(await waitForStatus(db, runId, (st) => !['queued', 'running', 'budget_exhausted'].includes(st), 120_000), workerLog).toBe('succeeded');
+      const finished = exported(runId, 'fleet-budget-finished');
+      expect(finished.find((e) => e.type === 'HUMAN_RESPONSE')?.data.action).toBe('approve');
+      expect(finished.filter((e) => e.type === 'LLM_CALL').length).toBeGreaterThan(stopped.filter((e) => e.type === 'LLM_CALL').length);
+      const after = (await db.query<{ spent_usd: number }>('SELECT spent_usd FROM acia_budgets WHERE run_id = $1', [runId])).rows[0]!;
+      expect(after.spent_usd).toBeCloseTo(ledgerCost(finished), 9);
+    } finally {
+      await db.end();
+    }
+  }, 240_000);
+});
