@@ -175,12 +175,17 @@ export class PgBudgetGate implements BudgetGate {
 
   /** Replaces the reservation by what the call cost; counted even if the reservation had expired meanwhile. */
   async settle(reservation: BudgetReservation, actual: BudgetAmount): Promise<void> {
+    // Usage comes from the model's endpoint: a negative or non-numeric count must not buy budget back,
+    // so it is charged at what was reserved for it.
+    const sane = (n: number | null, held: number | null) => (n === null || (Number.isFinite(n) && n >= 0) ? n : held ?? 0);
+    const usd = sane(actual.usd, reservation.amount.usd);
+    const tokens = Math.ceil(sane(actual.tokens, reservation.amount.tokens) ?? 0);
     await transaction(this.db, async (c) => {
       await c.query('UPDATE acia_budgets SET spent_usd = spent_usd + $2, spent_tokens = spent_tokens + $3, cost_known = cost_known AND $4, updated_at = now() WHERE run_id = $1', [
         reservation.runId,
-        actual.usd ?? 0,
-        actual.tokens,
-        actual.usd !== null,
+        usd ?? 0,
+        tokens,
+        usd !== null,
       ]);
       await c.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id]);
     });

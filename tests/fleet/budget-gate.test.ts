@@ -123,6 +123,16 @@ describe.skipIf(postgresBin() === null)('the fleet-wide budget gate on PostgreSQ
     expect((await readRunBudget(admin, runId))!.spent).toEqual({ usd: 0.5, tokens: 800, costKnown: true });
   }, 30_000);
 
+  it('a reply reporting negative or broken usage is charged at its reservation, never credited', async () => {
+    const runId = 'run-hostile-usage';
+    const gate = await openRunBudget(admin, runId, { maxCostUsd: 1, maxTokens: 1000 }, { worker: 'w' });
+    const a = (await gate.reserve(runId, { usd: 0.3, tokens: 200 }, { enforce: true })) as { reservation: BudgetReservation };
+    await gate.settle(a.reservation, { usd: -5, tokens: -1_000_000 });
+    const b = (await gate.reserve(runId, { usd: 0.1, tokens: 100 }, { enforce: true })) as { reservation: BudgetReservation };
+    await gate.settle(b.reservation, { usd: Number.NaN, tokens: Number.POSITIVE_INFINITY });
+    expect((await readRunBudget(admin, runId))!.spent).toEqual({ usd: expect.closeTo(0.4, 9) as number, tokens: 300, costKnown: true });
+  });
+
   it('a waived budget never refuses but still counts the calls', async () => {
     const runId = 'run-waived';
     const gate = await openRunBudget(admin, runId, { maxCostUsd: 0.1 }, { worker: 'w' });
