@@ -73,9 +73,9 @@ export async function readRunBudget(db: Pool | PoolClient, runId: string): Promi
  * dropped. Returns the gate this worker reserves through.
  */
 export async function openRunBudget(db: Pool, runId: string, limits: BudgetLimits, o: { worker: string; ttlSeconds?: number }): Promise<PgBudgetGate> {
-  await migrateBudgets(db);
-  const spend = await ledgerSpend(db, runId);
-  await transaction(db, async (c) => {
+  await retryWhileAway(() => migrateBudgets(db));
+  const spend = await retryWhileAway(() => ledgerSpend(db, runId));
+  const open = async (c: PoolClient): Promise<void> => {
     await c.query(
       `INSERT INTO acia_budgets (run_id, max_cost_usd, max_tokens) VALUES ($1, $2, $3)
        ON CONFLICT (run_id) DO UPDATE SET max_cost_usd = $2, max_tokens = $3`,
@@ -92,7 +92,9 @@ export async function openRunBudget(db: Pool, runId: string, limits: BudgetLimit
         [runId, o.worker, DEAD_AFTER_SECONDS],
       );
     }
-  });
+  };
+  // Idempotent (the spend and the limits are set, not added): safe to run again after a lost answer.
+  await retryWhileAway(() => transaction(db, open));
   return new PgBudgetGate(db, o);
 }
 
@@ -128,83 +130,103 @@ interface HeldRow {
   n: string | number;
 }
 
+/** Runs `op` (given its attempt number) again while the database is away; see `retryWhileAway`. */
+export type DbRetry = <T>(op: (attempt: number) => Promise<T>) => Promise<T>;
+
 /** The gate one worker process reserves through (each worker has its own pool, like separate machines). */
 export class PgBudgetGate implements BudgetGate {
   private readonly ttl: number;
+  private readonly retry: DbRetry;
   readonly worker: string;
 
   constructor(
     private readonly db: Pool,
-    o: { worker: string; ttlSeconds?: number },
+    o: { worker: string; ttlSeconds?: number; retry?: DbRetry },
   ) {
     this.worker = o.worker;
     this.ttl = o.ttlSeconds ?? RESERVATION_TTL_SECONDS;
+    this.retry = o.retry ?? retryWhileAway;
   }
 
   async reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome> {
-    return transaction(this.db, async (c) => {
-      // The lock every reservation and settlement of this run queues on.
-      let row = (await c.query<BudgetRow>('SELECT max_cost_usd, max_tokens, spent_usd, spent_tokens, cost_known FROM acia_budgets WHERE run_id = $1 FOR UPDATE', [runId])).rows[0];
-      if (!row) {
-        // A run nobody opened (a gate driven directly): no limits, but its spend is still counted.
-        await c.query('INSERT INTO acia_budgets (run_id) VALUES ($1) ON CONFLICT DO NOTHING', [runId]);
-        row = (await c.query<BudgetRow>('SELECT max_cost_usd, max_tokens, spent_usd, spent_tokens, cost_known FROM acia_budgets WHERE run_id = $1 FOR UPDATE', [runId])).rows[0]!;
-      }
-      // A dead worker's reservations go once their deadline passed; they held budget back, nothing more.
-      await c.query('DELETE FROM acia_budget_reservations WHERE run_id = $1 AND expires_at < now()', [runId]);
-      const held = (await c.query<HeldRow>('SELECT coalesce(sum(usd), 0) AS usd, coalesce(sum(tokens), 0) AS tokens, count(*) AS n FROM acia_budget_reservations WHERE run_id = $1', [runId])).rows[0]!;
-      if (o.enforce) {
-        const tokens = Number(row.spent_tokens) + Number(held.tokens) + estimate.tokens;
-        if (row.max_tokens !== null && tokens > Number(row.max_tokens)) return { breach: { limit: 'tokens', spent: tokens, max: Number(row.max_tokens) } };
-        // An unknown price cannot be checked (as locally); the pricing table warns about such models.
-        const usd = row.spent_usd + Number(held.usd) + (estimate.usd ?? 0);
-        if (row.max_cost_usd !== null && estimate.usd !== null && usd > row.max_cost_usd) return { breach: { limit: 'cost', spent: usd, max: row.max_cost_usd } };
-      }
-      const reservation: BudgetReservation = { id: randomUUID(), runId, amount: { usd: estimate.usd, tokens: estimate.tokens } };
-      await c.query(`INSERT INTO acia_budget_reservations (id, run_id, worker, usd, tokens, expires_at) VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, [
-        reservation.id,
-        runId,
-        this.worker,
-        estimate.usd ?? 0,
-        estimate.tokens,
-        this.ttl,
-      ]);
-      return { reservation };
-    });
+    // The id is chosen once: a retry after a commit whose answer was lost finds its own row, not a rival.
+    const reservation: BudgetReservation = { id: randomUUID(), runId, amount: { usd: estimate.usd, tokens: estimate.tokens } };
+    return this.run((attempt) =>
+      transaction(this.db, async (c): Promise<ReserveOutcome> => {
+        // The lock every reservation and settlement of this run queues on.
+        const row = await lockBudget(c, runId);
+        if (attempt > 0 && (await c.query('SELECT 1 FROM acia_budget_reservations WHERE id = $1', [reservation.id])).rowCount !== 0) return { reservation };
+        // A dead worker's reservations go once their deadline passed; they held budget back, nothing more.
+        await c.query('DELETE FROM acia_budget_reservations WHERE run_id = $1 AND expires_at < now()', [runId]);
+        const held = (await c.query<HeldRow>('SELECT coalesce(sum(usd), 0) AS usd, coalesce(sum(tokens), 0) AS tokens, count(*) AS n FROM acia_budget_reservations WHERE run_id = $1', [runId])).rows[0]!;
+        if (o.enforce) {
+          const tokens = Number(row.spent_tokens) + Number(held.tokens) + estimate.tokens;
+          if (row.max_tokens !== null && tokens > Number(row.max_tokens)) return { breach: { limit: 'tokens', spent: tokens, max: Number(row.max_tokens) } };
+          // An unknown price cannot be checked (as locally); the pricing table warns about such models.
+          const usd = row.spent_usd + Number(held.usd) + (estimate.usd ?? 0);
+          if (row.max_cost_usd !== null && estimate.usd !== null && usd > row.max_cost_usd) return { breach: { limit: 'cost', spent: usd, max: row.max_cost_usd } };
+        }
+        await c.query(`INSERT INTO acia_budget_reservations (id, run_id, worker, usd, tokens, expires_at) VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, [
+          reservation.id,
+          runId,
+          this.worker,
+          estimate.usd ?? 0,
+          estimate.tokens,
+          this.ttl,
+        ]);
+        return { reservation };
+      }),
+    );
   }
 
   /** Replaces the reservation by what the call cost; counted even if the reservation had expired meanwhile. */
   async settle(reservation: BudgetReservation, actual: BudgetAmount): Promise<void> {
     // Usage comes from the model's endpoint: a negative or non-numeric count must not buy budget back,
     // so it is charged at what was reserved for it.
-    const sane = (n: number | null, held: number | null) => (n === null || (Number.isFinite(n) && n >= 0) ? n : held ?? 0);
+    const sane = (n: number | null, held: number | null) => (n === null || (Number.isFinite(n) && n >= 0) ? n : (held ?? 0));
     const usd = sane(actual.usd, reservation.amount.usd);
     const tokens = Math.ceil(sane(actual.tokens, reservation.amount.tokens) ?? 0);
-    await transaction(this.db, async (c) => {
-      await c.query('UPDATE acia_budgets SET spent_usd = spent_usd + $2, spent_tokens = spent_tokens + $3, cost_known = cost_known AND $4, updated_at = now() WHERE run_id = $1', [
-        reservation.runId,
-        usd ?? 0,
-        tokens,
-        usd !== null,
-      ]);
-      await c.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id]);
-    });
+    await this.run((attempt) =>
+      transaction(this.db, async (c) => {
+        // Same lock order as reserve (the run's row, then its reservations): the two cannot deadlock.
+        await lockBudget(c, reservation.runId);
+        const deleted = (await c.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id])).rowCount ?? 0;
+        // A retry that finds its reservation gone: the first attempt committed (only its answer was lost).
+        if (attempt > 0 && deleted === 0) return;
+        await c.query('UPDATE acia_budgets SET spent_usd = spent_usd + $2, spent_tokens = spent_tokens + $3, cost_known = cost_known AND $4, updated_at = now() WHERE run_id = $1', [
+          reservation.runId,
+          usd ?? 0,
+          tokens,
+          usd !== null,
+        ]);
+      }),
+    );
   }
 
   async release(reservation: BudgetReservation): Promise<void> {
-    await this.db.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id]).catch((e: unknown) => {
-      throw budgetIo(e);
-    });
+    await this.run(() => this.db.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id]));
+  }
+
+  private async run<T>(op: (attempt: number) => Promise<T>): Promise<T> {
+    try {
+      return await this.retry(op);
+    } catch (e) {
+      throw e instanceof AciaError ? e : new AciaError('LEDGER_IO', `the fleet's budget in the database: ${errorMessage(e)}`, { cause: e });
+    }
   }
 }
 
+/** Locks the run's budget row, creating it (no limits: a gate driven directly) when no worker opened it. */
+async function lockBudget(c: PoolClient, runId: string): Promise<BudgetRow> {
+  const select = 'SELECT max_cost_usd, max_tokens, spent_usd, spent_tokens, cost_known FROM acia_budgets WHERE run_id = $1 FOR UPDATE';
+  const row = (await c.query<BudgetRow>(select, [runId])).rows[0];
+  if (row) return row;
+  await c.query('INSERT INTO acia_budgets (run_id) VALUES ($1) ON CONFLICT DO NOTHING', [runId]);
+  return (await c.query<BudgetRow>(select, [runId])).rows[0]!;
+}
+
 async function transaction<T>(db: Pool, body: (c: PoolClient) => Promise<T>): Promise<T> {
-  let c: PoolClient;
-  try {
-    c = await db.connect();
-  } catch (e) {
-    throw budgetIo(e);
-  }
+  const c = await db.connect();
   let failed = false;
   try {
     await c.query('BEGIN');
@@ -214,13 +236,35 @@ async function transaction<T>(db: Pool, body: (c: PoolClient) => Promise<T>): Pr
   } catch (e) {
     failed = true;
     await c.query('ROLLBACK').catch(() => undefined);
-    throw budgetIo(e);
+    throw e;
   } finally {
     // A client whose transaction failed may have lost its server: discarded, not returned to the pool.
     c.release(failed);
   }
 }
 
-function budgetIo(e: unknown): AciaError {
-  return e instanceof AciaError ? e : new AciaError('LEDGER_IO', `the fleet's budget in the database: ${errorMessage(e)}`, { cause: e });
+/** How long a budget operation waits for the database to come back (a restart, a failover) before it fails. */
+const OUTAGE_TOLERANCE_MS = 60_000;
+
+/** A dropped connection or a server going away, not an answer about the query. */
+function isConnectionLoss(e: unknown): boolean {
+  const { code, message } = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))) return true;
+  return typeof message === 'string' && /connection terminated|terminating connection|server closed the connection|not queryable/i.test(message);
+}
+
+/**
+ * Retries an operation while the database is away, with backoff from 0.2 s to 2 s, for up to a minute:
+ * a model call waits out a PostgreSQL restart instead of failing its task. Anything else fails at once.
+ */
+export async function retryWhileAway<T>(op: (attempt: number) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + OUTAGE_TOLERANCE_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await op(attempt);
+    } catch (e) {
+      if (!isConnectionLoss(e) || Date.now() >= deadline) throw e;
+      await new Promise((r) => setTimeout(r, Math.min(2_000, 200 * 2 ** Math.min(attempt, 4))));
+    }
+  }
 }

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { mkdtempSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPgLedger } from '../../src/core/ledger/pg-ledger.js';
@@ -20,8 +21,10 @@ let admin: pg.Pool;
 const pools: pg.Pool[] = [];
 
 /** A worker's own connection pool: gates never share one, as workers on other machines would not. */
-function pool(): pg.Pool {
-  const p = new pg.Pool({ connectionString: server.url, max: 2 });
+function pool(url = server.url): pg.Pool {
+  const p = new pg.Pool({ connectionString: url, max: 2 });
+  // A pool whose connection is cut under it (the outage test) must not crash the suite; queries still fail.
+  p.on('error', () => undefined);
   pools.push(p);
   return p;
 }
@@ -132,6 +135,46 @@ describe.skipIf(postgresBin() === null)('the fleet-wide budget gate on PostgreSQ
     await gate.settle(b.reservation, { usd: Number.NaN, tokens: Number.POSITIVE_INFINITY });
     expect((await readRunBudget(admin, runId))!.spent).toEqual({ usd: expect.closeTo(0.4, 9) as number, tokens: 300, costKnown: true });
   });
+
+  it('a retry after a commit whose answer was lost neither reserves nor charges twice', async () => {
+    const runId = 'run-lost-answer';
+    await openRunBudget(admin, runId, { maxCostUsd: 1 }, { worker: 'opener' });
+    // Every operation runs once, then again as if the first attempt's COMMIT answer never arrived.
+    const twice = async <T>(op: (attempt: number) => Promise<T>): Promise<T> => {
+      await op(0);
+      return op(1);
+    };
+    const gate = new PgBudgetGate(pool(), { worker: 'w', retry: twice });
+    const r = (await gate.reserve(runId, { usd: 0.6, tokens: 10 }, { enforce: true })) as { reservation: BudgetReservation };
+    expect((await readRunBudget(admin, runId))!.reserved).toEqual({ usd: 0.6, tokens: 10, count: 1 });
+    await gate.settle(r.reservation, { usd: 0.5, tokens: 10 });
+    expect((await readRunBudget(admin, runId))!).toMatchObject({ spent: { usd: 0.5, tokens: 10 }, reserved: { count: 0 } });
+  });
+
+  it('waits out a database that is away for a moment instead of failing the call', async () => {
+    const runId = 'run-outage';
+    await openRunBudget(admin, runId, { maxCostUsd: 1 }, { worker: 'opener' });
+    // The worker reaches PostgreSQL through a port that refuses connections until the "restart" is over.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const a = probe.address() as AddressInfo;
+        probe.close(() => resolve(a.port));
+      });
+    });
+    const target = new URL(server.url);
+    const gate = new PgBudgetGate(pool(`postgres://acia@127.0.0.1:${port}/postgres`), { worker: 'w' });
+    const pending = gate.reserve(runId, { usd: 0.1, tokens: 1 }, { enforce: true });
+    await new Promise((r) => setTimeout(r, 1200));
+    const forwarder = createServer((s) => s.pipe(connect(Number(target.port), '127.0.0.1')).pipe(s)).listen(port, '127.0.0.1');
+    try {
+      const r = await pending;
+      expect('reservation' in r).toBe(true);
+      expect((await readRunBudget(admin, runId))!.reserved.count).toBe(1);
+    } finally {
+      await pools.pop()!.end();
+      forwarder.close();
+    }
+  }, 30_000);
 
   it('a waived budget never refuses but still counts the calls', async () => {
     const runId = 'run-waived';
