@@ -1,8 +1,9 @@
 // The model endpoint an external agent sees: a local Anthropic Messages API proxy that checks the run's
 // budget (or reserves it in the fleet's shared gate) before each call, forwards it upstream with the
 // user's key (the agent only ever holds a placeholder), and records each call as an LLM_CALL with its
-// request and response blobs, so an external agent's tokens and cost count and show like ACIA's own. Listens on 127.0.0.1 (unsandboxed
-// agents) and on a Unix socket that the sandbox bridges to its own loopback.
+// request and response blobs, so an external agent's tokens and cost count and show like ACIA's own.
+// Listens on 127.0.0.1 (unsandboxed agents) and on a Unix socket that the sandbox bridges to its own
+// loopback.
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
