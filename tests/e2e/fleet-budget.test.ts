@@ -1,15 +1,16 @@
-// A fleet run's --max-cost-usd through the built CLI: four real `acia worker` processes, one run whose
-// every model call reserves its estimate in the database. The run stops with budget_exhausted before
+// A fleet run's --max-cost-usd through the built CLI: four real `acia worker` processes, runs whose
+// every model call reserves its estimate in the database. A run stops with budget_exhausted before
 // the call that would pass the limit, the database's spend is its ledger's, and `acia resume --answer
 // approve --db` waives the budget: a worker resumes it (re-deriving the spend from the ledger) to the end.
-// (One run is held by one worker today; several workers on one run's tasks come with task distribution.)
+// Four dev tasks calling at once are held to the limit together. (Here one worker holds a run and runs
+// its tasks; with task-level distribution the same four tasks run on several of the workers.)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { acia, CLI, git, tempDir } from './helpers.js';
-import { cliEnv, sampleRepo, SCENARIOS, zeroLatencyScript } from './cli-helpers.js';
+import { cliEnv, sampleRepo, SCENARIOS } from './cli-helpers.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 
@@ -50,22 +51,45 @@ function exported(runId: string, name: string): { type: string; actor: string; d
 
 const ledgerCost = (entries: ReturnType<typeof exported>) => entries.filter((e) => e.type === 'LLM_CALL').reduce((a, e) => a + (e.data.costUsd as number), 0);
 
+/** Submits demo scenario `name` with --max-cost-usd `limit`, its script's latencies set by `latency`. */
+function submit(name: string, limit: number, latency: (caller: string) => number): string {
+  const repo = sampleRepo(`fleet-budget-${name}`);
+  const remote = join(tempDir(`fleet-budget-${name}-remote`), 'app.git');
+  git(repo, 'clone', '-q', '--bare', repo, remote);
+  const s = JSON.parse(readFileSync(join(SCENARIOS, name, 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string; parallel: number } };
+  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
+  for (const t of script.turns) t.latencyMs = latency(t.caller);
+  const file = join(tempDir(`fleet-budget-${name}-script`), 'script.json');
+  writeFileSync(file, JSON.stringify(script));
+  const args = ['submit', s.goal, '--repo', remote, '--base', 'main', '--db', server.url, '--json', '--model', `scripted:${file}`, '--max-cost-usd', String(limit)];
+  args.push('--test-command', s.settings.testCommand, '--parallel', String(s.settings.parallel), '--sandbox', sandboxAvailable() ? 'auto' : 'off');
+  const sub = acia(args, { cwd: repo });
+  expect(sub.code, sub.stderr).toBe(0);
+  return (JSON.parse(sub.stdout) as { runId: string }).runId;
+}
+
+function startWorkers(): void {
+  if (workers.length > 0) return;
+  for (const name of ['b1', 'b2', 'b3', 'b4']) {
+    const w = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--concurrency', '1', '--name', name, '--cache', tempDir(`cache-${name}`)], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    w.stderr?.on('data', (d: Buffer) => (workerLog += d.toString()));
+    workers.push(w);
+  }
+}
+
+async function budgetRow(db: pg.Pool, runId: string): Promise<{ max_cost_usd: number; spent_usd: number; reservations: number }> {
+  const r = await db.query<{ max_cost_usd: number; spent_usd: number; reservations: string }>(
+    'SELECT max_cost_usd, spent_usd, (SELECT count(*) FROM acia_budget_reservations r WHERE r.run_id = b.run_id) AS reservations FROM acia_budgets b WHERE run_id = $1',
+    [runId],
+  );
+  const row = r.rows[0]!;
+  return { ...row, reservations: Number(row.reservations) };
+}
+
 describe.skipIf(postgresBin() === null)('a fleet run’s budget in the database', () => {
   it('4 workers: the run stops before passing --max-cost-usd, and a human’s approve waives it', async () => {
-    const repo = sampleRepo('fleet-budget');
-    const remote = join(tempDir('fleet-budget-remote'), 'app.git');
-    git(repo, 'clone', '-q', '--bare', repo, remote);
-    const s = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string } };
-    const script = zeroLatencyScript('happy', tempDir('fleet-budget-script'));
-    const sandbox = sandboxAvailable() ? 'auto' : 'off';
-    const sub = acia(['submit', s.goal, '--repo', remote, '--base', 'main', '--db', server.url, '--json', '--model', `scripted:${script}`, '--test-command', s.settings.testCommand, '--sandbox', sandbox, '--max-cost-usd', String(LIMIT)], { cwd: repo });
-    expect(sub.code, sub.stderr).toBe(0);
-    const runId = (JSON.parse(sub.stdout) as { runId: string }).runId;
-    for (const name of ['b1', 'b2', 'b3', 'b4']) {
-      const w = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--concurrency', '1', '--name', name, '--cache', tempDir(`cache-${name}`)], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-      w.stderr?.on('data', (d: Buffer) => (workerLog += d.toString()));
-      workers.push(w);
-    }
+    const runId = submit('happy', LIMIT, () => 0);
+    startWorkers();
     const db = new pg.Pool({ connectionString: server.url });
     try {
       expect(await waitForStatus(db, runId, (st) => !['queued', 'running'].includes(st), 120_000), workerLog).toBe('budget_exhausted');
@@ -76,10 +100,10 @@ describe.skipIf(postgresBin() === null)('a fleet run’s budget in the database'
       expect(ledgerCost(stopped)).toBeLessThanOrEqual(LIMIT);
       expect(stopped.find((e) => e.type === 'ESCALATION_REQUESTED')?.data).toMatchObject({ reason: 'budget_exceeded' });
       // The limit came from the submitted --max-cost-usd; what the database counted is what the ledger holds.
-      const row = (await db.query<{ max_cost_usd: number; spent_usd: number }>('SELECT max_cost_usd, spent_usd FROM acia_budgets WHERE run_id = $1', [runId])).rows[0]!;
+      const row = await budgetRow(db, runId);
       expect(row.max_cost_usd).toBe(LIMIT);
       expect(row.spent_usd).toBeCloseTo(ledgerCost(stopped), 9);
-      expect((await db.query('SELECT 1 FROM acia_budget_reservations WHERE run_id = $1', [runId])).rowCount).toBe(0);
+      expect(row.reservations).toBe(0);
 
       const answered = acia(['resume', runId, '--answer', 'approve', '--db', server.url]);
       expect(answered.code, answered.stderr).toBe(0);
@@ -87,10 +111,33 @@ describe.skipIf(postgresBin() === null)('a fleet run’s budget in the database'
       const finished = exported(runId, 'fleet-budget-finished');
       expect(finished.find((e) => e.type === 'HUMAN_RESPONSE')?.data.action).toBe('approve');
       expect(finished.filter((e) => e.type === 'LLM_CALL').length).toBeGreaterThan(stopped.filter((e) => e.type === 'LLM_CALL').length);
-      const after = (await db.query<{ spent_usd: number }>('SELECT spent_usd FROM acia_budgets WHERE run_id = $1', [runId])).rows[0]!;
-      expect(after.spent_usd).toBeCloseTo(ledgerCost(finished), 9);
+      expect((await budgetRow(db, runId)).spent_usd).toBeCloseTo(ledgerCost(finished), 9);
     } finally {
       await db.end();
     }
   }, 240_000);
+
+  it('four dev tasks calling at once are held to --max-cost-usd together: the calls in flight count', async () => {
+    // Four estimates of ~$0.086 at once pass $0.30 although the whole run would cost ~$0.1: the fourth
+    // concurrent call is refused, and the run stops without ever having passed the limit.
+    const limit = 0.3;
+    const runId = submit('parallel', limit, (caller) => (caller.startsWith('dev:') ? 600 : 0));
+    startWorkers();
+    const db = new pg.Pool({ connectionString: server.url });
+    try {
+      expect(await waitForStatus(db, runId, (st) => !['queued', 'running'].includes(st), 120_000), workerLog).toBe('budget_exhausted');
+      const entries = exported(runId, 'fleet-budget-parallel');
+      expect(ledgerCost(entries)).toBeLessThanOrEqual(limit);
+      const breach = entries.find((e) => e.type === 'BUDGET_EXCEEDED')!.data as { limit: string; spent: number; max: number };
+      expect(breach).toMatchObject({ limit: 'cost', max: limit });
+      expect(breach.spent).toBeGreaterThan(limit);
+      // Several dev tasks were under way together when the limit was reached.
+      expect(new Set(entries.filter((e) => e.type === 'TASK_STARTED').map((e) => e.data.taskId)).size).toBeGreaterThanOrEqual(3);
+      const row = await budgetRow(db, runId);
+      expect(row.spent_usd).toBeCloseTo(ledgerCost(entries), 9);
+      expect(row.reservations).toBe(0);
+    } finally {
+      await db.end();
+    }
+  }, 180_000);
 });
