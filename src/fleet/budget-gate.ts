@@ -161,10 +161,11 @@ export class PgBudgetGate implements BudgetGate {
         const held = (await c.query<HeldRow>('SELECT coalesce(sum(usd), 0) AS usd, coalesce(sum(tokens), 0) AS tokens, count(*) AS n FROM acia_budget_reservations WHERE run_id = $1', [runId])).rows[0]!;
         if (o.enforce) {
           const tokens = Number(row.spent_tokens) + Number(held.tokens) + estimate.tokens;
-          if (row.max_tokens !== null && tokens > Number(row.max_tokens)) return { breach: { limit: 'tokens', spent: tokens, max: Number(row.max_tokens) } };
+          const inFlight = (n: number) => (n > 0 ? { inFlight: n } : {});
+          if (row.max_tokens !== null && tokens > Number(row.max_tokens)) return { breach: { limit: 'tokens', spent: tokens, max: Number(row.max_tokens), ...inFlight(Number(held.tokens)) } };
           // An unknown price cannot be checked (as locally); the pricing table warns about such models.
           const usd = row.spent_usd + Number(held.usd) + (estimate.usd ?? 0);
-          if (row.max_cost_usd !== null && estimate.usd !== null && usd > row.max_cost_usd) return { breach: { limit: 'cost', spent: usd, max: row.max_cost_usd } };
+          if (row.max_cost_usd !== null && estimate.usd !== null && usd > row.max_cost_usd) return { breach: { limit: 'cost', spent: usd, max: row.max_cost_usd, ...inFlight(Number(held.usd)) } };
         }
         await c.query(`INSERT INTO acia_budget_reservations (id, run_id, worker, usd, tokens, expires_at) VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, [
           reservation.id,

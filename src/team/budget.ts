@@ -18,11 +18,13 @@ export class BudgetExceededError extends AciaError {
 }
 
 export function describeBreach(b: BudgetBreach): string {
+  // A shared budget also counts what calls under way elsewhere hold: said, or the stop looks early.
+  const held = (s: string) => (b.inFlight ? ` (${s} of it held by calls under way)` : '');
   switch (b.limit) {
     case 'cost':
-      return `cost $${b.spent.toFixed(4)} would pass the limit of $${b.max}`;
+      return `cost $${b.spent.toFixed(4)} would pass the limit of $${b.max}${held(`$${(b.inFlight ?? 0).toFixed(4)}`)}`;
     case 'tokens':
-      return `${b.spent} tokens would pass the limit of ${b.max}`;
+      return `${b.spent} tokens would pass the limit of ${b.max}${held(String(b.inFlight))}`;
     case 'minutes':
       return `${b.spent.toFixed(1)} minutes passed the limit of ${b.max}`;
     case 'iterations':

@@ -114,8 +114,8 @@ describe.skipIf(postgresBin() === null)('the fleet-wide budget gate on PostgreSQ
     expect('reservation' in held).toBe(true);
     // The dying worker never settles: its 0.9 is held, so 0.2 more would pass the limit.
     const refused = await alive.reserve(runId, { usd: 0.2, tokens: 1000 }, { enforce: true });
-    expect(refused).toEqual({ breach: { limit: 'cost', spent: expect.closeTo(1.1, 9) as number, max: 1 } });
-    expect(await alive.reserve(runId, { usd: 0.01, tokens: 9500 }, { enforce: true })).toEqual({ breach: { limit: 'tokens', spent: 10_500, max: 10_000 } });
+    expect(refused).toEqual({ breach: { limit: 'cost', spent: expect.closeTo(1.1, 9) as number, max: 1, inFlight: 0.9 } });
+    expect(await alive.reserve(runId, { usd: 0.01, tokens: 9500 }, { enforce: true })).toEqual({ breach: { limit: 'tokens', spent: 10_500, max: 10_000, inFlight: 1000 } });
     await new Promise((done) => setTimeout(done, 1500));
     const granted = await alive.reserve(runId, { usd: 0.2, tokens: 1000 }, { enforce: true });
     expect('reservation' in granted).toBe(true);

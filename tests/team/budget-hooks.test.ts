@@ -111,6 +111,11 @@ describe('model hooks with a shared budget gate', () => {
   });
 });
 
+it('a shared budget’s breach says how much of it calls under way hold', () => {
+  expect(new BudgetExceededError({ limit: 'cost', spent: 0.35, max: 0.3, inFlight: 0.26 }).message).toBe('budget exhausted: cost $0.3500 would pass the limit of $0.3 ($0.2600 of it held by calls under way)');
+  expect(new BudgetExceededError({ limit: 'tokens', spent: 12, max: 10 }).message).toBe('budget exhausted: 12 tokens would pass the limit of 10');
+});
+
 describe('model hooks without a gate (a local run)', () => {
   it('checks cost against the run’s own fold, as before', async () => {
     const err = await run(context({ spentUsd: 0.9 }), answering).catch((e: unknown) => e);
