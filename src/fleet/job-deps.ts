@@ -8,6 +8,7 @@ import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
 import { buildDeps } from '../app/build-deps.js';
 import { noHuman, type TeamDeps } from '../team/deps.js';
 import type { Git } from '../team/git.js';
+import { openRunBudget, PgBudgetGate } from './budget-gate.js';
 import type { Fleet } from './fleet-db.js';
 import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
@@ -30,6 +31,9 @@ export async function jobDeps(
   deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
   // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
   delete deps.writeBundle;
+  // One budget for the whole run across the fleet: the orchestrator opens it (limits from the run's
+  // settings, spent re-derived from its ledger); a task worker reserves against the same rows.
+  deps.budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
   let made: FleetWorkspace | undefined;
   deps.workspace = (repo, runId) => {
     made = new FleetWorkspace(git, repo, runId, {
