@@ -1,0 +1,80 @@
+// The executor's decisions through the real team in-process (tests/team/team-rig.ts): real git worktrees,
+// merges, policy and test runs, the scripted model, an in-memory ledger. These were e2e tests through the
+// built CLI; the CLI paths they also crossed (exec, resume --answer, demo) keep their own e2e tests.
+import { describe, expect, it } from 'vitest';
+import { testsPassOn } from '../e2e/helpers.js';
+import { lastCompleted, ofType, runsTests, savedPlanSet, teamRig, writes } from './team-rig.js';
+
+describe('compensation edges (was tests/e2e/outcome.test.ts)', () => {
+  it("a task.post denial follows the plan's compensation edge (a task that runs), with no human, and the run fails by its verdict", async () => {
+    const rig = teamRig({ config: { protectedPaths: ['src/'] } });
+    const planSet = savedPlanSet(
+      [{ id: 't1', capability: 'dev.implement' }, { id: 'undo', capability: 'dev.implement' }, { id: 't2', capability: 'dev.implement' }],
+      [{ from: 't1', to: 'undo', onError: 'COMPENSATION_REQUIRED' }, { from: 't1', to: 't2' }],
+    );
+    const script = [...writes('dev:t1', 'src/x.js', 'export const x = 1;\n'), ...writes('dev:undo', 'docs/undo.md', 'nothing to undo\n')];
+    const { exitCode, entries } = await rig.start({ goal: 'execute the saved plan', planSet, rebindContext: true }, { script });
+    expect(exitCode).toBe(1);
+    expect(ofType(entries, 'TASK_FAILED')).toEqual([expect.objectContaining({ taskId: 't1', errorKind: 'COMPENSATION_REQUIRED' })]);
+    expect(ofType(entries, 'BRANCH_TAKEN')).toEqual([expect.objectContaining({ from: 't1', to: 'undo', onError: 'COMPENSATION_REQUIRED', value: true })]);
+    expect(ofType(entries, 'ESCALATION_REQUESTED')).toEqual([]);
+    expect(ofType(entries, 'TASK_COMPLETED').map((d) => d.taskId)).toEqual(['undo']);
+    expect(ofType(entries, 'TASK_SKIPPED')).toEqual([expect.objectContaining({ taskId: 't2', cause: 'upstream' })]);
+    expect(lastCompleted(entries)).toMatchObject({ reason: 'failed', message: expect.stringContaining('task t1 failed: policy denied the change') as unknown });
+  });
+});
+
+describe('QA in the middle of a plan (was tests/e2e/outcome.test.ts)', () => {
+  it("test-first: the failing tests qa.write_tests wrote go through the fix loop, then the plan's dev and verify tasks run", async () => {
+    const rig = teamRig();
+    const planSet = savedPlanSet(
+      [{ id: 'w', capability: 'qa.write_tests' }, { id: 'd', capability: 'dev.implement' }, { id: 'v', capability: 'qa.verify' }],
+      [{ from: 'w', to: 'd' }, { from: 'd', to: 'v' }],
+    );
+    const testFile = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { shout } from '../src/shout.js';\ntest('shout', () => assert.equal(shout('a'), 'A!'));\n";
+    const script = [
+      { caller: 'qa:w', toolCalls: [{ name: 'write_file', input: { path: 'test/shout.test.js', content: testFile } }] },
+      ...runsTests('qa:w'),
+      ...writes('dev:w-fix1', 'src/shout.js', "export const shout = (s) => s.toUpperCase() + '!';\n"),
+      ...runsTests('qa:w-r1'),
+      ...writes('dev:d', 'docs/shout.md', 'shout() upper-cases and adds !\n'),
+      ...runsTests('qa:v'),
+    ];
+    const { exitCode, result, entries } = await rig.start({ goal: 'execute the saved plan', planSet, rebindContext: true }, { script });
+    expect(exitCode, result.message).toBe(0);
+    expect(ofType(entries, 'TASK_SKIPPED')).toEqual([]);
+    expect(ofType(entries, 'TASK_COMPLETED').map((d) => d.taskId)).toEqual(['w-fix1', 'w-r1', 'd', 'v']);
+    const verdicts = ofType(entries, 'VERIFICATION').filter((v) => v.source !== 'check').map((v) => `${String(v.taskId)}:${String(v.exitCode)}`);
+    expect(verdicts).toEqual(['w:1', 'w-r1:0', 'v:0']);
+    expect(lastCompleted(entries).reason).toBe('succeeded');
+    // the tests written first and the fix are both on the run branch, and pass there
+    expect(testsPassOn(rig.repo, result.runBranch)).toBe(true);
+  });
+
+  it('QA tasks pass task.post: tests written under a protected path are undone and a human is asked', async () => {
+    const rig = teamRig({ config: { protectedPaths: ['test/'] } });
+    const planSet = savedPlanSet([{ id: 'w', capability: 'qa.write_tests' }], []);
+    const script = [
+      { caller: 'qa:w', toolCalls: [{ name: 'write_file', input: { path: 'test/more.test.js', content: "import { test } from 'node:test';\ntest('ok', () => {});\n" } }] },
+      ...runsTests('qa:w'),
+    ];
+    const { exitCode, entries } = await rig.start({ goal: 'execute the saved plan', planSet, rebindContext: true }, { script });
+    expect(exitCode).toBe(3);
+    expect(ofType(entries, 'POLICY_DECISION').filter((d) => d.hook === 'task.post').map((d) => d.response)).toEqual([{ allow: false, reason: 'changed protected path test/more.test.js' }]);
+    expect(ofType(entries, 'COMPENSATION_APPLIED')).toEqual([expect.objectContaining({ taskId: 'w' })]);
+    expect(ofType(entries, 'MERGE')).toEqual([]);
+    expect(ofType(entries, 'ESCALATION_REQUESTED')).toEqual([expect.objectContaining({ reason: 'policy_denied', taskId: 'w' })]);
+    expect(lastCompleted(entries).reason).toBe('awaiting_human');
+  });
+
+  it('QA verification expressions are evaluated and recorded; a false one keeps the run from succeeding', async () => {
+    const rig = teamRig();
+    const planSet = savedPlanSet([{ id: 'v', capability: 'qa.verify', verification: ['$v.passedCount >= 100'], retry: { attempts: 1 } }], []);
+    const { exitCode, entries } = await rig.start({ goal: 'execute the saved plan', planSet, rebindContext: true }, { script: runsTests('qa:v'), flags: { maxIterations: 0 } });
+    expect(exitCode).toBe(3);
+    expect(ofType(entries, 'VERIFICATION')).toContainEqual(expect.objectContaining({ taskId: 'v', source: 'check', command: '$v.passedCount >= 100', passed: false }));
+    expect(ofType(entries, 'TASK_COMPLETED')).toEqual([]);
+    expect(ofType(entries, 'ESCALATION_REQUESTED')).toEqual([expect.objectContaining({ reason: 'fixes_exhausted', taskId: 'v' })]);
+    expect(lastCompleted(entries).reason).toBe('awaiting_human');
+  });
+});
