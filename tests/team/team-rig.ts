@@ -3,7 +3,7 @@
 // and by default an in-memory ledger. What the CLI adds (argument parsing, output, exit codes) has its
 // own lean e2e tests; here the team's decisions are checked in about a second a run, with no process
 // start-up and no fsync per entry. Each session gets a fresh scripted client, as each `acia` process does.
-import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerEntry, PlanSet } from '../../src/core/acm/contracts.js';
 import { systemClock } from '../../src/core/acm/ids.js';
@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/core/config/load.js';
 import { MemoryLedger } from '../../src/core/ledger/memory-ledger.js';
 import { buildDeps } from '../../src/cli/build-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
+import { replayCommand } from '../../src/cli/replay-action.js';
 import { noHuman, type TeamDeps } from '../../src/team/deps.js';
 import { resumeRun, startRun, type RunResult, type StartOptions } from '../../src/team/team.js';
 import { git, ledgerOf, tempDir } from '../e2e/helpers.js';
@@ -153,3 +154,29 @@ export const runsTests = (caller: string) => [
 
 export const ofType = (entries: readonly LedgerEntry[], type: string) => entries.filter((e) => e.type === type).map((e) => e.data as Record<string, unknown>);
 export const lastCompleted = (entries: readonly LedgerEntry[]) => entries.filter((e) => e.type === 'RUN_COMPLETED').at(-1)!.data as { reason: string; message: string };
+
+/** A demo scenario's goal, settings and script (latencies set to 0: waiting is not what the tests check). */
+export function scenario(name: string, dir: string): { goal: string; session: Session; expect: { exitCode: number; reason: string } } {
+  const meta = JSON.parse(readFileSync(join(SCENARIOS, name, 'scenario.json'), 'utf8')) as {
+    goal: string;
+    settings: { parallel: number; maxIterations: number; maxTokens?: number; testCommand?: string };
+    expect: { exitCode: number; reason: string };
+  };
+  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: { latencyMs?: number }[] };
+  for (const t of script.turns) t.latencyMs = 0;
+  const file = join(dir, `${name}-script.json`);
+  writeFileSync(file, JSON.stringify(script));
+  const s = meta.settings;
+  const flags = {
+    parallel: s.parallel,
+    maxIterations: s.maxIterations,
+    ...(s.testCommand === undefined ? {} : { testCommand: s.testCommand }),
+    ...(s.maxTokens === undefined ? {} : { budget: { maxTokens: s.maxTokens } }),
+  };
+  return { goal: meta.goal, session: { script: file, flags }, expect: meta.expect };
+}
+
+/** `acia replay` in-process: true when the recorded run replays to the same decisions. */
+export async function replaysIdentically(repo: string, runId: string): Promise<boolean> {
+  return (await replayCommand(repo, runId, false)) === 0;
+}
