@@ -3,7 +3,7 @@
 // built CLI; the CLI paths they also crossed (exec, resume --answer, demo) keep their own e2e tests.
 import { describe, expect, it } from 'vitest';
 import { testsPassOn } from '../e2e/helpers.js';
-import { lastCompleted, ofType, runsTests, savedPlanSet, teamRig, writes } from './team-rig.js';
+import { lastCompleted, ofType, runsTests, savedPlanSet, scenario, teamRig, writes } from './team-rig.js';
 
 describe('compensation edges (was tests/e2e/outcome.test.ts)', () => {
   it("a task.post denial follows the plan's compensation edge (a task that runs), with no human, and the run fails by its verdict", async () => {
@@ -76,5 +76,40 @@ describe('QA in the middle of a plan (was tests/e2e/outcome.test.ts)', () => {
     expect(ofType(entries, 'TASK_COMPLETED')).toEqual([]);
     expect(ofType(entries, 'ESCALATION_REQUESTED')).toEqual([expect.objectContaining({ reason: 'fixes_exhausted', taskId: 'v' })]);
     expect(lastCompleted(entries).reason).toBe('awaiting_human');
+  });
+});
+
+describe('answers to an escalation, across sessions', () => {
+  // The escalate demo's script and settings: the fix never works, so the run asks a human.
+  async function escalated() {
+    const rig = teamRig();
+    const s = scenario('escalate', rig.dir);
+    const first = await rig.start({ goal: s.goal }, s.session);
+    expect(first.exitCode, first.result.message).toBe(3);
+    expect(ofType(first.entries, 'ESCALATION_REQUESTED')).toEqual([expect.objectContaining({ reason: 'fixes_exhausted', options: ['guidance', 'retry', 'skip', 'abort'] })]);
+    return { rig, s, runId: first.result.runId };
+  }
+
+  it('skip ends the run, and not as a success: the skipped verification and the failing tests are the reasons (was tests/e2e/checkpoint.test.ts)', async () => {
+    const { rig, s, runId } = await escalated();
+    const { exitCode, entries } = await rig.resume(runId, 'skip', s.session);
+    // The outcome rule: a needed task a human skipped, on a head whose tests fail, is no success.
+    expect(exitCode).toBe(1);
+    expect(ofType(entries, 'HUMAN_RESPONSE')[0]).toMatchObject({ action: 'skip' });
+    expect(ofType(entries, 'TASK_ADDED').some((d) => (d.task as { id: string }).id === 't2-fix2')).toBe(false);
+    expect(entries.at(-1)!.data).toMatchObject({ reason: 'verification_failed', message: expect.stringContaining('was skipped by a human') as string });
+    expect((entries.at(-1)!.data as { message: string }).message).toContain('the tests fail on the final run-branch head');
+  });
+
+  it('refuses an answer the question does not take, recording nothing; abort then ends the run for good', async () => {
+    const { rig, s, runId } = await escalated();
+    const recorded = rig.entries(runId).length;
+    await expect(rig.resume(runId, 'approve', s.session)).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('does not take "approve"') as unknown });
+    expect(rig.entries(runId)).toHaveLength(recorded);
+    const aborted = await rig.resume(runId, 'abort', s.session);
+    expect(aborted.exitCode).toBe(130);
+    expect(lastCompleted(aborted.entries).reason).toBe('aborted');
+    expect(aborted.result.resumeCommand).toBeUndefined();
+    await expect(rig.resume(runId, undefined, s.session)).rejects.toMatchObject({ code: 'RUN_FINISHED' });
   });
 });

@@ -54,6 +54,8 @@ export interface TeamRig {
   dir: string;
   start(opts: Omit<StartOptions, 'dir'>, session: Session): Promise<Outcome>;
   resume(runId: string, answer: string | undefined, session: Session): Promise<Outcome>;
+  /** The run's entries as recorded so far. */
+  entries(runId: string): readonly LedgerEntry[];
 }
 
 export interface RigOptions {
@@ -118,6 +120,7 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
       const warnings: string[] = [];
       return outcome(await resumeRun(await depsFor(session, warnings), { dir: repo, runId, ...(answer === undefined ? {} : { answer }) }), warnings);
     },
+    entries: (runId) => [...entriesOf(runId)],
   };
 }
 
