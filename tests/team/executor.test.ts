@@ -113,3 +113,29 @@ describe('answers to an escalation, across sessions', () => {
     await expect(rig.resume(runId, undefined, s.session)).rejects.toMatchObject({ code: 'RUN_FINISHED' });
   });
 });
+
+describe('an interrupted run, resumed', () => {
+  // Regression (was tests/e2e/cli-interrupt.test.ts): interrupted tasks beyond the free slots used to be
+  // marked restarted but never launched. The CLI's own Ctrl-C path keeps its e2e test there.
+  it('resume with fewer parallel slots than interrupted tasks still runs every task', async () => {
+    const rig = teamRig();
+    const s = scenario('parallel', rig.dir);
+    let started = 0;
+    const abortWhen = (e: { type: string; data: unknown }) => e.type === 'TASK_STARTED' && (e.data as { capability: string }).capability === 'dev.implement' && ++started === 4;
+    const first = await rig.start({ goal: s.goal }, { ...s.session, abortWhen });
+    expect(first.exitCode, first.result.message).toBe(130);
+    const runningAtStop = ofType(first.entries, 'TASK_STARTED').length - ofType(first.entries, 'TASK_COMPLETED').length - ofType(first.entries, 'TASK_FAILED').length;
+    expect(runningAtStop).toBeGreaterThan(2);
+    const resumed = await rig.resume(first.result.runId, undefined, { ...s.session, flags: { ...s.session.flags, parallel: 2 } });
+    expect(resumed.exitCode, resumed.result.message).toBe(0);
+    const status: Record<string, string> = {};
+    for (const e of resumed.entries) {
+      const d = e.data as { taskId?: string };
+      if (d.taskId === undefined) continue;
+      if (e.type === 'TASK_STARTED') status[d.taskId] = 'running';
+      if (e.type === 'TASK_COMPLETED') status[d.taskId] = 'completed';
+      if (e.type === 'TASK_FAILED') status[d.taskId] = 'failed';
+    }
+    expect(status).toEqual({ t1: 'completed', t2: 'completed', t3: 'completed', t4: 'completed', t5: 'completed' });
+  });
+});

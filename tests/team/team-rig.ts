@@ -40,6 +40,8 @@ export interface Session {
   script: unknown[] | string;
   /** Config flags for this session, over the rig's: { parallel, maxIterations, testCommand, budget, ... }. */
   flags?: Record<string, unknown>;
+  /** Interrupts the session (as Ctrl-C does: stop after the current step) once this entry is recorded. */
+  abortWhen?: (entry: LedgerEntry) => boolean;
 }
 
 export interface Outcome {
@@ -87,7 +89,15 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
     }
     const { config } = loadConfig({ repo, env: {}, userFile: null, flags: { model: `scripted:${file}`, sandbox: 'off', testCommand: TEST_CMD, ...session.flags } });
     const deps = await buildDeps({ repo, config, env: process.env, escalator: noHuman, warn: (m) => warnings.push(m) });
-    const quick = { ...deps, sleep: () => Promise.resolve() };
+    const quick: TeamDeps = { ...deps, sleep: () => Promise.resolve() };
+    const abortWhen = session.abortWhen;
+    if (abortWhen) {
+      const interrupt = new AbortController();
+      quick.signal = interrupt.signal;
+      quick.onEvent = (ev) => {
+        if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
+      };
+    }
     if (opts.ledger === 'file') return quick;
     // No file ledger: nothing on disk to anchor, bundle or render a wiki from.
     const { anchor: _anchor, writeBundle: _bundle, ...rest } = quick;
