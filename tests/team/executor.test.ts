@@ -2,6 +2,8 @@
 // merges, policy and test runs, the scripted model, an in-memory ledger. These were e2e tests through the
 // built CLI; the CLI paths they also crossed (exec, resume --answer, demo) keep their own e2e tests.
 import { describe, expect, it } from 'vitest';
+import { readAnchor } from '../../src/core/ledger/anchor.js';
+import { verifyRun } from '../../src/core/ledger/verify.js';
 import { testsPassOn } from '../e2e/helpers.js';
 import { lastCompleted, ofType, runsTests, savedPlanSet, scenario, teamRig, writes } from './team-rig.js';
 
@@ -137,5 +139,49 @@ describe('an interrupted run, resumed', () => {
       if (e.type === 'TASK_FAILED') status[d.taskId] = 'failed';
     }
     expect(status).toEqual({ t1: 'completed', t2: 'completed', t3: 'completed', t4: 'completed', t5: 'completed' });
+  });
+});
+
+describe('human.approve in a saved plan (was tests/e2e/human-approve.test.ts)', () => {
+  const code = `export function titleCase(text) {\n  return text.replace(/[A-Za-z]+/g, (w) => w[0].toUpperCase() + w.slice(1).toLowerCase());\n}\n`;
+  const test = `import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { titleCase } from '../src/title-case.js';\ntest('t', () => assert.equal(titleCase('a b'), 'A B'));\n`;
+  const script = [
+    { caller: 'dev:impl', toolCalls: [{ name: 'write_file', input: { path: 'src/title-case.js', content: code } }, { name: 'write_file', input: { path: 'test/title-case.test.js', content: test } }] },
+    { caller: 'dev:impl', toolCalls: [{ name: 'return_result', input: { summary: 'Added titleCase.' } }] },
+    ...runsTests('qa:check'),
+  ];
+
+  it('waits for the human without one to ask, then follows the guard over the answer', async () => {
+    const rig = teamRig({ ledger: 'file' });
+    const planSet = savedPlanSet(
+      [
+        { id: 'ok', capability: 'human.approve', input: { question: 'Add titleCase to the public API?' } },
+        { id: 'impl', capability: 'dev.implement', input: { instructions: 'Add titleCase in src/title-case.js with a test.' } },
+        { id: 'check', capability: 'qa.verify', input: {} },
+      ],
+      [
+        { from: 'ok', to: 'impl', guard: '$ok.approved == true' },
+        { from: 'impl', to: 'check' },
+      ],
+    );
+    const first = await rig.start({ goal: 'execute the saved plan', planSet, rebindContext: true }, { script });
+    expect(first.exitCode, first.result.message).toBe(3);
+    expect(ofType(first.entries, 'ESCALATION_REQUESTED')[0]).toMatchObject({ reason: 'human_approve', taskId: 'ok', message: 'Add titleCase to the public API?' });
+    // no dev work happened before the answer
+    expect(first.entries.some((e) => e.actor === 'dev:impl')).toBe(false);
+
+    const second = await rig.resume(first.result.runId, 'approve', { script });
+    expect(second.exitCode, second.result.message).toBe(0);
+    expect(ofType(second.entries, 'HUMAN_RESPONSE')[0]).toMatchObject({ action: 'approve' });
+    expect(ofType(second.entries, 'BRANCH_TAKEN')[0]).toMatchObject({ from: 'ok', to: 'impl', value: true });
+    expect(ofType(second.entries, 'PLAN_SELECTED')[0]).toMatchObject({ method: 'human' });
+    expect(testsPassOn(rig.repo, second.result.runBranch)).toBe(true);
+    // as `acia verify` checks it: the chain, the blobs and this user's anchor
+    const runId = second.result.runId;
+    const anchor = readAnchor(process.env, second.result.runDir, runId);
+    expect(anchor).not.toBeNull();
+    const report = await verifyRun(second.result.runDir, { runId, anchor });
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
   });
 });
