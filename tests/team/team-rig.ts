@@ -11,7 +11,7 @@ import { defaultCapabilityMap } from '../../src/core/acm/capabilities.js';
 import { validatePlanSet } from '../../src/core/acm/validate-plan.js';
 import { loadConfig } from '../../src/core/config/load.js';
 import { MemoryLedger } from '../../src/core/ledger/memory-ledger.js';
-import { buildDeps } from '../../src/cli/build-deps.js';
+import { buildDeps } from '../../src/app/build-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
 import { noHuman, type TeamDeps } from '../../src/team/deps.js';
