@@ -121,70 +121,83 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
   };
   const { runnerFor, mode } = chooseRunner(o);
   const mcp = mcpHub(o, mode);
+  const base = staticDeps(o.config, o.warn);
   return {
-    ...staticDeps(o.config, o.warn),
-    ...(mcp ? { mcp } : {}),
-    llm: client,
-    model,
-    modelSpec: o.config.model,
-    clock: systemClock,
-    ids: randomIds,
-    runnerFor,
-    fs: nodeFs,
-    openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
-    escalator: o.escalator,
-    readMemory: async (repo) => {
-      // An untouched template says nothing about the project; leaving it out keeps the Context Packet the
-      // same before and after the first run creates the pages, so a plan saved then still matches.
-      const pages = await readMemory(repo);
-      const kept: { page: string; content: string }[] = [];
-      for (const p of pages) if (p.content !== (await memoryTemplate(p.page).catch(() => null))) kept.push({ page: p.page, content: p.content });
-      return kept;
+    config: o.config,
+    model: {
+      ...base.model,
+      client,
+      id: model,
+      spec: o.config.model,
+      endpoint: o.anthropic
+        ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
+        : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
     },
-    memoryPages: { read: readMemoryPage, write: writeMemoryPage },
-    renderWiki: async (repo) => {
-      await renderWiki(repo);
+    tools: { ...base.tools, runnerFor, fs: nodeFs, ...(mcp ? { mcp } : {}) },
+    store: {
+      openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
+      readMemory: async (repo) => {
+        // An untouched template says nothing about the project; leaving it out keeps the Context Packet the
+        // same before and after the first run creates the pages, so a plan saved then still matches.
+        const pages = await readMemory(repo);
+        const kept: { page: string; content: string }[] = [];
+        for (const p of pages) if (p.content !== (await memoryTemplate(p.page).catch(() => null))) kept.push({ page: p.page, content: p.content });
+        return kept;
+      },
+      memoryPages: { read: readMemoryPage, write: writeMemoryPage },
+      renderWiki: async (repo) => {
+        await renderWiki(repo);
+      },
+      writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
+      writeBundle: async (repo, runId, manifest) => {
+        await buildBundle(repo, runId, undefined, { runManifest: manifest });
+      },
+      anchor: {
+        write: (runDir, runId, head, status) => Promise.resolve(writeAnchor(o.env, runDir, runId, head, status, systemClock.now())),
+        check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
+      },
     },
-    writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
-    writeBundle: async (repo, runId, manifest) => {
-      await buildBundle(repo, runId, undefined, { runManifest: manifest });
+    governance: { ...base.governance, escalator: o.escalator },
+    runtime: {
+      ...base.runtime,
+      clock: systemClock,
+      ids: randomIds,
+      ...(o.onEvent ? { onEvent: o.onEvent } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
     },
-    anchor: {
-      write: (runDir, runId, head, status) => Promise.resolve(writeAnchor(o.env, runDir, runId, head, status, systemClock.now())),
-      check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
-    },
-    modelEndpoint: o.anthropic
-      ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
-      : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
-    ...(o.onEvent ? { onEvent: o.onEvent } : {}),
-    ...(o.signal ? { signal: o.signal } : {}),
   };
 }
 
 /** The parts that do not touch the outside world; replay uses them as they are. */
 export function staticDeps(config: Config, warn: (m: string) => void) {
-  // devTools holds every tool; each agent definition picks its own subset by name.
+  // The built-in tools; each agent definition picks its own subset by name.
   // run_setup is for the team (config `setup`); no agent definition names it.
-  const tools: readonly Tool[] = [...devTools, runSetup];
+  const builtin: readonly Tool[] = [...devTools, runSetup];
   return {
     config,
-    tools,
-    toSpec: (t: Tool) => ({ name: t.name, description: t.description, inputSchema: t.descriptor.inputSchema }),
-    callTool,
-    policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: 40 }),
-    evalGuard: (src: string, scope: Parameters<typeof evaluateGuard>[1]) => evaluateGuard(parseGuard(src), scope),
-    capabilityMap: defaultCapabilityMap,
-    validatePlanSet: (planSet: unknown) => {
-      const r = validatePlanSet(planSet, defaultCapabilityMap);
-      return r.errors.map((p) => ({ path: p.path, message: p.message }));
+    tools: {
+      builtin,
+      toSpec: (t: Tool) => ({ name: t.name, description: t.description, inputSchema: t.descriptor.inputSchema }),
+      call: callTool,
     },
-    costUsd: (model: string, usage: Parameters<typeof costUsd>[1]) => costUsd(model, usage, { overrides: config.prices, warn }),
-    // A call is budgeted at its estimated input plus a full max_tokens reply, so a hard limit is never passed.
-    estimate: (model: string, request: LlmRequest) => ({
-      usd: estimateCallCost(model, request, config.maxTokensPerCall, { overrides: config.prices, warn: () => undefined }),
-      tokens: estimateRequestTokens(request) + config.maxTokensPerCall,
-    }),
-    aciaVersion: readVersion(),
+    governance: {
+      policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: 40 }),
+      evalGuard: (src: string, scope: Parameters<typeof evaluateGuard>[1]) => evaluateGuard(parseGuard(src), scope),
+      capabilityMap: defaultCapabilityMap,
+      validatePlanSet: (planSet: unknown) => {
+        const r = validatePlanSet(planSet, defaultCapabilityMap);
+        return r.errors.map((p) => ({ path: p.path, message: p.message }));
+      },
+    },
+    model: {
+      costUsd: (model: string, usage: Parameters<typeof costUsd>[1]) => costUsd(model, usage, { overrides: config.prices, warn }),
+      // A call is budgeted at its estimated input plus a full max_tokens reply, so a hard limit is never passed.
+      estimate: (model: string, request: LlmRequest) => ({
+        usd: estimateCallCost(model, request, config.maxTokensPerCall, { overrides: config.prices, warn: () => undefined }),
+        tokens: estimateRequestTokens(request) + config.maxTokensPerCall,
+      }),
+    },
+    runtime: { aciaVersion: readVersion() },
   };
 }
 

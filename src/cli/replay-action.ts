@@ -2,8 +2,7 @@
 import { forTerminal } from '../core/text/terminal.js';
 import * as nodeFs from 'node:fs';
 import { loadConfig } from '../core/config/load.js';
-import { randomIds, type Clock } from '../core/acm/ids.js';
-import { readMemory } from '../core/wiki/memory.js';
+import type { Clock } from '../core/acm/ids.js';
 import { replayRun } from '../team/replay.js';
 import type { CommandRunner } from '../core/tools/types.js';
 import { AciaError } from '../core/errors.js';
@@ -37,16 +36,10 @@ export async function replayCommand(dir: string, target: string, json: boolean):
   const { config } = bundle ? { config: ConfigSchema.parse({}) } : loadConfig({ repo, env: process.env, flags: {} });
   const frozen: Clock = { now: () => new Date(entries[0]?.ts ?? 0) };
   const report = await replayRun(
-    {
-      ...staticDeps(config, () => undefined),
-      model: '',
-      modelSpec: '',
-      clock: frozen,
-      ids: randomIds,
-      runnerFor: () => refuseRunner,
-      fs: nodeFs,
-      readMemory: async (r) => (await readMemory(r)).map((p) => ({ page: p.page, content: p.content })),
-    },
+    (() => {
+      const s = staticDeps(config, () => undefined);
+      return { ...s, tools: { ...s.tools, runnerFor: () => refuseRunner, fs: nodeFs }, runtime: { ...s.runtime, clock: frozen } };
+    })(),
     repo,
     runId,
     entries,

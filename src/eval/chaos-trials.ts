@@ -69,7 +69,7 @@ export async function runChaosTrial(o: ChaosTrialOptions): Promise<ChaosTrial> {
   const scripted = new ScriptedClient(script, { sleep: noSleep });
   const chaos = new ChaosClient(scripted, { seed: o.seed, rate: o.rate }, { sleep: noSleep });
   const base = await o.makeDeps(repo, { testCommand, parallel: scenario.settings.parallel, maxIterations: scenario.settings.maxIterations });
-  const deps: TeamDeps = { ...base, llm: chaos, sleep: noSleep };
+  const deps: TeamDeps = { ...base, model: { ...base.model, client: chaos }, runtime: { ...base.runtime, sleep: noSleep } };
   let reason: ChaosTrial['reason'];
   let message: string;
   let branch: string | null = null;
@@ -86,7 +86,7 @@ export async function runChaosTrial(o: ChaosTrialOptions): Promise<ChaosTrial> {
   if (branch !== null && (await git.branchExists(repo, branch))) {
     const tree = join(o.workDir, 'check');
     await git.run(repo, ['worktree', 'add', '-q', '--detach', '--force', tree, branch]);
-    const r = await deps.runnerFor(tree).run(testCommand, { cwd: tree, timeoutMs: 120_000 });
+    const r = await deps.tools.runnerFor(tree).run(testCommand, { cwd: tree, timeoutMs: 120_000 });
     branchTestsPass = r.exitCode === 0;
     await git.run(repo, ['worktree', 'remove', '--force', tree], { allowFail: true });
   }

@@ -143,7 +143,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
   const common = { instance_id: inst.instance_id, model_name_or_path: o.modelName };
 
   for (const cmd of inst.setup) {
-    const r = await deps.runnerFor(repo).run(cmd, { cwd: repo, timeoutMs: o.gradeTimeoutMs, ...(o.signal ? { signal: o.signal } : {}) });
+    const r = await deps.tools.runnerFor(repo).run(cmd, { cwd: repo, timeoutMs: o.gradeTimeoutMs, ...(o.signal ? { signal: o.signal } : {}) });
     if (o.signal?.aborted) return null;
     if (r.exitCode !== 0) {
       return {
@@ -179,13 +179,13 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
     repo,
     commit,
     dir: join(work, 'grade'),
-    runnerFor: deps.runnerFor,
+    runnerFor: deps.tools.runnerFor,
     timeoutMs: o.gradeTimeoutMs,
     ...(o.signal ? { signal: o.signal } : {}),
   });
   if (o.signal?.aborted) return null;
   await recordGrade(deps, run, inst, grade);
-  await deps.renderWiki(repo).catch(() => undefined);
+  await deps.store.renderWiki(repo).catch(() => undefined);
   return {
     ...common,
     model_patch: patch,
@@ -210,7 +210,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
 /** EVAL_GRADED goes after RUN_COMPLETED; the manifest's anchor (and the user's) moves to it so the chain still verifies. */
 async function recordGrade(deps: TeamDeps, run: RunResult, inst: LoadedInstance, grade: Grade): Promise<void> {
   if (!existsSync(join(run.runDir, 'ledger.jsonl'))) throw new AciaError('INTERNAL', `run ${run.runId} left no ledger to record its grade in`);
-  const ledger = await deps.openLedger(run.runDir, run.runId, { create: false });
+  const ledger = await deps.store.openLedger(run.runDir, run.runId, { create: false });
   try {
     const outputRef = await ledger.putBlob(grade.output);
     const testPatchRef = inst.test_patch === '' ? null : await ledger.putBlob(inst.test_patch);
@@ -235,8 +235,8 @@ async function recordGrade(deps: TeamDeps, run: RunResult, inst: LoadedInstance,
   const manifest = await readManifest(run.runDir);
   const head = ledger.head();
   if (manifest && head) {
-    await writeManifest(run.runDir, { ...manifest, head, updatedAt: deps.clock.now().toISOString() });
+    await writeManifest(run.runDir, { ...manifest, head, updatedAt: deps.runtime.clock.now().toISOString() });
     // The anchor outside the checkout moves with it, or verify would see entries past the end.
-    if (deps.anchor) await deps.anchor.write(run.runDir, run.runId, head, manifest.status);
+    if (deps.store.anchor) await deps.store.anchor.write(run.runDir, run.runId, head, manifest.status);
   }
 }

@@ -26,16 +26,16 @@ export async function jobDeps(
 ): Promise<JobDeps> {
   const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: o.settings }).config;
   const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
-  deps.ids = { runId: () => asRunId(o.runId) };
-  deps.workerName = o.worker;
-  deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
+  deps.runtime.ids = { runId: () => asRunId(o.runId) };
+  deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
   // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
-  delete deps.writeBundle;
+  delete deps.store.writeBundle;
   // One budget for the whole run across the fleet: the orchestrator opens it (limits from the run's
   // settings, spent re-derived from its ledger); a task worker reserves against the same rows.
-  deps.budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
+  const budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
+  deps.fleet = { ...deps.fleet, workerName: o.worker, budgetGate };
   let made: FleetWorkspace | undefined;
-  deps.workspace = (repo, runId) => {
+  deps.store.workspace = (repo, runId) => {
     made = new FleetWorkspace(git, repo, runId, {
       checkFence: () => checkFence(fleet.db, runId, o.fence, false),
       withRunLock: (fn) => withRunLock(fleet, runId, fn),

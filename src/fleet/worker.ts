@@ -112,9 +112,9 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
     const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir });
     const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log });
     const { deps } = run;
-    deps.dispatchTask = taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }, () => run);
-    const local = deps.writeManifest;
-    deps.writeManifest = async (d, manifest) => {
+    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }, () => run) };
+    const local = deps.store.writeManifest;
+    deps.store.writeManifest = async (d, manifest) => {
       await local(d, manifest);
       await setRunStatus(fleet.db, job.runId, { status: manifest.status, worker: o.name, cost_usd: manifest.costUsd }, epoch);
     };

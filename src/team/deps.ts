@@ -39,48 +39,41 @@ export const noHuman: Escalator = { ask: () => Promise.resolve(null) };
 
 export type TeamEvent = { kind: 'entry'; entry: LedgerEntry } | { kind: 'chunk'; chunk: StreamChunk };
 
-export interface TeamDeps {
-  llm: LlmClient;
+/** The model a run talks to, and how its calls are priced. */
+export interface ModelDeps {
+  client: LlmClient;
   /** Provider-local model id. */
-  model: string;
+  id: string;
   /** As the user wrote it, e.g. `anthropic:claude-sonnet-5-5`. */
-  modelSpec: string;
-  config: Config;
-  clock: Clock;
-  ids: IdSource;
-  /** The sandboxed command runner for one worktree (nothing outside `root` is writable). */
-  runnerFor: (root: string) => CommandRunner;
-  fs: typeof NodeFs;
-  tools: readonly Tool[];
-  /** MCP servers' tools for this run (absent: none); replay passes the recorded catalog. */
-  mcp?: McpToolSource;
-  toSpec: (tool: Tool) => LlmToolSpec;
-  callTool: CallTool;
-  openLedger: (runDir: string, runId: string, opts: { create: boolean }) => Promise<RunLedger>;
-  policy: PolicyEngine;
-  escalator: Escalator;
-  evalGuard: GuardEvaluator;
-  capabilityMap: CapabilityMap;
-  /** Problems with a plan set (schema, references, cycles...), empty when valid. */
-  validatePlanSet: (planSet: unknown) => { path: string; message: string }[];
+  spec: string;
   costUsd: (model: string, usage: Usage) => number | null;
   estimate: (model: string, request: LlmRequest) => { usd: number | null; tokens: number };
   /**
-   * The run's cost and token budget shared with other processes (a fleet run's, in its database). Absent:
-   * the budget is checked against this process's own fold of the ledger, as for a local run.
+   * The model endpoint and key external ACP agents' calls are forwarded to by the metering proxy
+   * (the agents themselves never see the key).
    */
-  budgetGate?: BudgetGate;
-  /** Stores the PlanSet's plans' capability map etc.; reads memory pages for the context packet. */
-  readMemory: (repo: string) => Promise<{ page: string; content: string }[]>;
-  /** The memory pages agents' lessons are appended to; replay passes one that serves the recorded pages. */
-  memoryPages: { read: (repo: string, page: string) => Promise<Buffer | null>; write: (repo: string, page: string, content: string) => Promise<void> };
-  /** Renders the wiki after a run stops; failures are reported, not fatal. */
-  renderWiki: (repo: string) => Promise<void>;
+  endpoint?: { baseURL: string; apiKey: string | undefined };
+}
+
+/** What agents act with: the built-in tools, MCP servers' tools, and the sandbox they run in. */
+export interface ToolDeps {
+  /** The sandboxed command runner for one worktree (nothing outside `root` is writable). */
+  runnerFor: (root: string) => CommandRunner;
+  fs: typeof NodeFs;
+  /** Every built-in tool; each agent definition picks its own subset by name. */
+  builtin: readonly Tool[];
+  /** MCP servers' tools for this run (absent: none); replay passes the recorded catalog. */
+  mcp?: McpToolSource;
+  toSpec: (tool: Tool) => LlmToolSpec;
+  call: CallTool;
+}
+
+/** Where a run's record lives: the ledger, manifest, bundle and anchor, the wiki, and the git side. */
+export interface StoreDeps {
+  openLedger: (runDir: string, runId: string, opts: { create: boolean }) => Promise<RunLedger>;
   writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;
   /** Writes the run's replay bundle; called when a session ends, before the manifest marks it finished. Replay passes none. */
   writeBundle?: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
-  /** Where the Context Packet is read from (default: the repository at the base commit); replay passes the recorded packet. */
-  repoReader?: (repo: string, commit: string) => RepoReader;
   /**
    * The run's head anchored outside the checkout (the user's state directory). `write` follows every
    * manifest write, and once before the first entry; `check` refuses to resume a run that is not anchored
@@ -92,11 +85,38 @@ export interface TeamDeps {
   };
   /** The git side of a run; replay passes one that serves recorded outcomes. */
   workspace?: (repo: string, runId: string) => RunWorkspace;
-  /**
-   * The model endpoint and key external ACP agents' calls are forwarded to by the metering proxy
-   * (the agents themselves never see the key).
-   */
-  modelEndpoint?: { baseURL: string; apiKey: string | undefined };
+  /** Where the Context Packet is read from (default: the repository at the base commit); replay passes the recorded packet. */
+  repoReader?: (repo: string, commit: string) => RepoReader;
+  /** Reads memory pages for the context packet. */
+  readMemory: (repo: string) => Promise<{ page: string; content: string }[]>;
+  /** The memory pages agents' lessons are appended to; replay passes one that serves the recorded pages. */
+  memoryPages: { read: (repo: string, page: string) => Promise<Buffer | null>; write: (repo: string, page: string, content: string) => Promise<void> };
+  /** Renders the wiki after a run stops; failures are reported, not fatal. */
+  renderWiki: (repo: string) => Promise<void>;
+}
+
+/** Who decides: policy, the human, guards, and what a valid plan is. */
+export interface GovernanceDeps {
+  policy: PolicyEngine;
+  escalator: Escalator;
+  evalGuard: GuardEvaluator;
+  capabilityMap: CapabilityMap;
+  /** Problems with a plan set (schema, references, cycles...), empty when valid. */
+  validatePlanSet: (planSet: unknown) => { path: string; message: string }[];
+}
+
+/** Time, ids, cancellation and progress: what tests and replay fix to make a run deterministic. */
+export interface RuntimeDeps {
+  clock: Clock;
+  ids: IdSource;
+  sleep?: (ms: number) => Promise<void>;
+  signal?: AbortSignal;
+  onEvent?: (event: TeamEvent) => void;
+  aciaVersion: string;
+}
+
+/** How a run shares work and money with other processes (a fleet); a local run has none of it. */
+export interface FleetDeps {
   /**
    * Runs a dev task somewhere else (a fleet worker) and returns its outcome once the task's entries are
    * in this run's ledger and its merge is on the run branch; absent, dev tasks run in this process.
@@ -104,9 +124,20 @@ export interface TeamDeps {
   dispatchTask?: (ctx: RunContext, taskId: string) => Promise<TaskOutcome>;
   /** This process's name in the fleet, recorded on each task attempt it runs. */
   workerName?: string;
-  onEvent?: (event: TeamEvent) => void;
-  sleep?: (ms: number) => Promise<void>;
-  signal?: AbortSignal;
-  aciaVersion: string;
+  /**
+   * The run's cost and token budget shared with other processes (a fleet run's, in its database). Absent:
+   * the budget is checked against this process's own fold of the ledger, as for a local run.
+   */
+  budgetGate?: BudgetGate;
 }
 
+/** Everything a run needs from outside the team, in five cohesive parts plus the resolved config (and, in a fleet, a sixth). */
+export interface TeamDeps {
+  config: Config;
+  model: ModelDeps;
+  tools: ToolDeps;
+  store: StoreDeps;
+  governance: GovernanceDeps;
+  runtime: RuntimeDeps;
+  fleet?: FleetDeps;
+}

@@ -45,7 +45,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
       await Promise.allSettled(running.values());
       return { kind: 'aborted', message: 'aborted by the human' };
     }
-    if (ctx.deps.signal?.aborted) {
+    if (ctx.deps.runtime.signal?.aborted) {
       await Promise.allSettled(running.values());
       return { kind: 'aborted', message: 'interrupted' };
     }
@@ -115,7 +115,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
 async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
   const t = ctx.state.tasks.get(id)!;
   const cap = t.spec.capability;
-  if (cap.startsWith('dev.')) return ctx.deps.dispatchTask ? ctx.deps.dispatchTask(ctx, id) : runDevTask(ctx, id);
+  if (cap.startsWith('dev.')) return ctx.deps.fleet?.dispatchTask ? ctx.deps.fleet?.dispatchTask(ctx, id) : runDevTask(ctx, id);
   if (cap.startsWith('qa.')) return runQaTask(ctx, id);
   if (cap === 'human.approve') {
     await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });
@@ -147,7 +147,7 @@ export async function escalate(ctx: RunContext, reason: EscalationReason, taskId
 
 async function askHuman(ctx: RunContext, seq: number): Promise<boolean> {
   const esc = ctx.state.escalations.find((e) => e.seq === seq)!;
-  const answer = await ctx.deps.escalator.ask({
+  const answer = await ctx.deps.governance.escalator.ask({
     runId: ctx.runId,
     reason: esc.reason,
     taskId: esc.taskId,
@@ -201,7 +201,7 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
     const scope = guardScope(ctx.state, ctx.facts, edge.from);
     let value = false;
     try {
-      value = ctx.deps.evalGuard(edge.guard!, scope);
+      value = ctx.deps.governance.evalGuard(edge.guard!, scope);
     } catch {
       value = false;
     }

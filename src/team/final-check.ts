@@ -8,13 +8,13 @@ import { runSetupCommand, toolContext } from './task-common.js';
 export const FINAL_CHECK_ID = '@final';
 
 export async function runFinalTests(ctx: RunContext): Promise<void> {
-  const runTests = ctx.deps.tools.find((t) => t.name === 'run_tests');
+  const runTests = ctx.deps.tools.builtin.find((t) => t.name === 'run_tests');
   // A fresh worktree at the run head: the tree tested is exactly the commit recorded.
   const wt = await ctx.workspace.prepareTask(FINAL_CHECK_ID, null);
   // The project's setup (installed dependencies, a build) as every task worktree gets it; a failing
   // setup shows in the test output, and the verdict is still the tests' exit code.
   await runSetupCommand(ctx, { id: FINAL_CHECK_ID, capability: 'qa.verify', input: {}, verification: [] }, 1, wt);
-  const result = runTests && ctx.testCommand !== null ? await ctx.deps.callTool(runTests, {}, toolContext(ctx, wt.path)) : null;
+  const result = runTests && ctx.testCommand !== null ? await ctx.deps.tools.call(runTests, {}, toolContext(ctx, wt.path)) : null;
   const data = result?.data ?? {};
   const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null;
   const outputRef = await ctx.rec.blob(

@@ -85,7 +85,7 @@ function runIsOver(ctx: RunContext, reason: TerminalReason): boolean {
  * unchanged, so replay knows which page the run compared against.
  */
 export async function applyLessons(ctx: RunContext, reason: TerminalReason): Promise<void> {
-  const pages = ctx.deps.memoryPages;
+  const pages = ctx.deps.store.memoryPages;
   const last = ctx.state.lastMemoryUpdate;
   if (last) {
     // The entry is durable; if the page still holds what it held before, the write never happened.

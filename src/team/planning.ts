@@ -14,7 +14,7 @@ export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: strin
 export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goal): Promise<void> {
   const given = ctx.state.started?.contextPacketRef;
   if (given !== undefined) return useGivenContext(ctx, given);
-  const memory = await ctx.deps.readMemory(ctx.repo);
+  const memory = await ctx.deps.store.readMemory(ctx.repo);
   const built = await buildContextPacket({
     goal,
     repo,
@@ -93,8 +93,8 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
   if (ctx.state.plan) return { kind: 'planned' };
   const goal = ctx.state.started!.goal;
   const contextRef = ctx.state.contextRef!;
-  const capVersion = ctx.deps.capabilityMap.version;
-  const capabilities = ctx.deps.capabilityMap.capabilities
+  const capVersion = ctx.deps.governance.capabilityMap.version;
+  const capabilities = ctx.deps.governance.capabilityMap.capabilities
     .map((c) => `- ${c.name} (${c.actor}): ${c.description}`)
     .join('\n') + mcpCapabilities(ctx);
   let attempt = ctx.state.planAttempts;
@@ -112,7 +112,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     check: async (out) => {
       attempt++;
       const planSet = toPlanSet(out, goal, contextRef, capVersion);
-      const problems = [...ctx.deps.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
+      const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
       await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
       if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
@@ -169,7 +169,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     contextRef,
     plans: saved.plans.map((p) => ({ ...p, goalId: goal.id, contextRef })),
   };
-  const problems = [...ctx.deps.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
+  const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
   await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
@@ -188,7 +188,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
 
 /** The run's MCP tools as the PM sees them in its capability list: what a dev or qa task may be told to use. */
 function mcpCapabilities(ctx: RunContext): string {
-  const mcp = ctx.deps.mcp;
+  const mcp = ctx.deps.tools.mcp;
   if (!mcp) return '';
   const roles = new Map<string, { description: string; roles: string[] }>();
   for (const role of ['dev', 'qa'] as const) {
@@ -211,7 +211,7 @@ function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: string; mes
       const tools = (task.input as { tools?: unknown }).tools;
       if (!Array.isArray(tools)) return;
       const role = task.capability.startsWith('qa.') ? 'qa' : 'dev';
-      const have = new Set((ctx.deps.mcp?.toolsFor(role) ?? []).map((x) => x.name));
+      const have = new Set((ctx.deps.tools.mcp?.toolsFor(role) ?? []).map((x) => x.name));
       tools.forEach((name, i) => {
         if (typeof name === 'string' && !have.has(name)) {
           out.push({ path: `$.plans[${p}].tasks[${t}].input.tools[${i}]`, message: `${name} is not an MCP tool a ${role} agent has in this run${have.size > 0 ? ` (it has: ${[...have].slice(0, 8).join(', ')}${have.size > 8 ? ', ...' : ''})` : ' (no MCP servers are configured)'}` });

@@ -20,12 +20,12 @@ export interface RemoteTaskOptions {
 }
 
 export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise<TaskOutcome> {
-  const git = new Git(deps.clock);
+  const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, o.dir);
   // The clone is of a repository anyone may have pushed to: the same checks as a resumed run.
   await guardAciaState(git, repo);
   const runDir = ensureAciaDir(repo, 'runs', o.runId);
-  const ledger = await deps.openLedger(runDir, o.runId, { create: false });
+  const ledger = await deps.store.openLedger(runDir, o.runId, { create: false });
   const state = foldRun(ledger.entries());
   const ctx = makeContext(deps, repo, o.runId, runDir, ledger, state, git);
   try {
@@ -40,10 +40,10 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     ctx.testCommand ??= await detectTestCommandInGit(reader);
     // Reads back the recorded packet's facts and test command; records nothing once planned.
     await ensureContext(ctx, reader, started.goal);
-    if (deps.mcp) await deps.mcp.open(ctx.workspace.runWorktree);
+    if (deps.tools.mcp) await deps.tools.mcp.open(ctx.workspace.runWorktree);
     return await runDevTask(ctx, o.taskId);
   } finally {
-    await deps.mcp?.close();
+    await deps.tools.mcp?.close();
     await ledger.close();
   }
 }

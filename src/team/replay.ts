@@ -13,7 +13,7 @@ import type { EventDataOf } from '../core/ledger/events.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
 import { McpCatalog } from '../core/tools/mcp/catalog.js';
 import { RecordedMcp } from '../core/tools/mcp/recorded.js';
-import type { TeamDeps } from './deps.js';
+import type { GovernanceDeps, ModelDeps, RuntimeDeps, StoreDeps, TeamDeps, ToolDeps } from './deps.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { rerunRecorded } from './team.js';
 
@@ -39,12 +39,21 @@ export interface ReplayReport {
 // EVAL_GRADED is the eval harness's grade, appended after the run: no decision of the team to replay.
 const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED']);
 
+/** What a replay takes from outside: the static parts of a run's deps; the rest is served from the recording. */
+export interface ReplayBase {
+  config: TeamDeps['config'];
+  model: Pick<ModelDeps, 'costUsd' | 'estimate'>;
+  tools: Omit<ToolDeps, 'call' | 'mcp'>;
+  governance: Omit<GovernanceDeps, 'escalator'>;
+  runtime: Pick<RuntimeDeps, 'clock' | 'aciaVersion'>;
+}
+
 /**
  * Runs a recorded run again from its ledger with the recorded model responses and tool outcomes, into an
  * in-memory ledger, and reports where the new entries diverge from the recorded ones.
  */
 export async function replayRun(
-  base: Omit<TeamDeps, 'llm' | 'callTool' | 'escalator' | 'openLedger' | 'writeManifest' | 'renderWiki' | 'workspace' | 'memoryPages'>,
+  base: ReplayBase,
   repo: string,
   runId: string,
   recorded: readonly LedgerEntry[],
@@ -54,7 +63,7 @@ export async function replayRun(
   const getBlob = (ref: string) => readFile(join(runDir, 'blobs', ref.replace(/^sha256:/, '')));
   const started = recorded.find((e) => e.type === 'RUN_STARTED')?.data as EventDataOf<'RUN_STARTED'> | undefined;
   if (!started) throw new AciaError('LEDGER_CORRUPT', `run ${runId} has no RUN_STARTED entry`);
-  const ledger = new MemoryLedger(runId, base.clock, `replay:${runId}`, getBlob);
+  const ledger = new MemoryLedger(runId, base.runtime.clock, `replay:${runId}`, getBlob);
   const built = recorded.find((e) => e.type === 'CONTEXT_BUILT')?.data as EventDataOf<'CONTEXT_BUILT'> | undefined;
   const packet = built ? (JSON.parse((await getBlob(built.packetRef)).toString('utf8')) as ContextPacket) : null;
   // The model id the run sent, as recorded in its first request (a script names its own model).
@@ -63,7 +72,7 @@ export async function replayRun(
   // Memory pages as the run found them: before each recorded update, the page it replaced; otherwise
   // the page as the context packet captured it. Nothing is written.
   const memoryUpdates = recorded.filter((e) => e.type === 'MEMORY_UPDATED').map((e) => e.data as EventDataOf<'MEMORY_UPDATED'>);
-  const memoryPages: TeamDeps['memoryPages'] = {
+  const memoryPages: StoreDeps['memoryPages'] = {
     read: async (_repo, page) => {
       const i = memoryUpdates.findIndex((u) => u.page === page);
       if (i !== -1) {
@@ -81,10 +90,7 @@ export async function replayRun(
     if (e.type === 'MCP_TOOLS') catalogs.push(McpCatalog.parse(JSON.parse((await getBlob((e.data as EventDataOf<'MCP_TOOLS'>).catalogRef)).toString('utf8'))));
   }
   const mcpNames = catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)));
-  const { mcp: _live, ...baseWithoutMcp } = base;
   const deps: TeamDeps = {
-    ...baseWithoutMcp,
-    ...(catalogs.length > 0 ? { mcp: new RecordedMcp(catalogs) } : {}),
     config: {
       ...base.config,
       ...(typeof packet?.facts.testCommand === 'string' ? { testCommand: packet.facts.testCommand } : {}),
@@ -93,22 +99,34 @@ export async function replayRun(
       budget: started.settings.budget,
       ...(started.settings.memoryLessons === undefined ? {} : { memoryLessons: started.settings.memoryLessons }),
     },
-    ids: { runId: () => asRunId(runId) },
-    model: sentModel ?? modelIdOf(started.model),
-    modelSpec: started.model,
-    llm: new ReplayLlm(recorded, getBlob),
-    callTool: replayCallTool(recorded, new Set([...base.tools.map((t) => t.name), ...mcpNames]), getBlob),
-    escalator: replayEscalator(recorded),
-    openLedger: () => Promise.resolve(ledger),
-    writeManifest: () => Promise.resolve(),
-    renderWiki: () => Promise.resolve(),
-    memoryPages,
-    workspace: () => new ReplayWorkspace(recorded, repo, runId),
-    // The packet as recorded: the replay needs no repository when the packet can rebuild itself.
-    ...(packet && packetReader(packet) ? { repoReader: () => packetReader(packet)! } : {}),
-    sleep: () => Promise.resolve(),
-    // The memory the run saw, not what the wiki holds now.
-    readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
+    model: {
+      ...base.model,
+      id: sentModel ?? modelIdOf(started.model),
+      spec: started.model,
+      client: new ReplayLlm(recorded, getBlob),
+    },
+    tools: {
+      runnerFor: base.tools.runnerFor,
+      fs: base.tools.fs,
+      builtin: base.tools.builtin,
+      toSpec: base.tools.toSpec,
+      call: replayCallTool(recorded, new Set([...base.tools.builtin.map((t) => t.name), ...mcpNames]), getBlob),
+      // No live MCP server during a replay: the recorded catalogs.
+      ...(catalogs.length > 0 ? { mcp: new RecordedMcp(catalogs) } : {}),
+    },
+    store: {
+      openLedger: () => Promise.resolve(ledger),
+      writeManifest: () => Promise.resolve(),
+      renderWiki: () => Promise.resolve(),
+      memoryPages,
+      workspace: () => new ReplayWorkspace(recorded, repo, runId),
+      // The packet as recorded: the replay needs no repository when the packet can rebuild itself.
+      ...(packet && packetReader(packet) ? { repoReader: () => packetReader(packet)! } : {}),
+      // The memory the run saw, not what the wiki holds now.
+      readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
+    },
+    governance: { ...base.governance, escalator: replayEscalator(recorded) },
+    runtime: { clock: base.runtime.clock, aciaVersion: base.runtime.aciaVersion, ids: { runId: () => asRunId(runId) }, sleep: () => Promise.resolve() },
   };
   let failure: string | null = null;
   try {

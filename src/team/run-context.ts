@@ -45,13 +45,13 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
   let started = 0;
   // One agent session makes one call at a time: at most one reservation is held between the hooks.
   let held: BudgetReservation | null = null;
-  const gate = ctx.deps.budgetGate;
+  const gate = ctx.deps.fleet?.budgetGate;
   return {
     beforeModelCall: async (request: LlmRequest): Promise<void> => {
       const enforce = !ctx.state.budgetWaived;
-      const est = ctx.deps.estimate(ctx.deps.model, request);
+      const est = ctx.deps.model.estimate(ctx.deps.model.id, request);
       if (enforce) {
-        const minutes = (ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
+        const minutes = (ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
         // With a shared gate, cost and tokens are the gate's: this process's fold does not see the others' calls.
         const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
         const breach = checkBudget(limits, ctx.state, est, minutes);
@@ -65,7 +65,7 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
       started = ctx.rec.now();
     },
     afterModelCall: async (request: LlmRequest, response: LlmResponse): Promise<void> => {
-      const costUsd = ctx.deps.costUsd(ctx.deps.model, response.usage);
+      const costUsd = ctx.deps.model.costUsd(ctx.deps.model.id, response.usage);
       try {
         const requestHash = await ctx.rec.blob(canonicalJson(visibleRequest(request)));
         const responseRef = await ctx.rec.blob(canonicalJson(response));

@@ -26,8 +26,8 @@ export type TaskOutcome =
 export function toolContext(ctx: RunContext, root: string): ToolContext {
   return {
     root,
-    fs: ctx.deps.fs,
-    runner: ctx.deps.runnerFor(root),
+    fs: ctx.deps.tools.fs,
+    runner: ctx.deps.tools.runnerFor(root),
     ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
     ...(ctx.deps.config.setup === undefined ? {} : { setupCommand: ctx.deps.config.setup }),
     commandTimeoutS: ctx.deps.config.commandTimeoutS,
@@ -39,9 +39,9 @@ export function toolContext(ctx: RunContext, root: string): ToolContext {
 /** Tools stop at Ctrl-C and at the run's --max-minutes deadline: a command cannot outlive the budget. */
 function toolSignal(ctx: RunContext): { signal?: AbortSignal } {
   const maxMinutes = ctx.state.budgetWaived ? undefined : ctx.deps.config.budget.maxMinutes;
-  const signals = ctx.deps.signal ? [ctx.deps.signal] : [];
+  const signals = ctx.deps.runtime.signal ? [ctx.deps.runtime.signal] : [];
   if (maxMinutes !== undefined) {
-    const left = ctx.sessionStartMs + maxMinutes * 60_000 - ctx.deps.clock.now().getTime();
+    const left = ctx.sessionStartMs + maxMinutes * 60_000 - ctx.deps.runtime.clock.now().getTime();
     signals.push(AbortSignal.timeout(Math.max(0, Math.min(left, 2_147_483_647))));
   }
   if (signals.length === 0) return {};
@@ -49,12 +49,12 @@ function toolSignal(ctx: RunContext): { signal?: AbortSignal } {
 }
 
 export function toolsFor(ctx: RunContext, names: readonly string[]) {
-  return ctx.deps.tools.filter((t) => names.includes(t.name));
+  return ctx.deps.tools.builtin.filter((t) => names.includes(t.name));
 }
 
 /** A role's built-in tools by name, then the MCP tools its servers' settings give that role. */
 function agentTools(ctx: RunContext, def: AgentDefinition<unknown>) {
-  return [...toolsFor(ctx, def.tools), ...(ctx.deps.mcp?.toolsFor(def.role) ?? [])];
+  return [...toolsFor(ctx, def.tools), ...(ctx.deps.tools.mcp?.toolsFor(def.role) ?? [])];
 }
 
 /** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
@@ -90,10 +90,10 @@ export async function policyCheck(
       taskCount: plan?.tasks.length ?? 0,
     },
     run: { engine: 'acia', runId: ctx.runId },
-    metrics: { costUsd: ctx.state.costUsd, elapsedSec: Math.round((ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 1000) },
+    metrics: { costUsd: ctx.state.costUsd, elapsedSec: Math.round((ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 1000) },
     ...(filesChanged ? { filesChanged } : {}),
   };
-  const response = await ctx.deps.policy.evaluate(request);
+  const response = await ctx.deps.governance.policy.evaluate(request);
   await ctx.rec.record('policy', 'POLICY_DECISION', {
     hook,
     ...(spec ? { taskId: spec.id } : {}),
@@ -123,7 +123,7 @@ export async function startAttempt(
     branch: wt.branch,
     worktree: relative(ctx.repo, wt.path),
     baseCommit: wt.baseCommit,
-    ...(ctx.deps.workerName === undefined ? {} : { worker: ctx.deps.workerName }),
+    ...(ctx.deps.fleet?.workerName === undefined ? {} : { worker: ctx.deps.fleet?.workerName }),
   });
   const pre = await policyCheck(ctx, 'task.pre', spec);
   if (!pre.allow && !ctx.state.tasks.get(taskId)?.policyOverride) {
@@ -147,12 +147,12 @@ type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } 
  */
 export async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
   const command = ctx.deps.config.setup;
-  const tool = ctx.deps.tools.find((t) => t.name === 'run_setup');
+  const tool = ctx.deps.tools.builtin.find((t) => t.name === 'run_setup');
   if (command === undefined || tool === undefined) return { kind: 'none' };
   const toolUseId = `setup-${spec.id}-${attempt}`;
   await ctx.rec.record('team', 'TOOL_CALL', { taskId: spec.id, toolUseId, name: tool.name, input: { command } });
   const started = ctx.rec.now();
-  let result = await ctx.deps.callTool(tool, {}, toolContext(ctx, wt.path));
+  let result = await ctx.deps.tools.call(tool, {}, toolContext(ctx, wt.path));
   // Its outputs (dist/, a generated file the repository does not ignore) are no change of the task's.
   if (result.ok && ctx.workspace.keepOutOfCheckpoints) {
     const kept = await ctx.workspace.keepOutOfCheckpoints(wt);
@@ -206,7 +206,7 @@ export function maxAttempts(spec: TaskSpec): number {
 }
 
 export function sleep(ctx: RunContext, ms: number): Promise<void> {
-  if (ctx.deps.sleep) return ctx.deps.sleep(ms);
+  if (ctx.deps.runtime.sleep) return ctx.deps.runtime.sleep(ms);
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
@@ -238,15 +238,15 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
  * the caller may retry; stop errors propagate.
  */
 export async function runTaskAgent<O, V extends string = never>(ctx: RunContext, o: TaskAgentOptions<O, V>): Promise<AgentOutcome<O>> {
-  ctx.deps.mcp?.prewarm(o.root, o.def.role);
+  ctx.deps.tools.mcp?.prewarm(o.root, o.def.role);
   try {
     // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
     // once the worktree its tools act on exists.
     const toolCtx = o.waitForWorkspace ? ctx.workspaceReady.then(() => toolContext(ctx, o.root)) : Promise.resolve(toolContext(ctx, o.root));
     toolCtx.catch(() => undefined); // surfaces at the first tool call
     return await runAgent({
-      llm: ctx.deps.llm,
-      model: ctx.deps.model,
+      llm: ctx.deps.model.client,
+      model: ctx.deps.model.id,
       caller: o.actor,
       // Without declared variables `V` is never and the empty record is exactly the values wanted.
       system: renderPrompt<V>(o.def, o.promptValues ?? ({} as Record<V, string>)),
@@ -254,9 +254,9 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
       output: o.def.output,
       toolbox: makeToolbox({
         tools: agentTools(ctx, o.def as AgentDefinition<unknown>),
-        toSpec: ctx.deps.toSpec,
+        toSpec: ctx.deps.tools.toSpec,
         ctx: toolCtx,
-        callTool: ctx.deps.callTool,
+        callTool: ctx.deps.tools.call,
         recorder: ctx.rec,
         actor: o.actor,
         taskId: o.taskId,
@@ -267,8 +267,8 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
       runId: ctx.runId,
       ...(o.check ? { check: o.check } : {}),
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
-      ...(ctx.deps.signal ? { signal: ctx.deps.signal } : {}),
-      ...(ctx.deps.onEvent ? { onChunk: (chunk) => ctx.deps.onEvent?.({ kind: 'chunk', chunk }) } : {}),
+      ...(ctx.deps.runtime.signal ? { signal: ctx.deps.runtime.signal } : {}),
+      ...(ctx.deps.runtime.onEvent ? { onChunk: (chunk) => ctx.deps.runtime.onEvent?.({ kind: 'chunk', chunk }) } : {}),
       ...modelHooks(ctx, o.actor, o.taskId === 'plan' ? undefined : o.taskId),
     });
   } catch (e) {
@@ -276,7 +276,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
     return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
   } finally {
     // A finished session's MCP server instances stop now rather than at the end of a long run.
-    await ctx.deps.mcp?.release(o.root);
+    await ctx.deps.tools.mcp?.release(o.root);
   }
 }
 

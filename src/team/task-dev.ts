@@ -130,7 +130,7 @@ export async function runChecks(ctx: RunContext, taskId: string, checks: readonl
     for (const [id, t] of ctx.state.tasks) if (effectiveSource(ctx.state, id) === ctx.state.tasks.get(taskId) && t !== ctx.state.tasks.get(taskId)) scope.tasks[id] = output;
     let passed: boolean;
     try {
-      passed = ctx.deps.evalGuard(check, scope);
+      passed = ctx.deps.governance.evalGuard(check, scope);
     } catch {
       passed = false;
     }

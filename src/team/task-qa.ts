@@ -39,8 +39,8 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
   if (tests === null) {
     // No test run by the agent (or it claimed a result without one): the team runs the tests itself.
     source = 'team_run';
-    const runTests = ctx.deps.tools.find((t) => t.name === 'run_tests');
-    tests = runTests ? await ctx.deps.callTool(runTests, {}, tctx) : null;
+    const runTests = ctx.deps.tools.builtin.find((t) => t.name === 'run_tests');
+    tests = runTests ? await ctx.deps.tools.call(runTests, {}, tctx) : null;
   }
   const data = tests?.data ?? {};
   const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null;

@@ -74,19 +74,19 @@ export interface StartOptions {
  * @throws AciaError NOT_A_GIT_REPO / REPO_NO_COMMITS before anything is written.
  */
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
-  const git = new Git(deps.clock);
+  const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, opts.dir);
   const head = await requireCommit(git, repo);
   if (opts.includeUncommitted) await checkUntracked(git, repo, opts.forceUncommitted ?? false);
   const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
-  const now = deps.clock.now();
-  const runId = deps.ids.runId(now);
+  const now = deps.runtime.clock.now();
+  const runId = deps.runtime.ids.runId(now);
   await excludeAciaDir(git, repo);
   await guardAciaState(git, repo);
   const runDir = ensureAciaDir(repo, 'runs', runId);
   // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
-  if (deps.anchor) await deps.anchor.write(runDir, runId, null, 'running');
-  const ledger = await deps.openLedger(runDir, runId, { create: true });
+  if (deps.store.anchor) await deps.store.anchor.write(runDir, runId, null, 'running');
+  const ledger = await deps.store.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
@@ -101,9 +101,9 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     baseCommit: base,
     baseBranch: await git.currentBranch(repo),
     runBranch: ctx.workspace.runBranch,
-    model: deps.modelSpec,
+    model: deps.model.spec,
     settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget, memoryLessons: deps.config.memoryLessons },
-    aciaVersion: deps.aciaVersion,
+    aciaVersion: deps.runtime.aciaVersion,
     acmVersion: ACM_VERSION,
     ...(exec ? { exec } : {}),
     ...(opts.planOnly ? { planOnly: true } : {}),
@@ -122,7 +122,7 @@ async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): P
  * and deps that serve recorded responses), without touching the repository.
  */
 export async function rerunRecorded(deps: TeamDeps, repo: string, runId: string, ledger: RunLedger, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
-  const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState(), new Git(deps.clock));
+  const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState(), new Git(deps.runtime.clock));
   ctx.mode = await recordedMode(ledger, started);
   return beginRun(ctx, started);
 }
@@ -146,7 +146,7 @@ export interface ResumeOptions {
  * @throws AciaError RUN_NOT_FOUND when there is no such run or it never started.
  */
 export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<RunResult> {
-  const git = new Git(deps.clock);
+  const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, opts.dir);
   await guardAciaState(git, repo);
   const runId = opts.runId ?? (await latestResumableRun(repo));
@@ -156,8 +156,8 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   if (!exists) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
   checkRealDir(repo, runDir);
   for (const f of ['ledger.jsonl', 'manifest.json', 'blobs']) checkRegularOrMissing(join(runDir, f), f === 'blobs');
-  if (deps.anchor) await deps.anchor.check(runDir, runId);
-  const ledger = await deps.openLedger(runDir, runId, { create: false });
+  if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
+  const ledger = await deps.store.openLedger(runDir, runId, { create: false });
   const state = foldRun(ledger.entries());
   if (!state.started) {
     await ledger.close();
@@ -175,7 +175,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
       await ledger.close();
       await writeBundle(ctx, manifestOf(ctx, state.completed.reason));
       await saveManifest(ctx, state.completed.reason);
-      await deps.renderWiki(repo).catch(() => undefined);
+      await deps.store.renderWiki(repo).catch(() => undefined);
       return resultOf(ctx, state.completed.reason, `already finished: ${state.completed.message}`);
     }
     await ledger.close();
@@ -248,20 +248,20 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
 
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
 export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
-  const listener = deps.onEvent;
+  const listener = deps.runtime.onEvent;
   return {
     deps,
     repo,
     runId,
     runDir,
-    rec: new Recorder(ledger, state, deps.clock, listener ? (entry) => listener({ kind: 'entry', entry }) : undefined),
+    rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry }) : undefined),
     state,
-    workspace: deps.workspace ? deps.workspace(repo, runId) : new Workspace(git, repo, runId),
+    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId),
     workspaceReady: Promise.resolve(),
     instructions: [],
     facts: {},
     testCommand: deps.config.testCommand ?? null,
-    sessionStartMs: deps.clock.now().getTime(),
+    sessionStartMs: deps.runtime.clock.now().getTime(),
     mode: { planOnly: false, planSet: null, rebindContext: false },
   };
 }
@@ -274,7 +274,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   opening.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   ctx.workspaceReady = opening;
   try {
-    const reader = ctx.deps.repoReader ? ctx.deps.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.clock), ctx.repo, base);
+    const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base);
     ctx.testCommand ??= await detectTestCommandInGit(reader);
     await openMcp(ctx, opening);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
@@ -299,10 +299,10 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
 
 /** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
 async function openMcp(ctx: RunContext, opening: Promise<void>): Promise<void> {
-  if (!ctx.deps.mcp) return;
+  if (!ctx.deps.tools.mcp) return;
   // The servers serve the run worktree: only MCP runs wait for its checkout before the PM's call.
   await opening;
-  const catalog = await ctx.deps.mcp.open(ctx.workspace.runWorktree);
+  const catalog = await ctx.deps.tools.mcp.open(ctx.workspace.runWorktree);
   if (catalog.servers.length === 0) return;
   const catalogRef = await ctx.rec.blob(canonicalJson(catalog));
   const servers = catalog.servers.map((s) => ({ name: s.name, source: s.source, error: s.error, tools: s.tools.length }));
@@ -341,11 +341,11 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
       filesChanged,
       costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
       tokens: ctx.state.tokens,
-      durationMs: ctx.deps.clock.now().getTime() - ctx.sessionStartMs,
+      durationMs: ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs,
     });
   } finally {
     // Even when the ledger can no longer be written (a full disk), release its lock and file handle.
-    await ctx.deps.mcp?.close();
+    await ctx.deps.tools.mcp?.close();
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }
@@ -353,7 +353,7 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
   await writeBundle(ctx, manifest);
   await saveManifest(ctx, reason);
   try {
-    await ctx.deps.renderWiki(ctx.repo);
+    await ctx.deps.store.renderWiki(ctx.repo);
   } catch (e) {
     process.emitWarning(`wiki not rendered: ${errorMessage(e)}`);
   }
@@ -367,9 +367,9 @@ async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult
  * `acia bundle` can build it again.
  */
 async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<void> {
-  if (!ctx.deps.writeBundle) return;
+  if (!ctx.deps.store.writeBundle) return;
   try {
-    await ctx.deps.writeBundle(ctx.repo, ctx.runId, manifest);
+    await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest);
   } catch (e) {
     process.emitWarning(`replay bundle not written: ${errorMessage(e)}`);
   }
@@ -448,8 +448,8 @@ function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): 
 
 /** The manifest next to the ledger, then the anchor in the user's state directory. */
 async function saveManifest(ctx: RunContext, status: RunManifest['status']): Promise<void> {
-  await ctx.deps.writeManifest(ctx.runDir, manifestOf(ctx, status));
-  if (ctx.deps.anchor) await ctx.deps.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
+  await ctx.deps.store.writeManifest(ctx.runDir, manifestOf(ctx, status));
+  if (ctx.deps.store.anchor) await ctx.deps.store.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
 }
 
 function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest {
@@ -460,8 +460,8 @@ function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest
     status,
     goal: ctx.state.started?.goal.intent ?? '',
     head: status === 'running' ? null : head,
-    startedAt: entries[0]?.ts ?? ctx.deps.clock.now().toISOString(),
-    updatedAt: ctx.deps.clock.now().toISOString(),
+    startedAt: entries[0]?.ts ?? ctx.deps.runtime.clock.now().toISOString(),
+    updatedAt: ctx.deps.runtime.clock.now().toISOString(),
     costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
     runBranch: ctx.workspace.runBranch,
   };

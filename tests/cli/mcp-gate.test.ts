@@ -32,7 +32,7 @@ describe('the .mcp.json trust gate in a run', () => {
   it('starts nothing from an untrusted .mcp.json and says so once', async () => {
     for (const trusted of [undefined, false]) {
       const { deps, warnings } = await depsFor(trusted);
-      expect(deps.mcp).toBeUndefined();
+      expect(deps.tools.mcp).toBeUndefined();
       expect(warnings).toEqual([expect.stringMatching(/^MCP server repoTool from .*\.mcp\.json not started: .*not trusted/)]);
     }
   });
@@ -40,12 +40,12 @@ describe('the .mcp.json trust gate in a run', () => {
   it('gives the agents the servers of a trusted .mcp.json', async () => {
     const { deps, warnings, repo } = await depsFor(true);
     expect(warnings).toEqual([]);
-    const catalog = await deps.mcp!.open(repo);
+    const catalog = await deps.tools.mcp!.open(repo);
     try {
       expect(catalog.servers).toEqual([expect.objectContaining({ name: 'repoTool', error: null, source: join(repo, '.mcp.json') })]);
-      expect(deps.mcp!.toolsFor('dev').map((t) => t.name)).toEqual(['mcp__repoTool__ping']);
+      expect(deps.tools.mcp!.toolsFor('dev').map((t) => t.name)).toEqual(['mcp__repoTool__ping']);
     } finally {
-      await deps.mcp!.close();
+      await deps.tools.mcp!.close();
     }
   });
 });

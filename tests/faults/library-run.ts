@@ -44,8 +44,11 @@ export async function runWithFakeServer(repo: string, script: unknown, opts: { l
       {
         ...deps,
         // Task-level retry backoff is not what these tests measure.
-        sleep: () => Promise.resolve(),
-        ...(ledgerFs ? { openLedger: (runDir: string, runId: string, o: { create: boolean }) => openRunLedger(runDir, runId, { clock: systemClock, create: o.create, fs: ledgerFs }) } : {}),
+        runtime: { ...deps.runtime, sleep: () => Promise.resolve() },
+        store: {
+          ...deps.store,
+          ...(ledgerFs ? { openLedger: (runDir: string, runId: string, o: { create: boolean }) => openRunLedger(runDir, runId, { clock: systemClock, create: o.create, fs: ledgerFs }) } : {}),
+        },
       },
       { dir: repo, goal: GOAL },
     );

@@ -238,9 +238,9 @@ describe.skipIf(postgresBin() === null)('the team with a shared budget gate', ()
   const runId = '20260102-030405-abcdef';
   // Each call is budgeted at 100 tokens and costs 20 (the in-process model's usage).
   const withGate = (gate: PgBudgetGate, maxTokens: number) => (deps: TeamDeps) => {
-    deps.budgetGate = gate;
+    deps.fleet = { ...deps.fleet, budgetGate: gate };
     deps.config = { ...deps.config, budget: { maxTokens } };
-    deps.estimate = () => ({ usd: null, tokens: 100 });
+    deps.model.estimate = () => ({ usd: null, tokens: 100 });
   };
 
   it('stops the run through the budget_exceeded escalation when another worker spent the shared budget', async () => {

@@ -38,12 +38,10 @@ function context(o: { gate?: BudgetGate; spentUsd?: number; maxCostUsd?: number;
     sessionStartMs: now - (o.minutesAgo ?? 0) * 60_000,
     state: { budgetWaived: o.waived ?? false, costUsd: o.spentUsd ?? 0, tokens: 0 },
     deps: {
-      ...(o.gate ? { budgetGate: o.gate } : {}),
-      model: 'm',
-      clock: { now: () => new Date(now) },
+      ...(o.gate ? { fleet: { budgetGate: o.gate } } : {}),
+      model: { id: 'm', estimate: () => ({ usd: 0.5, tokens: 700 }), costUsd: () => 0.25 },
+      runtime: { clock: { now: () => new Date(now) } },
       config: { budget: { maxCostUsd: o.maxCostUsd ?? 1, ...(o.maxMinutes === undefined ? {} : { maxMinutes: o.maxMinutes }) } },
-      estimate: () => ({ usd: 0.5, tokens: 700 }),
-      costUsd: () => 0.25,
     },
     rec: {
       now: () => 0,

@@ -219,26 +219,27 @@ export async function runPlanInProcess(plan: GeneratedPlan, opts: { human?: Esca
     flags: { model: 'scripted:none.json', sandbox: 'off', testCommand: 'npm test', parallel: 1, maxIterations: opts.maxIterations ?? 1 },
   });
   const cfg = { ...config, protectedPaths: ['secret/'] };
+  const base = staticDeps(cfg, () => undefined);
   const deps: TeamDeps = {
-    ...staticDeps(cfg, () => undefined),
-    aciaVersion: '0.0.0-test',
-    llm: fakeModel(w, plan, () => ''),
-    model: 'fake',
-    modelSpec: 'scripted:none.json',
-    clock,
-    ids: { runId: () => runId as never },
-    // Never called: the fake model runs no commands and run_tests is answered by the world.
-    runnerFor: () => ({}) as CommandRunner,
-    fs: (await import('node:fs')).default,
-    callTool: fakeCallTool(w),
-    openLedger: () => Promise.resolve(ledger),
-    escalator: opts.human ?? scriptedHuman([]),
-    readMemory: () => Promise.resolve([]),
-    memoryPages: { read: () => Promise.resolve(null), write: () => Promise.resolve() },
-    renderWiki: () => Promise.resolve(),
-    writeManifest: () => Promise.resolve(),
-    workspace: () => new FakeWorkspace(w),
-    sleep: () => Promise.resolve(),
+    config: cfg,
+    model: { ...base.model, client: fakeModel(w, plan, () => ''), id: 'fake', spec: 'scripted:none.json' },
+    tools: {
+      ...base.tools,
+      // Never called: the fake model runs no commands and run_tests is answered by the world.
+      runnerFor: () => ({}) as CommandRunner,
+      fs: (await import('node:fs')).default,
+      call: fakeCallTool(w),
+    },
+    store: {
+      openLedger: () => Promise.resolve(ledger),
+      readMemory: () => Promise.resolve([]),
+      memoryPages: { read: () => Promise.resolve(null), write: () => Promise.resolve() },
+      renderWiki: () => Promise.resolve(),
+      writeManifest: () => Promise.resolve(),
+      workspace: () => new FakeWorkspace(w),
+    },
+    governance: { ...base.governance, escalator: opts.human ?? scriptedHuman([]) },
+    runtime: { aciaVersion: '0.0.0-test', clock, ids: { runId: () => runId as never }, sleep: () => Promise.resolve() },
   };
   opts.tweak?.(deps);
   const started: EventDataOf<'RUN_STARTED'> = {

@@ -79,12 +79,14 @@ function fakeRun(state: RunState, pages: Map<string, string>, memoryLessons = tr
     state,
     deps: {
       config: { memoryLessons },
-      memoryPages: {
-        read: (_repo: string, page: string) => Promise.resolve(pages.has(page) ? Buffer.from(pages.get(page)!) : null),
-        write: (_repo: string, page: string, content: string) => {
-          events.push(`write ${page}`);
-          pages.set(page, content);
-          return Promise.resolve();
+      store: {
+        memoryPages: {
+          read: (_repo: string, page: string) => Promise.resolve(pages.has(page) ? Buffer.from(pages.get(page)!) : null),
+          write: (_repo: string, page: string, content: string) => {
+            events.push(`write ${page}`);
+            pages.set(page, content);
+            return Promise.resolve();
+          },
         },
       },
     },

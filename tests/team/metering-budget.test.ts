@@ -46,10 +46,10 @@ function context(gate: RecordingGate): RunContext {
     sessionStartMs: Date.now(),
     state: { budgetWaived: false, costUsd: 0, tokens: 0 },
     deps: {
-      budgetGate: gate,
-      clock: { now: () => new Date() },
+      fleet: { budgetGate: gate },
+      runtime: { clock: { now: () => new Date() } },
       config: { budget: { maxTokens: 5000 }, maxTokensPerCall: 1000 },
-      costUsd: (_model: string, u: Usage) => (u.inputTokens + u.outputTokens) / 1_000_000,
+      model: { costUsd: (_model: string, u: Usage) => (u.inputTokens + u.outputTokens) / 1_000_000 },
     },
     rec: { now: () => 0, blob: () => Promise.resolve(`sha256:${'0'.repeat(64)}`), record: () => Promise.resolve() },
   };

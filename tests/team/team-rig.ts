@@ -89,29 +89,32 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
     }
     const { config } = loadConfig({ repo, env: {}, userFile: null, flags: { model: `scripted:${file}`, sandbox: 'off', testCommand: TEST_CMD, ...session.flags } });
     const deps = await buildDeps({ repo, config, env: process.env, escalator: noHuman, warn: (m) => warnings.push(m) });
-    const quick: TeamDeps = { ...deps, sleep: () => Promise.resolve() };
+    const quick: TeamDeps = { ...deps, runtime: { ...deps.runtime, sleep: () => Promise.resolve() } };
     const abortWhen = session.abortWhen;
     if (abortWhen) {
       const interrupt = new AbortController();
-      quick.signal = interrupt.signal;
-      quick.onEvent = (ev) => {
+      quick.runtime.signal = interrupt.signal;
+      quick.runtime.onEvent = (ev) => {
         if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
       };
     }
     if (opts.ledger === 'file') return quick;
     // No file ledger: nothing on disk to anchor, bundle or render a wiki from.
-    const { anchor: _anchor, writeBundle: _bundle, ...rest } = quick;
+    const { anchor: _anchor, writeBundle: _bundle, ...rest } = quick.store;
     return {
-      ...rest,
-      renderWiki: () => Promise.resolve(),
-      openLedger: (runDir, runId, o) => {
-        let ledger = ledgers.get(runId);
-        if (!ledger) {
-          if (!o.create) return Promise.reject(new Error(`no ledger for run ${runId} in this rig`));
-          ledger = new MemoryLedger(runId, systemClock, runDir);
-          ledgers.set(runId, ledger);
-        }
-        return Promise.resolve(ledger);
+      ...quick,
+      store: {
+        ...rest,
+        renderWiki: () => Promise.resolve(),
+        openLedger: (runDir, runId, o) => {
+          let ledger = ledgers.get(runId);
+          if (!ledger) {
+            if (!o.create) return Promise.reject(new Error(`no ledger for run ${runId} in this rig`));
+            ledger = new MemoryLedger(runId, systemClock, runDir);
+            ledgers.set(runId, ledger);
+          }
+          return Promise.resolve(ledger);
+        },
       },
     };
   }

@@ -40,8 +40,8 @@ const PLACEHOLDER_KEY = 'acia-metered-placeholder-key';
 
 /** Runs one attempt; returns how the agent's session ended, like ACIA's own agent loop does. */
 export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promise<AgentOutcome<DevOutput>> {
-  const upstream = ctx.deps.modelEndpoint?.baseURL ?? 'https://api.anthropic.com';
-  const apiKey = ctx.deps.modelEndpoint?.apiKey;
+  const upstream = ctx.deps.model.endpoint?.baseURL ?? 'https://api.anthropic.com';
+  const apiKey = ctx.deps.model.endpoint?.apiKey;
   if (!apiKey) throw new AciaError('LLM_AUTH', `the external agent ${o.agent.name} needs ANTHROPIC_API_KEY for its model, which is not set`);
   const proxy = await startMeteringProxy(ctx, { actor: o.actor, taskId: o.taskId, upstream, apiKey, callerPrefix: `acp:${o.agent.name}:` });
   const child = spawnAgent(ctx, o, proxy);
@@ -62,7 +62,7 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
       await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
       const { sessionId } = await agent.request('session/new', { cwd: o.root, mcpServers: [] });
       const onAbort = () => void agent.notify('session/cancel', { sessionId });
-      ctx.deps.signal?.addEventListener('abort', onAbort, { once: true });
+      ctx.deps.runtime.signal?.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(onAbort, timeoutMs);
       try {
         const r = await Promise.race([
@@ -74,13 +74,13 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
         return r.stopReason;
       } finally {
         clearTimeout(timer);
-        ctx.deps.signal?.removeEventListener('abort', onAbort);
+        ctx.deps.runtime.signal?.removeEventListener('abort', onAbort);
       }
     });
     await trace.flush();
     const breach = proxy.breach();
     if (breach) throw new BudgetExceededError(breach);
-    if (ctx.deps.signal?.aborted) throw new AciaError('ABORTED', 'interrupted');
+    if (ctx.deps.runtime.signal?.aborted) throw new AciaError('ABORTED', 'interrupted');
     return outcomeOf(stop, trace.text(), proxy.calls());
   } catch (e) {
     await trace.flush();
@@ -115,7 +115,7 @@ function outcomeOf(stop: StopReason, text: string, turns: number): AgentOutcome<
 
 /** The agent process: sandboxed like every agent command when the run's sandbox is on. */
 function spawnAgent(ctx: RunContext, o: AcpTaskOptions, proxy: { url: string; socketDir: string }): ChildProcess {
-  const runner = ctx.deps.runnerFor(o.root);
+  const runner = ctx.deps.tools.runnerFor(o.root);
   const sandboxed = runner instanceof BwrapRunner;
   const parentEnv = process.env;
   const env = buildSandboxEnv({ home: sandboxed ? SANDBOX_HOME : (parentEnv.HOME ?? '/tmp') }, parentEnv);

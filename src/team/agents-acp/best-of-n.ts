@@ -59,8 +59,8 @@ async function runCandidate(
   const { commit, files } = await ctx.workspace.checkpoint(id, wt, `acia(${o.taskId}) by ${a.name}: ${summary.split('\n')[0]?.slice(0, 60) ?? ''}\n\nRun: ${ctx.runId}, attempt ${o.attempt}`);
   let tests: { passed: boolean; exitCode: number | null; failed: number | null } = { passed: false, exitCode: null, failed: null };
   if (outcome.kind === 'returned') {
-    const runTests = ctx.deps.tools.find((t) => t.name === 'run_tests');
-    const result = runTests ? await ctx.deps.callTool(runTests, {}, toolContext(ctx, wt.path)) : null;
+    const runTests = ctx.deps.tools.builtin.find((t) => t.name === 'run_tests');
+    const result = runTests ? await ctx.deps.tools.call(runTests, {}, toolContext(ctx, wt.path)) : null;
     const data = result?.data ?? {};
     const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null;
     tests = { passed: exitCode === 0, exitCode, failed: typeof data.failed === 'number' ? data.failed : null };

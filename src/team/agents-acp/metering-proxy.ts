@@ -90,7 +90,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       calls++;
       const text = Buffer.concat(chunks).toString('utf8');
       const m = meter(text, (upstream.headers.get('content-type') ?? '').includes('event-stream'));
-      const costUsd = ctx.deps.costUsd(m.model || String(parsed.model), m.usage);
+      const costUsd = ctx.deps.model.costUsd(m.model || String(parsed.model), m.usage);
       try {
         const requestHash = await ctx.rec.blob(canonicalJson(JSON.parse(body.toString('utf8')) as unknown));
         const responseRef = await ctx.rec.blob(text);
@@ -109,7 +109,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
         // As for ACIA's own calls: settled after the entry, and even when writing it failed (it was paid for).
         const held = reservation;
         reservation = null;
-        if (held) await ctx.deps.budgetGate?.settle(held, { usd: costUsd, tokens: usageTokens(m.usage) });
+        if (held) await ctx.deps.fleet?.budgetGate?.settle(held, { usd: costUsd, tokens: usageTokens(m.usage) });
       }
     }).catch((e: unknown) => {
       if (!res.headersSent) reply(res, 500, 'api_error', `ACIA metering proxy: ${(e as Error).message}`);
@@ -118,7 +118,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       // A call that failed or was never metered costs nothing: its reservation goes back (or expires).
       const held = reservation;
       reservation = null;
-      if (held) void ctx.deps.budgetGate?.release(held).catch(() => undefined);
+      if (held) void ctx.deps.fleet?.budgetGate?.release(held).catch(() => undefined);
     });
   };
   const tcp = http.createServer(handler);
@@ -148,12 +148,12 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
  * the fleet's shared gate, cost and tokens are reserved there (minutes stay this process's).
  */
 async function checkProxied(ctx: RunContext, model: string, bodyBytes: number, maxTokens: number): Promise<{ breach: BudgetBreach } | { reservation: BudgetReservation | null }> {
-  const gate = ctx.deps.budgetGate;
+  const gate = ctx.deps.fleet?.budgetGate;
   const enforce = !ctx.state.budgetWaived;
   const inputTokens = Math.ceil(bodyBytes / 4);
-  const est = { usd: ctx.deps.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens };
+  const est = { usd: ctx.deps.model.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens };
   if (enforce) {
-    const minutes = (ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
+    const minutes = (ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
     const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
     const breach = checkBudget(limits, ctx.state, est, minutes);
     if (breach) return { breach };
