@@ -1,0 +1,187 @@
+// How a session ends: the terminal reason (judged once, by outcome.ts's rule), the lessons for the wiki,
+// the bundle, the manifest and its anchor, and the result the CLI prints with its resume hints.
+import { errorMessage, type ErrorCode } from '../core/errors.js';
+import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
+import type { ExecOutcome } from './executor.js';
+import { applyLessons } from './lessons.js';
+import { judgeRun, outcomeMessage } from './outcome.js';
+import type { RunContext } from './run-context.js';
+import { openEscalation } from './run-state.js';
+
+export interface RunResult {
+  runId: string;
+  reason: TerminalReason;
+  message: string;
+  runBranch: string;
+  runDir: string;
+  headCommit: string | null;
+  filesChanged: string[];
+  costUsd: number | null;
+  tokens: number;
+  /** Set when the run can go on: a runnable command to continue it. */
+  resumeCommand?: string;
+  /** The answers `--answer` takes for the open question (guidance means free text). */
+  answers?: HumanAction[];
+  /** For a budget stop: the flag that raises the limit the run hit, e.g. `--max-tokens 30000`. */
+  raiseLimit?: string;
+  /** When the run stopped on an error: its code, e.g. LLM_AUTH for credentials the API rejected. */
+  errorCode?: ErrorCode;
+}
+
+export type DriveOutcome = ExecOutcome | { kind: 'error'; message: string; code?: ErrorCode } | { kind: 'planned_only' };
+
+export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<RunResult> {
+  let headCommit: string | null = null;
+  let filesChanged: string[] = [];
+  try {
+    headCommit = await ctx.workspace.runHead();
+    filesChanged = await ctx.workspace.changedSinceBase(ctx.state.started!.baseCommit);
+  } catch {
+    // The run worktree may not exist when the run failed early; the result says so with nulls.
+  }
+  const { reason, message } = terminal(ctx, outcome, headCommit);
+  try {
+    await applyLessons(ctx, reason);
+  } catch (e) {
+    // Memory is a convenience for the next run; failing to update it never fails this one.
+    process.emitWarning(`lessons not written to memory: ${errorMessage(e)}`);
+  }
+  try {
+    await ctx.rec.record('team', 'RUN_COMPLETED', {
+      reason,
+      message,
+      runBranch: ctx.workspace.runBranch,
+      headCommit,
+      filesChanged,
+      costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
+      tokens: ctx.state.tokens,
+      durationMs: ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs,
+    });
+  } finally {
+    // Even when the ledger can no longer be written (a full disk), release its lock and file handle.
+    await ctx.deps.tools.mcp?.close();
+    await ctx.rec.ledger.close();
+    await ctx.workspace.close();
+  }
+  const manifest = manifestOf(ctx, reason);
+  await writeBundle(ctx, manifest);
+  await saveManifest(ctx, reason);
+  try {
+    await ctx.deps.store.renderWiki(ctx.repo);
+  } catch (e) {
+    process.emitWarning(`wiki not rendered: ${errorMessage(e)}`);
+  }
+  const result = resultOf(ctx, reason, message);
+  return outcome.kind === 'error' && outcome.code !== undefined ? { ...result, errorCode: outcome.code } : result;
+}
+
+/**
+ * The replay bundle, complete before the manifest marks the session's end (ACM 000 §17). A bundle that
+ * cannot be written is reported, not fatal: the ledger it is built from is already safe, and
+ * `acia bundle` can build it again.
+ */
+export async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<void> {
+  if (!ctx.deps.store.writeBundle) return;
+  try {
+    await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest);
+  } catch (e) {
+    process.emitWarning(`replay bundle not written: ${errorMessage(e)}`);
+  }
+}
+
+export function resultOf(ctx: RunContext, reason: TerminalReason, message: string): RunResult {
+  const done = ctx.state.completed;
+  return {
+    runId: ctx.runId,
+    reason,
+    message,
+    runBranch: ctx.workspace.runBranch,
+    runDir: ctx.runDir,
+    headCommit: done?.headCommit ?? null,
+    filesChanged: done?.filesChanged ?? [],
+    costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
+    tokens: ctx.state.tokens,
+    ...resumeHint(ctx, reason),
+  };
+}
+
+/**
+ * How to go on, for runs that can: the answers the open question takes, or the budget flag to raise.
+ * A run a human aborted, and a finished one, get none.
+ */
+function resumeHint(ctx: RunContext, reason: TerminalReason): Pick<RunResult, 'resumeCommand' | 'answers' | 'raiseLimit'> {
+  const resume = `acia resume ${ctx.runId}`;
+  if (reason === 'awaiting_human') {
+    const options = openEscalation(ctx.state)?.options ?? ['guidance', 'retry', 'skip', 'approve', 'abort'];
+    const first = options.find((o) => o === 'retry' || o === 'approve') ?? options.find((o) => o !== 'guidance') ?? 'abort';
+    return { resumeCommand: `${resume} --answer ${first}`, answers: options };
+  }
+  if (reason === 'budget_exhausted') {
+    const breach = [...ctx.rec.ledger.entries()].reverse().find((e) => e.type === 'BUDGET_EXCEEDED')?.data as EventDataOf<'BUDGET_EXCEEDED'> | undefined;
+    const raise = breach === undefined ? undefined : raiseFlag(breach);
+    return { resumeCommand: `${resume} --answer approve`, answers: ['approve', 'abort'], ...(raise === undefined ? {} : { raiseLimit: raise }) };
+  }
+  if ((reason === 'aborted' && !ctx.state.abortRequested) || reason === 'error') return { resumeCommand: resume };
+  return {};
+}
+
+/** The flag that lets a budget-stopped run go on under a limit twice the one it hit. */
+function raiseFlag(b: EventDataOf<'BUDGET_EXCEEDED'>): string | undefined {
+  switch (b.limit) {
+    case 'tokens':
+      return `--max-tokens ${Math.max(b.max * 2, Math.ceil(b.spent * 1.5))}`;
+    case 'cost':
+      return `--max-cost-usd ${Math.ceil(Math.max(b.max * 2, b.spent * 1.5) * 100) / 100}`;
+    case 'minutes':
+      return `--max-minutes ${b.max * 2}`;
+    case 'iterations':
+      return undefined;
+  }
+}
+
+function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): { reason: TerminalReason; message: string } {
+  switch (outcome.kind) {
+    case 'planned_only':
+      return { reason: 'succeeded', message: `planned only: ${ctx.state.plan?.id ?? '?'} chosen, nothing executed` };
+    case 'awaiting_human': {
+      const esc = ctx.state.escalations.find((e) => e.seq === outcome.escalationSeq);
+      return { reason: 'awaiting_human', message: esc?.message ?? 'waiting for a human answer' };
+    }
+    case 'aborted':
+      return { reason: 'aborted', message: outcome.message };
+    case 'budget_exhausted':
+      return { reason: 'budget_exhausted', message: outcome.message };
+    case 'error':
+      return { reason: 'error', message: outcome.message };
+    case 'done': {
+      const o = judgeRun(ctx.state, head);
+      return { reason: o.verdict, message: outcomeMessage(ctx.state, o, head) };
+    }
+  }
+}
+
+/** The manifest next to the ledger, then the anchor in the user's state directory. */
+export async function saveManifest(ctx: RunContext, status: RunManifest['status']): Promise<void> {
+  await ctx.deps.store.writeManifest(ctx.runDir, manifestOf(ctx, status));
+  if (ctx.deps.store.anchor) await ctx.deps.store.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
+}
+
+export function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest {
+  const entries = ctx.rec.ledger.entries();
+  const head = ctx.rec.ledger.head();
+  return {
+    runId: ctx.runId,
+    status,
+    goal: ctx.state.started?.goal.intent ?? '',
+    head: status === 'running' ? null : head,
+    startedAt: entries[0]?.ts ?? ctx.deps.runtime.clock.now().toISOString(),
+    updatedAt: ctx.deps.runtime.clock.now().toISOString(),
+    costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
+    runBranch: ctx.workspace.runBranch,
+  };
+}
+
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+
