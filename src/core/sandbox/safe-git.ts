@@ -109,15 +109,16 @@ function hardenSubcommand(args: readonly string[]): string[] {
  * subdirectory .gitattributes, info/attributes, an include) is overridden to run nothing. Names come from
  * the config itself, not from attribute files, so no place an attribute can hide in is missed.
  *
- * Asking git costs a process per call, which doubled every git call ACIA made. The answer is kept per
- * directory for as long as the config files git reads there are unchanged (same inode, size, mtime and
- * ctime, to the nanosecond); a config with an include is asked every time, since the included files are
- * not watched. A config changed between this check and the call is the same race the query always had.
+ * Asking git costs a process per call, which doubled every git call ACIA made. The answer is kept for as
+ * long as the config files git reads there are unchanged (same inode, size, mtime and ctime, to the
+ * nanosecond), and shared by the worktrees that read the same files; a config with an include is asked
+ * every time, since the included files are not watched. A config changed between this check and the call
+ * is the same race the query always had.
  */
 export async function driverOverrides(cwd: string): Promise<string[]> {
   const signature = configSignature(cwd);
-  const cached = signature === null ? undefined : overrideCache.get(cwd);
-  if (cached !== undefined && cached.signature === signature) return cached.overrides;
+  const cached = signature === null ? undefined : overrideCache.get(signature);
+  if (cached !== undefined) return cached;
   const r = await spawnCapture(['git', 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
     cwd,
     env: gitEnv(),
@@ -140,17 +141,21 @@ export async function driverOverrides(cwd: string): Promise<string[]> {
   // `false` rather than empty: the merge then reports a conflict ACIA handles, instead of a hard failure.
   for (const n of names.merge) set(`merge.${n}.driver=false`);
   // Cached only when git answered and the signature did not move while it did.
-  if (signature !== null && !includes && r.exitCode !== null && r.exitCode <= 1 && configSignature(cwd) === signature) overrideCache.set(cwd, { signature, overrides: out });
-  else overrideCache.delete(cwd);
+  if (signature !== null && !includes && r.exitCode !== null && r.exitCode <= 1 && configSignature(cwd) === signature) {
+    if (overrideCache.size >= 256) overrideCache.clear(); // signatures of configs long since changed
+    overrideCache.set(signature, out);
+  }
   return out;
 }
 
-const overrideCache = new Map<string, { signature: string; overrides: string[] }>();
+/** Keyed by the config files' identity, so every worktree of a repository shares one answer. */
+const overrideCache = new Map<string, string[]>();
 
 /**
  * Identity of the config files git reads in `cwd` (system and global config are off): the repository's
- * `config` in its common dir and `config.worktree` in the worktree's git dir. Null when `cwd` is not the
- * top of a work tree with a `.git` ACIA can read (git would search parent directories): not cached then.
+ * `config` in its common dir and `config.worktree` in the worktree's git dir (an absent file counts as
+ * absent). Null when `cwd` is not the top of a work tree with a `.git` ACIA can read (git would search
+ * parent directories): not cached then.
  */
 function configSignature(cwd: string): string | null {
   try {
@@ -169,9 +174,10 @@ function configSignature(cwd: string): string | null {
     } catch {
       // No commondir file: the git dir is the common dir.
     }
-    // Not the git dirs themselves: their mtimes move with every index and ref write.
+    // Not the git dirs themselves: their mtimes move with every index and ref write. Not the `.git` file:
+    // where it points is in the paths above.
     const files = [nodePath.join(commonDir, 'config'), nodePath.join(gitDir, 'config.worktree'), nodePath.join(commonDir, 'config.worktree')];
-    return [fs.realpathSync(gitDir), fs.realpathSync(commonDir), st.isFile() ? fileIdentity(dotGit) : 'dir', ...files.map(fileIdentity)].join('|');
+    return [fs.realpathSync(commonDir), ...files.map(fileIdentity)].join('|');
   } catch {
     return null;
   }
@@ -186,7 +192,8 @@ function fileIdentity(file: string): string {
   }
 }
 
-function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+/** The scrubbed environment every host git call gets: no system or global config, no prompts, no pager. */
+export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',
