@@ -1,7 +1,14 @@
 // Parses JSON text and, when it is malformed, says where: line and column of the first bad character.
 // Node 20's JSON.parse messages carry no position, so a small scanner finds it.
 
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+
+// The yaml parser loads on the first YAML text: most runs read none, and it is ~70 modules.
+let yamlParse: ((text: string, options: Record<string, unknown>) => unknown) | null = null;
+function parseYaml(text: string, options: Record<string, unknown>): unknown {
+  yamlParse ??= (createRequire(import.meta.url)('yaml') as { parse: (text: string, options: Record<string, unknown>) => unknown }).parse;
+  return yamlParse(text, options);
+}
 
 export type JsonTextResult = { ok: true; value: unknown } | { ok: false; line: number; column: number; message: string };
 
