@@ -55,8 +55,8 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
       return Promise.resolve();
     },
     afterModelCall: async (request: LlmRequest, response: LlmResponse): Promise<void> => {
-      const requestHash = await ctx.rec.blob(canonicalJson(visibleRequest(request)));
-      const responseRef = await ctx.rec.blob(canonicalJson(response));
+      // Both blobs at once: each waits on its own fsync.
+      const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(canonicalJson(visibleRequest(request))), ctx.rec.blob(canonicalJson(response))]);
       await ctx.rec.record(actor, 'LLM_CALL', {
         ...(taskId === undefined ? {} : { taskId }),
         caller: request.caller,

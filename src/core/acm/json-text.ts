@@ -135,7 +135,7 @@ export function locateJsonError(text: string): { offset: number; message: string
 export function parseDocumentText(text: string, fileName: string): JsonTextResult {
   if (!/\.ya?ml$/i.test(fileName)) return parseJsonText(text);
   try {
-    return { ok: true, value: parseYaml(text, { maxAliasCount: 100, prettyErrors: false, uniqueKeys: true }) as unknown };
+    return { ok: true, value: parseYaml(text, { maxAliasCount: 100, prettyErrors: false, uniqueKeys: true }) };
   } catch (e) {
     const pos = (e as { linePos?: { line: number; col: number }[] }).linePos?.[0];
     return { ok: false, line: pos?.line ?? 1, column: pos?.col ?? 1, message: `not valid YAML: ${(e as Error).message.split('\n')[0] ?? ''}` };
