@@ -163,7 +163,9 @@ async function indexUpdates(git: Git, cwd: string, o: { expectedGitDir?: string 
       else viaGit.push({ path, mode: '120000', bytes: target });
     } else if (st.isFile()) {
       const mode = st.mode & 0o100 ? '100755' : '100644';
-      if (objectsDir !== null && st.size <= IN_PROCESS_BLOB_LIMIT) put(path, mode, storeBlob(fs.readFileSync(at(path)), objectsDir, base?.sha));
+      const bytes = objectsDir !== null && st.size <= IN_PROCESS_BLOB_LIMIT ? readFileNoFollow(at(path)) : undefined;
+      if (bytes === null) remove(path); // swapped for a link, a FIFO or nothing since the lstat
+      else if (bytes !== undefined && objectsDir !== null) put(path, mode, storeBlob(bytes, objectsDir, base?.sha));
       else viaGit.push({ path, mode });
     } else remove(path); // a directory where a file was, a FIFO, a socket: not content
   }
@@ -175,6 +177,25 @@ async function indexUpdates(git: Git, cwd: string, o: { expectedGitDir?: string 
     put(f.path, f.mode, sha);
   }
   return lines;
+}
+
+/**
+ * A regular file's bytes, read without following a link and without blocking on a FIFO (the agent may
+ * swap the file between the lstat and this open); null when it is no longer a regular file.
+ */
+function readFileNoFollow(path: Buffer): Buffer | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return null;
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** The blob's sha, written to the object store unless the index already has exactly this content there. */
