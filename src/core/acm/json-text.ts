@@ -2,11 +2,12 @@
 // Node 20's JSON.parse messages carry no position, so a small scanner finds it.
 
 import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 
 // The yaml parser loads on the first YAML text: most runs read none, and it is ~70 modules.
-let yamlParse: ((text: string, options: Record<string, unknown>) => unknown) | null = null;
-function parseYaml(text: string, options: Record<string, unknown>): unknown {
-  yamlParse ??= (createRequire(import.meta.url)('yaml') as { parse: (text: string, options: Record<string, unknown>) => unknown }).parse;
+let yamlParse: typeof Yaml.parse | null = null;
+function parseYaml(text: string, options: Yaml.ParseOptions & Yaml.DocumentOptions & Yaml.SchemaOptions & Yaml.ToJSOptions): unknown {
+  yamlParse ??= (createRequire(import.meta.url)('yaml') as typeof Yaml).parse;
   return yamlParse(text, options);
 }
 
