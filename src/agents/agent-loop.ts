@@ -47,6 +47,8 @@ export interface AgentRunOptions<O> {
   /** Budget check and recording around each model call; may throw BUDGET_EXCEEDED. */
   beforeModelCall?: (request: LlmRequest) => Promise<void>;
   afterModelCall?: (request: LlmRequest, response: LlmResponse) => Promise<void>;
+  /** The call failed or was interrupted: what beforeModelCall reserved for it is given back. */
+  modelCallFailed?: (request: LlmRequest) => Promise<void>;
   /** Validates a delivered result beyond its schema (e.g. plan validation); returns problems or []. */
   check?: (result: O) => string[] | Promise<string[]>;
   /** Sees a return_result the loop rejected (schema or check), with the problems sent back to the model. */
@@ -125,6 +127,7 @@ async function query<O>(opts: AgentRunOptions<O>, state: LoopState, turn: number
       ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
     });
   } catch (e) {
+    await opts.modelCallFailed?.(request);
     // Context too long: elide harder once and retry the turn; anything else is the caller's to handle.
     if (isAciaError(e) && e.code === 'LLM_CONTEXT_LENGTH' && !state.compactedForError) {
       state.compactedForError = true;

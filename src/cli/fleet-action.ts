@@ -37,12 +37,15 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
   }
 }
 
-export async function workerCommand(f: { db?: string; concurrency: string; cache?: string; name?: string }): Promise<number> {
+export async function workerCommand(f: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string }): Promise<number> {
   const concurrency = positive(f.concurrency, '--concurrency') ?? 1;
+  const taskConcurrency = f.taskConcurrency === undefined ? concurrency : Number(f.taskConcurrency);
+  if (!Number.isInteger(taskConcurrency) || taskConcurrency < 0) throw new AciaError('USAGE', `--task-concurrency expects a whole number (0 or more), got "${f.taskConcurrency}"`);
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const worker = await startWorker(fleet, {
     concurrency,
+    taskConcurrency,
     cacheDir: f.cache ?? join(tmpdir(), `acia-worker-${process.pid}`),
     env: process.env,
     ...(f.name === undefined ? {} : { name: f.name }),
@@ -80,7 +83,7 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
       process.stdout.write(`${JSON.stringify(rows)}\n`);
       return;
     }
-    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}`);
+    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}${r.task_workers.length === 0 ? '' : `  (tasks on ${r.task_workers.join(', ')})`}`);
     process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
   } finally {
     await fleet.close();

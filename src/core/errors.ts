@@ -26,6 +26,8 @@ export type ErrorCode =
   | 'LEDGER_LOCKED'
   | 'LEDGER_CORRUPT'
   | 'LEDGER_IO'
+  /** A fleet writer whose lease another worker took over: its appends and pushes are refused. */
+  | 'LEDGER_FENCED'
   | 'BLOB_MISSING'
   | 'APPLY_REFUSED'
   | 'RUN_NOT_FOUND'

@@ -6,6 +6,8 @@ import { AciaError, errorMessage } from '../core/errors.js';
 import { migrateLedger } from '../core/ledger/pg-ledger.js';
 
 export const RUN_QUEUE = 'acia-runs';
+/** One job per dev task handed out by a run's orchestrator (task-jobs.ts). */
+export const TASK_QUEUE = 'acia-tasks';
 
 const RUNS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS acia_runs (
@@ -23,6 +25,14 @@ CREATE TABLE IF NOT EXISTS acia_runs (
   job_id text,
   submitted_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
+);
+-- Which worker took each task job: the orchestrator hands a task out again when that worker goes silent.
+CREATE TABLE IF NOT EXISTS acia_task_jobs (
+  job_id text PRIMARY KEY,
+  run_id text NOT NULL,
+  task_id text NOT NULL,
+  worker text NOT NULL,
+  started_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE IF NOT EXISTS acia_workers (
   name text PRIMARY KEY,
@@ -62,6 +72,7 @@ export async function openFleet(url: string, o: { queue?: boolean } = {}): Promi
   boss.on('error', () => undefined);
   await boss.start();
   await boss.createQueue(RUN_QUEUE).catch(() => undefined);
+  await boss.createQueue(TASK_QUEUE).catch(() => undefined);
   return {
     db,
     boss,
@@ -86,14 +97,30 @@ export interface FleetRunRow {
   job_id: string | null;
   submitted_at: Date;
   updated_at: Date;
+  /** The workers its task attempts ran on (TASK_STARTED.worker), in name order. */
+  task_workers: string[];
 }
 
 export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
-  return (await db.query<FleetRunRow>('SELECT * FROM acia_runs ORDER BY submitted_at, run_id')).rows;
+  // Only TASK_STARTED lines are parsed (the LIKE keeps a long ledger's other lines out of it).
+  return (
+    await db.query<FleetRunRow>(
+      `SELECT r.*, COALESCE((SELECT array_agg(DISTINCT w ORDER BY w) FROM (
+         SELECT (l.line::jsonb)->'data'->>'worker' AS w FROM acia_ledger l
+         WHERE l.run_id = r.run_id AND l.line LIKE '%"TASK_STARTED"%' AND (l.line::jsonb)->>'type' = 'TASK_STARTED') s WHERE w IS NOT NULL), '{}') AS task_workers
+       FROM acia_runs r ORDER BY r.submitted_at, r.run_id`,
+    )
+  ).rows;
 }
 
-export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id'>>): Promise<void> {
+/**
+ * Updates a run's row. With `epoch`, only while that lease epoch is the run's current one: a worker
+ * that lost the run never writes its status over the new owner's.
+ */
+export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id'>>, epoch?: number): Promise<void> {
   const keys = Object.keys(fields) as (keyof typeof fields)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
-  await db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1`, [runId, ...keys.map((k) => fields[k] ?? null)]);
+  const values: unknown[] = [runId, ...keys.map((k) => fields[k] ?? null)];
+  const fenced = epoch === undefined ? '' : ` AND (SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = '') = $${values.push(epoch)}`;
+  await db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1${fenced}`, values);
 }

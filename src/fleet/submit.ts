@@ -32,7 +32,8 @@ export async function submitRun(fleet: Fleet, o: Omit<RunJob, 'runId'>): Promise
 export async function answerRun(fleet: Fleet, runId: string, answer: string): Promise<void> {
   const row = (await fleet.db.query<{ status: string; job: RunJob }>('SELECT status, job FROM acia_runs WHERE run_id = $1', [runId])).rows[0];
   if (!row) throw new AciaError('RUN_NOT_FOUND', `no fleet run ${runId}`, { hint: 'list them with `acia runs --db ...`' });
-  if (row.status !== 'awaiting_human') throw new AciaError('USAGE', `fleet run ${runId} is ${row.status}, not waiting for an answer`);
+  // A run stopped by its budget waits for an answer too (`--answer approve` waives it), as a local one does.
+  if (row.status !== 'awaiting_human' && row.status !== 'budget_exhausted') throw new AciaError('USAGE', `fleet run ${runId} is ${row.status}, not waiting for an answer`);
   await fleet.db.query('UPDATE acia_runs SET status = $2, updated_at = now() WHERE run_id = $1', [runId, 'queued']);
   await enqueue(fleet, { ...row.job, answer });
 }

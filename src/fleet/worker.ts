@@ -1,27 +1,32 @@
-// `acia worker`: takes runs from the fleet's queue and runs each like `acia run` would, with three
-// differences: the ledger is the run's rows in PostgreSQL, the repository is a fresh clone of the
-// submitted URL at the submitted base, and every checkpoint and merge is pushed back to that remote
-// as it happens, so a run whose worker died resumes on another worker from its ledger and branches.
+// `acia worker`: takes runs and tasks from the fleet's queues. A run is run like `acia run` would, with
+// three differences: the ledger is the run's rows in PostgreSQL behind a lease epoch (a fencing token
+// taken when the worker takes the run), the repository is a clone of the submitted URL at the
+// submitted base, and every checkpoint and merge is pushed back to that remote as it happens. The
+// run's dev tasks go to the task queue, where any worker (this one included) takes them. A run whose
+// worker died resumes on another worker from its ledger and branches; a worker that was only cut off
+// is fenced out by the new epoch.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import type PgBoss from 'pg-boss';
-import { asRunId, systemClock } from '../core/acm/ids.js';
-import { loadConfig } from '../core/config/load.js';
-import { errorMessage } from '../core/errors.js';
-import { openPgLedger } from '../core/ledger/pg-ledger.js';
-import { buildDeps } from '../app/build-deps.js';
-import { noHuman } from '../team/deps.js';
+import { systemClock } from '../core/acm/ids.js';
+import { errorMessage, isAciaError } from '../core/errors.js';
+import { takeLease } from '../core/ledger/pg-lease.js';
 import { Git } from '../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../team/team.js';
-import { Workspace, type TaskWorktree } from '../team/workspace.js';
-import { RUN_QUEUE, setRunStatus, type Fleet } from './fleet-db.js';
-import { remoteGit } from './remote-git.js';
-import { startHeartbeat } from './liveness.js';
+import { RUN_QUEUE, setRunStatus, TASK_QUEUE, type Fleet } from './fleet-db.js';
+import { startHeartbeat, LEASE_SECONDS } from './liveness.js';
+import { jobDeps, type JobDeps } from './job-deps.js';
+import { checkoutJob } from './repo-cache.js';
+import { listenForTaskJobs } from './wakeup.js';
 import type { RunJob } from './submit.js';
+import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
 
 export interface WorkerOptions {
+  /** Runs this worker orchestrates at once. */
   concurrency: number;
+  /** Task jobs (any run's dev tasks) at once beside them; default `concurrency`, 0 for none. */
+  taskConcurrency?: number;
   /** Where runs' clones live on this machine. */
   cacheDir: string;
   env: NodeJS.ProcessEnv;
@@ -38,120 +43,101 @@ export interface RunningWorker {
 export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<RunningWorker> {
   const name = o.name ?? `${hostname()}:${process.pid}`;
   const heartbeat = await startHeartbeat(fleet, name, o.concurrency, o.log);
-  const inHand = new Set<Promise<unknown>>();
+  const runsInHand = new Set<Promise<unknown>>();
+  const tasksInHand = new Set<Promise<unknown>>();
+  const hold = async <T>(set: Set<Promise<unknown>>, work: Promise<T>): Promise<T> => {
+    set.add(work);
+    try {
+      return await work;
+    } finally {
+      set.delete(work);
+    }
+  };
   const ids: string[] = [];
+  const taskIds: string[] = [];
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
         if (!job) return;
-        const running = (async () => {
-          await setRunStatus(fleet.db, job.data.runId, { status: 'running', worker: name, job_id: job.id });
-          return runJob(fleet, job.data, { ...o, name });
-        })();
-        inHand.add(running);
         try {
-          const result = await running;
+          const result = await hold(runsInHand, runJob(fleet, job.data, { ...o, name }));
+          if (result === null) return;
           o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
         } catch (e) {
-          // The job fails and pg-boss retries it (another worker may take it); the run row says why.
+          // The job fails and pg-boss retries it (another worker may take it); runJob wrote why in the run's row.
           o.log(`${job.data.runId}: ${errorMessage(e)}`);
-          await setRunStatus(fleet.db, job.data.runId, { status: 'error', worker: name, message: errorMessage(e) }).catch(() => undefined);
           throw e;
-        } finally {
-          inHand.delete(running);
         }
       }),
     );
   }
-  o.log(`worker ${name}: taking runs (${o.concurrency} at a time)`);
+  // Task slots beside the run slots: an orchestrator waiting on its tasks must never hold the only slot.
+  const taskSlots = o.taskConcurrency ?? o.concurrency;
+  for (let i = 0; i < taskSlots; i++) {
+    taskIds.push(
+      await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<TaskJob>[]) => {
+        if (!job) return;
+        return hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }));
+      }),
+    );
+  }
+  const wakeup = taskSlots > 0 ? await listenForTaskJobs(fleet, () => taskIds.forEach((id) => fleet.boss.notifyWorker(id))) : null;
+  o.log(`worker ${name}: taking runs (${o.concurrency} at a time) and tasks (${taskSlots} at a time)`);
   return {
     name,
     stop: async () => {
-      for (const id of ids) await fleet.boss.offWork({ id });
       // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
-      await Promise.allSettled([...inHand]);
+      // Its task slots stay open until then: a run in hand may be waiting for a task only this worker can take.
+      for (const id of ids) await fleet.boss.offWork({ id });
+      await Promise.allSettled([...runsInHand]);
+      for (const id of taskIds) await fleet.boss.offWork({ id });
+      await wakeup?.stop();
+      await Promise.allSettled([...tasksInHand]);
       await heartbeat.stop();
     },
   };
 }
 
-/** One run on this worker, from a fresh clone; a run the database already has entries for is resumed. */
-export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { name: string }): Promise<RunResult> {
+/**
+ * One run on this worker, from a clone; a run the database already has entries for is resumed.
+ * Returns null when the run was taken over by another worker meanwhile (this one was fenced out).
+ */
+export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { name: string }): Promise<RunResult | null> {
   const git = new Git(systemClock);
-  const dir = join(o.cacheDir, job.runId);
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(o.cacheDir, { recursive: true });
-  await remoteGit(o.cacheDir, ['clone', '-q', '--no-checkout', job.repoUrl, dir]);
-  // The run's own branches, when an earlier worker pushed some: they are where it stopped.
-  await remoteGit(dir, ['fetch', '-q', 'origin', `+refs/heads/acia/${job.runId}:refs/heads/acia/${job.runId}`, `+refs/heads/acia-tasks/${job.runId}/*:refs/heads/acia-tasks/${job.runId}/*`], { allowFail: true });
-  const base = (await git.run(dir, ['rev-parse', '--verify', `${job.base}^{commit}`], { allowFail: true })).exitCode === 0 ? job.base : `origin/${job.base}`;
-  await git.run(dir, ['checkout', '-q', '--detach', base]);
-
-  const config = loadConfig({ repo: dir, env: o.env, flags: job.settings }).config;
-  const deps = await buildDeps({ repo: dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${job.runId}: warning: ${m}`) });
-  const runDir = join(dir, '.acia', 'runs', job.runId);
-  await mkdir(runDir, { recursive: true });
-  deps.ids = { runId: () => asRunId(job.runId) };
-  deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d });
-  // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
-  delete deps.writeBundle;
-  deps.workspace = (repo, runId) => new PushingWorkspace(git, repo, runId, job.repoUrl);
-  const local = deps.writeManifest;
-  deps.writeManifest = async (d, manifest) => {
-    await local(d, manifest);
-    await setRunStatus(fleet.db, job.runId, { status: manifest.status, worker: o.name, cost_usd: manifest.costUsd });
-  };
-
-  const resumed = (await fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1 LIMIT 1', [job.runId])).rowCount !== 0;
-  await setRunStatus(fleet.db, job.runId, { status: 'running', worker: o.name });
-  const result = resumed ? await resumeRun(deps, { dir, runId: job.runId, ...(job.answer === undefined ? {} : { answer: job.answer }) }) : await startRun(deps, { dir, goal: job.goal });
-  await setRunStatus(fleet.db, job.runId, {
-    status: result.reason,
-    message: result.message,
-    cost_usd: result.costUsd,
-    run_branch: result.runBranch,
-    head_commit: result.headCommit,
-  });
-  await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  return result;
-}
-
-/** A workspace that pushes each checkpoint to its task branch and each merge to the run branch. */
-class PushingWorkspace extends Workspace {
-  constructor(
-    g: Git,
-    repo: string,
-    runId: string,
-    private readonly remote: string,
-  ) {
-    super(g, repo, runId);
-  }
-
-  override async checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
-    const r = await super.checkpoint(taskId, wt, message);
-    if (r.commit) await this.push(`${wt.branch}`);
-    return r;
-  }
-
-  /** A dev.merge task's resolution is its checkpoint: pushed like one. */
-  override async commitMerge(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }> {
-    const r = await super.commitMerge(taskId, wt, message);
-    await this.push(wt.branch);
-    return r;
-  }
-
-  override async merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
-    const r = await super.merge(taskId);
-    if (r.commit) await this.push(this.runBranch);
-    return r;
-  }
-
-  override async openRun(base: string, create: boolean): Promise<void> {
-    await super.openRun(base, create);
-    await this.push(this.runBranch);
-  }
-
-  private async push(branch: string): Promise<void> {
-    await remoteGit(this.repo, ['push', '-q', '--force', this.remote, `refs/heads/${branch}:refs/heads/${branch}`]);
+  // The fencing token: from here on, whoever took the run before this worker can no longer write to it.
+  const epoch = await takeLease(fleet.db, job.runId, '', o.name);
+  await setRunStatus(fleet.db, job.runId, { status: 'running', worker: o.name }, epoch);
+  const dir = join(o.cacheDir, 'runs', job.runId);
+  try {
+    const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir });
+    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log });
+    const { deps } = run;
+    deps.dispatchTask = taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }, () => run);
+    const local = deps.writeManifest;
+    deps.writeManifest = async (d, manifest) => {
+      await local(d, manifest);
+      await setRunStatus(fleet.db, job.runId, { status: manifest.status, worker: o.name, cost_usd: manifest.costUsd }, epoch);
+    };
+    // The run's local directory (manifest, wiki pages) in the clone; its ledger is in the database.
+    await mkdir(join(dir, '.acia', 'runs', job.runId), { recursive: true });
+    const resumed = (await fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1 LIMIT 1', [job.runId])).rowCount !== 0;
+    const result = resumed ? await resumeRun(deps, { dir, runId: job.runId, ...(job.answer === undefined ? {} : { answer: job.answer }) }) : await startRun(deps, { dir, goal: job.goal });
+    // A run whose last entries were refused ends on that error: the new owner decides how it ends.
+    if (result.errorCode === 'LEDGER_FENCED') {
+      o.log(`${job.runId}: dropped: another worker took the run over (${result.message})`);
+      return null;
+    }
+    await setRunStatus(fleet.db, job.runId, { status: result.reason, message: result.message, cost_usd: result.costUsd, run_branch: result.runBranch, head_commit: result.headCommit }, epoch);
+    return result;
+  } catch (e) {
+    if (isAciaError(e) && e.code === 'LEDGER_FENCED') {
+      o.log(`${job.runId}: dropped: ${e.message}`);
+      return null;
+    }
+    // Only while this worker still holds the run: a worker that lost it never writes over the new owner's row.
+    await setRunStatus(fleet.db, job.runId, { status: 'error', worker: o.name, message: errorMessage(e) }, epoch).catch(() => undefined);
+    throw e;
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

@@ -18,11 +18,13 @@ export class BudgetExceededError extends AciaError {
 }
 
 export function describeBreach(b: BudgetBreach): string {
+  // A shared budget also counts what calls under way elsewhere hold: said, or the stop looks early.
+  const held = (s: string) => (b.inFlight ? ` (${s} of it held by calls under way)` : '');
   switch (b.limit) {
     case 'cost':
-      return `cost $${b.spent.toFixed(4)} would pass the limit of $${b.max}`;
+      return `cost $${b.spent.toFixed(4)} would pass the limit of $${b.max}${held(`$${(b.inFlight ?? 0).toFixed(4)}`)}`;
     case 'tokens':
-      return `${b.spent} tokens would pass the limit of ${b.max}`;
+      return `${b.spent} tokens would pass the limit of ${b.max}${held(String(b.inFlight))}`;
     case 'minutes':
       return `${b.spent.toFixed(1)} minutes passed the limit of ${b.max}`;
     case 'iterations':
@@ -50,4 +52,32 @@ export function checkBudget(
     return { limit: 'cost', spent: state.costUsd + next.usd, max: limits.maxCostUsd };
   }
   return null;
+}
+
+/** What a model call is budgeted at, or what it cost; usd is null when the model's price is unknown. */
+export interface BudgetAmount {
+  usd: number | null;
+  tokens: number;
+}
+
+/** A call's estimate held against a shared budget until the call ends. */
+export interface BudgetReservation {
+  readonly id: string;
+  readonly runId: string;
+  readonly amount: BudgetAmount;
+}
+
+export type ReserveOutcome = { reservation: BudgetReservation } | { breach: BudgetBreach };
+
+/**
+ * A run's cost and token budget shared by every process that works on the run (the fleet's database).
+ * `reserve` holds a call's estimate before the call, or refuses with the limit it would pass; the
+ * reservation is replaced by what the call cost (`settle`) or dropped when the call failed (`release`).
+ * With `enforce: false` (a human waived the budget) it never refuses but still counts the call.
+ * Minutes and fix iterations stay per process: they are not money two processes could overspend.
+ */
+export interface BudgetGate {
+  reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome>;
+  settle(reservation: BudgetReservation, actual: BudgetAmount): Promise<void>;
+  release(reservation: BudgetReservation): Promise<void>;
 }

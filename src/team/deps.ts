@@ -11,10 +11,13 @@ import type { PolicyEngine } from '../core/policy/policy.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { McpToolSource } from '../core/tools/mcp/catalog.js';
 import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/events.js';
+import type { BudgetGate } from './budget.js';
 import type { GuardEvaluator } from './scheduler.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
+import type { RunContext } from './run-context.js';
+import type { TaskOutcome } from './task-common.js';
 
 export interface EscalationQuestion {
   runId: string;
@@ -62,6 +65,11 @@ export interface TeamDeps {
   validatePlanSet: (planSet: unknown) => { path: string; message: string }[];
   costUsd: (model: string, usage: Usage) => number | null;
   estimate: (model: string, request: LlmRequest) => { usd: number | null; tokens: number };
+  /**
+   * The run's cost and token budget shared with other processes (a fleet run's, in its database). Absent:
+   * the budget is checked against this process's own fold of the ledger, as for a local run.
+   */
+  budgetGate?: BudgetGate;
   /** Stores the PlanSet's plans' capability map etc.; reads memory pages for the context packet. */
   readMemory: (repo: string) => Promise<{ page: string; content: string }[]>;
   /** The memory pages agents' lessons are appended to; replay passes one that serves the recorded pages. */
@@ -89,6 +97,13 @@ export interface TeamDeps {
    * (the agents themselves never see the key).
    */
   modelEndpoint?: { baseURL: string; apiKey: string | undefined };
+  /**
+   * Runs a dev task somewhere else (a fleet worker) and returns its outcome once the task's entries are
+   * in this run's ledger and its merge is on the run branch; absent, dev tasks run in this process.
+   */
+  dispatchTask?: (ctx: RunContext, taskId: string) => Promise<TaskOutcome>;
+  /** This process's name in the fleet, recorded on each task attempt it runs. */
+  workerName?: string;
   onEvent?: (event: TeamEvent) => void;
   sleep?: (ms: number) => Promise<void>;
   signal?: AbortSignal;

@@ -115,7 +115,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
 async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
   const t = ctx.state.tasks.get(id)!;
   const cap = t.spec.capability;
-  if (cap.startsWith('dev.')) return runDevTask(ctx, id);
+  if (cap.startsWith('dev.')) return ctx.deps.dispatchTask ? ctx.deps.dispatchTask(ctx, id) : runDevTask(ctx, id);
   if (cap.startsWith('qa.')) return runQaTask(ctx, id);
   if (cap === 'human.approve') {
     await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });

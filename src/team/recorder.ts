@@ -24,6 +24,15 @@ export class Recorder {
     return entry;
   }
 
+  /**
+   * Folds what other writers appended since (a fleet run's task workers write to the same ledger):
+   * the orchestrator calls it after a task ran elsewhere, before it acts on the task's outcome.
+   */
+  async sync(): Promise<void> {
+    await this.ledger.refresh?.();
+    this.catchUp();
+  }
+
   /** Applies every entry not yet folded, in seq order, whichever append resolved first. */
   private catchUp(): void {
     const all = this.ledger.entries();

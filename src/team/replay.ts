@@ -177,10 +177,11 @@ function sortConcurrentResults(list: LedgerEntry[]): void {
   }
 }
 
-/** Wall-clock facts (durations) are not decisions; everything else must match exactly. */
+/** Wall-clock facts (durations) and placement (the worker) are not decisions; everything else must match exactly. */
 function normalise(e: LedgerEntry): unknown {
   const data = e.data as Record<string, unknown>;
-  const { durationMs: _d, ...rest } = data;
+  // Which fleet worker ran an attempt is where, not what: a replay runs every task in one process.
+  const { durationMs: _d, worker: _w, ...rest } = data;
   if (e.type === 'POLICY_DECISION') {
     const req = { ...(rest.request as Record<string, unknown>) };
     delete req.metrics;

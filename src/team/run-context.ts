@@ -1,10 +1,10 @@
 // What every part of a running run shares: its deps, ledger recorder, state, workspace, and the hooks
-// wrapped around each model call (budget check before, LLM_CALL record after).
+// wrapped around each model call (budget check or reservation before, LLM_CALL record and settlement after).
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { PlanSet } from '../core/acm/contracts.js';
-import type { LlmRequest, LlmResponse } from '../core/llm/types.js';
+import type { LlmRequest, LlmResponse, Usage } from '../core/llm/types.js';
 import type { InstructionFile } from '../agents/pm/context-packet.js';
-import { BudgetExceededError, checkBudget } from './budget.js';
+import { BudgetExceededError, checkBudget, type BudgetReservation } from './budget.js';
 import type { TeamDeps } from './deps.js';
 import type { Recorder } from './recorder.js';
 import type { RunState } from './run-state.js';
@@ -43,31 +43,62 @@ export function visibleRequest(r: LlmRequest): Record<string, unknown> {
 
 export function modelHooks(ctx: RunContext, actor: string, taskId: string | undefined) {
   let started = 0;
+  // One agent session makes one call at a time: at most one reservation is held between the hooks.
+  let held: BudgetReservation | null = null;
+  const gate = ctx.deps.budgetGate;
   return {
-    beforeModelCall: (request: LlmRequest): Promise<void> => {
-      if (!ctx.state.budgetWaived) {
-        const est = ctx.deps.estimate(ctx.deps.model, request);
+    beforeModelCall: async (request: LlmRequest): Promise<void> => {
+      const enforce = !ctx.state.budgetWaived;
+      const est = ctx.deps.estimate(ctx.deps.model, request);
+      if (enforce) {
         const minutes = (ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
-        const breach = checkBudget(ctx.deps.config.budget, ctx.state, est, minutes);
-        if (breach) return Promise.reject(new BudgetExceededError(breach));
+        // With a shared gate, cost and tokens are the gate's: this process's fold does not see the others' calls.
+        const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
+        const breach = checkBudget(limits, ctx.state, est, minutes);
+        if (breach) throw new BudgetExceededError(breach);
+      }
+      if (gate) {
+        const r = await gate.reserve(ctx.runId, est, { enforce });
+        if ('breach' in r) throw new BudgetExceededError(r.breach);
+        held = r.reservation;
       }
       started = ctx.rec.now();
-      return Promise.resolve();
     },
     afterModelCall: async (request: LlmRequest, response: LlmResponse): Promise<void> => {
-      // Both blobs at once: each waits on its own fsync.
-      const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(canonicalJson(visibleRequest(request))), ctx.rec.blob(canonicalJson(response))]);
-      await ctx.rec.record(actor, 'LLM_CALL', {
-        ...(taskId === undefined ? {} : { taskId }),
-        caller: request.caller,
-        model: response.model,
-        requestHash,
-        responseRef,
-        usage: response.usage,
-        costUsd: ctx.deps.costUsd(ctx.deps.model, response.usage),
-        stopReason: response.stopReason,
-        durationMs: ctx.rec.now() - started,
-      });
+      const costUsd = ctx.deps.costUsd(ctx.deps.model, response.usage);
+      try {
+        // Both blobs at once: each waits on its own fsync.
+        const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(canonicalJson(visibleRequest(request))), ctx.rec.blob(canonicalJson(response))]);
+        await ctx.rec.record(actor, 'LLM_CALL', {
+          ...(taskId === undefined ? {} : { taskId }),
+          caller: request.caller,
+          model: response.model,
+          requestHash,
+          responseRef,
+          usage: response.usage,
+          costUsd,
+          stopReason: response.stopReason,
+          durationMs: ctx.rec.now() - started,
+        });
+      } finally {
+        // Settled after the entry is written: a takeover that re-derives the spend from the ledger in
+        // between counts the call twice (safe), never not at all. The money is spent even if the write failed.
+        const reservation = held;
+        held = null;
+        if (gate && reservation) await gate.settle(reservation, { usd: costUsd, tokens: usageTokens(response.usage) });
+      }
+    },
+    /** The call failed (or was interrupted): nothing was charged, so its reservation is dropped. */
+    modelCallFailed: async (): Promise<void> => {
+      const reservation = held;
+      held = null;
+      // A release that fails (the database is away) leaves the reservation to expire: it only holds budget back.
+      if (gate && reservation) await gate.release(reservation).catch(() => undefined);
     },
   };
+}
+
+/** Tokens as the run's state counts them: every input and output token, cached or not. */
+export function usageTokens(u: Usage): number {
+  return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
 }

@@ -123,6 +123,7 @@ export async function startAttempt(
     branch: wt.branch,
     worktree: relative(ctx.repo, wt.path),
     baseCommit: wt.baseCommit,
+    ...(ctx.deps.workerName === undefined ? {} : { worker: ctx.deps.workerName }),
   });
   const pre = await policyCheck(ctx, 'task.pre', spec);
   if (!pre.allow && !ctx.state.tasks.get(taskId)?.policyOverride) {
@@ -209,9 +210,9 @@ export function sleep(ctx: RunContext, ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Errors that end the run (budget, interrupt, bad key, a script with no turn left) rather than a task attempt. */
+/** Errors that end the run (budget, interrupt, bad key, a script with no turn left, a fleet writer fenced out) rather than a task attempt. */
 export function isStopError(e: unknown): boolean {
-  return e instanceof BudgetExceededError || (isAciaError(e) && (e.code === 'ABORTED' || e.code === 'LLM_AUTH' || e.code === 'SCRIPT_EXHAUSTED'));
+  return e instanceof BudgetExceededError || (isAciaError(e) && (e.code === 'ABORTED' || e.code === 'LLM_AUTH' || e.code === 'SCRIPT_EXHAUSTED' || e.code === 'LEDGER_FENCED'));
 }
 
 /** Values for the template's placeholders: required exactly when the definition declares some. */

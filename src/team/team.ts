@@ -246,7 +246,8 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
   return { action: 'guidance', text: answer.trim() };
 }
 
-function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
+/** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
+export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
   const listener = deps.onEvent;
   return {
     deps,

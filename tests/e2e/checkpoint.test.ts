@@ -1,6 +1,7 @@
 // The human checkpoint after fixes ran out, through the built CLI: the escalate demo (scripted model
 // served by the fake Anthropic server, real SDK) stops at the question; each answer is then given with
 // `acia resume --answer` (which resumes the demo offline, with no API key) or typed on a terminal.
+// What an answer makes the team do without the CLI's part (skip's outcome) is in tests/team/executor.test.ts.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -89,18 +90,6 @@ describe('after fixes ran out, answered with --answer', () => {
     expectFinal(entries, 'succeeded');
     expectNoWorktrees(repo, runId);
     expect(acia(['verify', runId, '--repo', repo]).code).toBe(0);
-  });
-
-  it('skip ends the run, and not as a success: the skipped verification and the failing tests are the reasons', () => {
-    const { repo, runId } = escalated('ck-skip');
-    const r = acia(['resume', runId, '--repo', repo, '--answer', 'skip']);
-    // The outcome rule: a needed task a human skipped, on a head whose tests fail, is no success.
-    expect(r.code, r.stderr).toBe(1);
-    const entries = ledgerOf(repo, runId);
-    expect(entries.find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'skip' });
-    expect(entries.some((e) => e.type === 'TASK_ADDED' && (e.data as { task: { id: string } }).task.id === 't2-fix2')).toBe(false);
-    expect(entries.at(-1)!.data).toMatchObject({ reason: 'verification_failed', message: expect.stringContaining('was skipped by a human') as string });
-    expect((entries.at(-1)!.data as { message: string }).message).toContain('the tests fail on the final run-branch head');
   });
 
   it('abort ends the run for good: no resume hint, and resuming it is refused', () => {

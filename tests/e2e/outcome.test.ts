@@ -1,5 +1,7 @@
 // Trustworthy outcomes through the built CLI: saved plans run with `acia exec` and scripted agents,
-// each asserting the exit code, the terminal reason and the ledger.
+// each asserting the exit code, the terminal reason and the ledger. What only the executor decides
+// (compensation edges, test-first, QA under task.post, verification expressions) is tested in-process
+// in tests/team/executor.test.ts; these keep the CLI paths: exec, resume --answer, show, replay, bundle.
 import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -104,26 +106,7 @@ function otherRun(repo: string, not: string[]): string {
   return readdirSync(join(repo, '.acia', 'runs')).find((id) => !not.includes(id))!;
 }
 
-describe('compensation edges', () => {
-  it('a task.post denial follows the plan\'s compensation edge (a task that runs), with no human, and the run fails by its verdict', () => {
-    const f = fixture('comp', { protectedPaths: ['src/'] });
-    const file = savePlan(
-      f,
-      [{ id: 't1', capability: 'dev.implement' }, { id: 'undo', capability: 'dev.implement' }, { id: 't2', capability: 'dev.implement' }],
-      [{ from: 't1', to: 'undo', onError: 'COMPENSATION_REQUIRED' }, { from: 't1', to: 't2' }],
-    );
-    const model = saveScript(f, [...write('dev:t1', 'src/x.js', 'export const x = 1;\n'), ...write('dev:undo', 'docs/undo.md', 'nothing to undo\n')]);
-    const r = acia(['exec', file, '--rebind-context', ...runFlags(f, model)]);
-    expect(r.code, r.stdout + r.stderr).toBe(1);
-    const entries = ledgerOf(f.repo, onlyRunId(f.repo));
-    expect(ofType(entries, 'TASK_FAILED')).toEqual([expect.objectContaining({ taskId: 't1', errorKind: 'COMPENSATION_REQUIRED' })]);
-    expect(ofType(entries, 'BRANCH_TAKEN')).toEqual([expect.objectContaining({ from: 't1', to: 'undo', onError: 'COMPENSATION_REQUIRED', value: true })]);
-    expect(ofType(entries, 'ESCALATION_REQUESTED')).toEqual([]);
-    expect(ofType(entries, 'TASK_COMPLETED').map((d) => d.taskId)).toEqual(['undo']);
-    expect(ofType(entries, 'TASK_SKIPPED')).toEqual([expect.objectContaining({ taskId: 't2', cause: 'upstream' })]);
-    expect(last(entries)).toMatchObject({ reason: 'failed', message: expect.stringContaining('task t1 failed: policy denied the change') as unknown });
-  });
-
+describe('compensation edges, answered through the CLI', () => {
   it('with no compensation edge a human is asked; `skip` skips that task, the plan goes on, and the run is not a success', () => {
     const f = fixture('skip', { protectedPaths: ['src/'] });
     const file = savePlan(f, [{ id: 't1', capability: 'dev.implement' }, { id: 't2', capability: 'dev.implement' }, { id: 'q', capability: 'qa.verify' }], [
@@ -145,64 +128,6 @@ describe('compensation edges', () => {
     expect(readFileSync(join(f.repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8')).toMatch(/\| t1 \| dev\.implement \|.*\| skipped \|/);
     const replay = acia(['replay', runId, '--repo', f.repo]);
     expect(replay.stdout + replay.stderr).toContain('identical');
-  });
-});
-
-describe('QA in the middle of a plan', () => {
-  it('test-first: the failing tests qa.write_tests wrote go through the fix loop, then the plan\'s dev and verify tasks run', () => {
-    const f = fixture('testfirst');
-    const file = savePlan(
-      f,
-      [{ id: 'w', capability: 'qa.write_tests' }, { id: 'd', capability: 'dev.implement' }, { id: 'v', capability: 'qa.verify' }],
-      [{ from: 'w', to: 'd' }, { from: 'd', to: 'v' }],
-    );
-    const testFile = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { shout } from '../src/shout.js';\ntest('shout', () => assert.equal(shout('a'), 'A!'));\n";
-    const model = saveScript(f, [
-      { caller: 'qa:w', toolCalls: [{ name: 'write_file', input: { path: 'test/shout.test.js', content: testFile } }] },
-      ...qa('qa:w'),
-      ...write('dev:w-fix1', 'src/shout.js', "export const shout = (s) => s.toUpperCase() + '!';\n"),
-      ...qa('qa:w-r1'),
-      ...write('dev:d', 'docs/shout.md', 'shout() upper-cases and adds !\n'),
-      ...qa('qa:v'),
-    ]);
-    const r = acia(['exec', file, '--rebind-context', ...runFlags(f, model)]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const entries = ledgerOf(f.repo, onlyRunId(f.repo));
-    expect(ofType(entries, 'TASK_SKIPPED')).toEqual([]);
-    expect(ofType(entries, 'TASK_COMPLETED').map((d) => d.taskId)).toEqual(['w-fix1', 'w-r1', 'd', 'v']);
-    const verdicts = ofType(entries, 'VERIFICATION').filter((v) => v.source !== 'check').map((v) => `${String(v.taskId)}:${String(v.exitCode)}`);
-    expect(verdicts).toEqual(['w:1', 'w-r1:0', 'v:0']);
-    expect(last(entries).reason).toBe('succeeded');
-  });
-
-  it('QA tasks pass task.post: tests written under a protected path are undone and a human is asked', () => {
-    const f = fixture('qaprot', { protectedPaths: ['test/'] });
-    const file = savePlan(f, [{ id: 'w', capability: 'qa.write_tests' }], []);
-    const model = saveScript(f, [
-      { caller: 'qa:w', toolCalls: [{ name: 'write_file', input: { path: 'test/more.test.js', content: "import { test } from 'node:test';\ntest('ok', () => {});\n" } }] },
-      ...qa('qa:w'),
-    ]);
-    const r = acia(['exec', file, '--rebind-context', ...runFlags(f, model)]);
-    expect(r.code, r.stdout + r.stderr).toBe(3);
-    const entries = ledgerOf(f.repo, onlyRunId(f.repo));
-    expect(ofType(entries, 'POLICY_DECISION').filter((d) => d.hook === 'task.post').map((d) => d.response)).toEqual([{ allow: false, reason: 'changed protected path test/more.test.js' }]);
-    expect(ofType(entries, 'COMPENSATION_APPLIED')).toEqual([expect.objectContaining({ taskId: 'w' })]);
-    expect(ofType(entries, 'MERGE')).toEqual([]);
-    expect(ofType(entries, 'ESCALATION_REQUESTED')).toEqual([expect.objectContaining({ reason: 'policy_denied', taskId: 'w' })]);
-    expect(last(entries).reason).toBe('awaiting_human');
-  });
-
-  it('QA verification expressions are evaluated and recorded; a false one keeps the run from succeeding', () => {
-    const f = fixture('qaexpr');
-    const file = savePlan(f, [{ id: 'v', capability: 'qa.verify', verification: ['$v.passedCount >= 100'], retry: { attempts: 1 } }], []);
-    const model = saveScript(f, qa('qa:v'));
-    const r = acia(['exec', file, '--rebind-context', '--max-iterations', '0', ...runFlags(f, model)]);
-    expect(r.code, r.stdout + r.stderr).toBe(3);
-    const entries = ledgerOf(f.repo, onlyRunId(f.repo));
-    expect(ofType(entries, 'VERIFICATION')).toContainEqual(expect.objectContaining({ taskId: 'v', source: 'check', command: '$v.passedCount >= 100', passed: false }));
-    expect(ofType(entries, 'TASK_COMPLETED')).toEqual([]);
-    expect(ofType(entries, 'ESCALATION_REQUESTED')).toEqual([expect.objectContaining({ reason: 'fixes_exhausted', taskId: 'v' })]);
-    expect(last(entries).reason).toBe('awaiting_human');
   });
 });
 

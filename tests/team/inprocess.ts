@@ -205,7 +205,8 @@ export interface InProcessRun {
   entries: readonly LedgerEntry[];
 }
 
-export async function runPlanInProcess(plan: GeneratedPlan, opts: { human?: Escalator; maxIterations?: number } = {}): Promise<InProcessRun> {
+/** `tweak` changes the deps before the run starts (a budget gate, limits...). */
+export async function runPlanInProcess(plan: GeneratedPlan, opts: { human?: Escalator; maxIterations?: number; tweak?: (deps: TeamDeps) => void } = {}): Promise<InProcessRun> {
   const { repo, head } = sharedRepo();
   const w = new World(head, plan);
   const runId = '20260102-030405-abcdef';
@@ -239,6 +240,7 @@ export async function runPlanInProcess(plan: GeneratedPlan, opts: { human?: Esca
     workspace: () => new FakeWorkspace(w),
     sleep: () => Promise.resolve(),
   };
+  opts.tweak?.(deps);
   const started: EventDataOf<'RUN_STARTED'> = {
     goal: { id: `goal-${runId}`, intent: 'generated goal', constraints: {}, contextRequired: true },
     repo,

@@ -14,12 +14,26 @@ const DIR = resolve(import.meta.dirname, '../fixtures/ledgers');
 const EXPECTED: Record<string, { acia: string; reason: string; tasks: Record<string, string> }> = {
   // acia 0.1.0 (issue 15 head): the happy scenario, scripted, --sandbox off --parallel 1.
   '20261123-203349-87ccfc': { acia: '0.1.0', reason: 'succeeded', tasks: { t1: 'completed', t2: 'completed' } },
+  // acia 0.1.0: the escalate demo (a fix loop that runs out, a human question), resumed with --answer abort.
+  '20261123-225222-616f11': { acia: '0.1.0', reason: 'aborted', tasks: { t1: 'completed', t2: 'failed', 't2-fix1': 'completed', 't2-r1': 'failed' } },
+  // acia 0.1.0: the plan-b demo (Plan-A fails, compensation, re-plan to Plan-B, which passes).
+  '20261123-225225-126176': { acia: '0.1.0', reason: 'succeeded', tasks: { b1: 'completed', b2: 'completed' } },
+  // acia 0.1.0: the budget demo (stopped before the call that would pass the token budget).
+  '20261123-225228-473fc0': { acia: '0.1.0', reason: 'budget_exhausted', tasks: { t1: 'running', t2: 'pending' } },
 };
+
+/** Entry types the fixtures must hold between them, so the resume, re-plan and budget paths of the fold are covered. */
+const COVERED = ['ESCALATION_REQUESTED', 'HUMAN_RESPONSE', 'RUN_RESUMED', 'TASK_ADDED', 'TASK_FAILED', 'MEMORY_UPDATED', 'COMPENSATION_APPLIED', 'REPLAN_TRIGGERED', 'BUDGET_EXCEEDED', 'CHECKPOINT', 'MERGE'];
 
 describe('ledger fixtures from earlier versions', () => {
   const runs = readdirSync(DIR);
   it('has an expectation for every fixture', () => {
     expect(runs.sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it('between them hold the entry types of a resume, a re-plan and a budget stop', () => {
+    const types = new Set(runs.flatMap((r) => readFileSync(join(DIR, r, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as LedgerEntry).type as string)));
+    expect(COVERED.filter((t) => !types.has(t))).toEqual([]);
   });
 
   for (const runId of runs) {

@@ -42,10 +42,11 @@ export function register(program: Command): void {
     .description('take runs from the fleet queue and run them (SIGTERM: finish the runs in hand, then stop)')
     .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
     .option('--concurrency <n>', 'runs at once on this worker', '1')
+    .option('--task-concurrency <n>', "other runs' dev tasks at once on this worker (default: --concurrency; 0: none)")
     .option('--cache <dir>', 'where runs are cloned on this machine (default: a directory under the system temp dir)')
     .option('--name <name>', 'how this worker shows in `acia runs --db` (default: host:pid)')
     .addHelpText('after', '\nWorkers need Node, git, bubblewrap and the database URL.\n\nExample:\n  acia worker --db postgres://fleet@db/acia --concurrency 2')
-    .action(async (flags: { db?: string; concurrency: string; cache?: string; name?: string }) => {
+    .action(async (flags: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string }) => {
       const { workerCommand } = await import('../fleet-action.js');
       process.exitCode = await workerCommand(flags);
     });

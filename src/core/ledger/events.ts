@@ -125,6 +125,8 @@ export const EventData = {
     branch: z.string().optional(),
     worktree: z.string().optional(),
     baseCommit: z.string().optional(),
+    /** The fleet worker that ran this attempt (absent for local runs). */
+    worker: z.string().optional(),
   }),
   LLM_CALL: z.object({
     taskId: z.string().optional(),
@@ -200,7 +202,13 @@ export const EventData = {
   }),
   HUMAN_RESPONSE: z.object({ escalationSeq: z.number(), action: HumanAction, text: z.string().optional() }),
   MEMORY_UPDATED: z.object({ page: z.string(), beforeRef: BlobRef.nullable(), afterRef: BlobRef, reason: z.string() }),
-  BUDGET_EXCEEDED: z.object({ limit: z.enum(['cost', 'tokens', 'minutes', 'iterations']), spent: z.number(), max: z.number() }),
+  BUDGET_EXCEEDED: z.object({
+    limit: z.enum(['cost', 'tokens', 'minutes', 'iterations']),
+    spent: z.number(),
+    max: z.number(),
+    /** The part of `spent` held by other calls still under way (a budget shared across a fleet's workers). */
+    inFlight: z.number().optional(),
+  }),
   TASK_COMPLETED: z.object({
     taskId: z.string(),
     attempt: z.number(),

@@ -1,14 +1,20 @@
 // The PostgreSQL-backed RunLedger for fleet runs: the same sealed, hash-chained entries as the file
 // ledger, one row each keyed by (run, seq), so two writers can never fork a chain: the second insert
 // of a seq fails, and that writer stops. Blobs live in a table beside them, keyed by content hash.
+//
+// Fleet writers are fenced (pg-lease.ts): each append is one transaction that locks the run's lease
+// row, checks the writer's epoch is still the current one, reads what other writers of the same epoch
+// (a run's task workers) appended since this writer's tail, seals on the true tail and inserts. A
+// worker whose lease was taken over is refused there, before its entry can join the chain.
 import type { Pool, PoolClient } from 'pg';
 import { sha256Hex } from '../acm/canonical-json.js';
 import type { LedgerEntry } from '../acm/contracts.js';
 import { asRunId, type Clock, type RunId } from '../acm/ids.js';
-import { AciaError, errorMessage } from '../errors.js';
+import { AciaError, errorMessage, isAciaError } from '../errors.js';
 import { entryHash } from './hash.js';
 import { sealEntry } from './seal.js';
 import type { AppendInput, LedgerHead, RunLedger } from './types.js';
+import { checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS acia_ledger (
@@ -25,6 +31,9 @@ CREATE TABLE IF NOT EXISTS acia_blobs (
   content bytea NOT NULL,
   PRIMARY KEY (run_id, ref)
 );
+-- Which lease epoch wrote each row (null: an unfenced writer); not part of the hashed line.
+ALTER TABLE acia_ledger ADD COLUMN IF NOT EXISTS epoch bigint;
+${LEASE_SCHEMA}
 `;
 
 /** Creates the ledger tables when missing (idempotent; safe to run from every worker). */
@@ -38,6 +47,8 @@ export interface OpenPgLedgerOptions {
   create: boolean;
   /** The run's local directory (manifest, wiki) on this worker. */
   dir: string;
+  /** The lease this writer holds; absent, appends rely on the (run, seq) key alone. */
+  fence?: LedgerFence;
 }
 
 export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptions): Promise<RunLedger> {
@@ -45,7 +56,16 @@ export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptio
   const rows = await db.query<{ line: string; hash: string }>('SELECT line, hash FROM acia_ledger WHERE run_id = $1 ORDER BY seq', [id]);
   if (rows.rowCount === 0 && !o.create) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found in the database`);
   const entries: LedgerEntry[] = [];
-  for (const r of rows.rows) {
+  extendChain(id, entries, rows.rows);
+  // A writer whose lease is already gone (a task job taken after its orchestrator lost the run) stops
+  // here, before any agent works for it.
+  if (o.fence) await checkFence(db, id, o.fence, false);
+  return new PgRunLedger(db, id, o.dir, o.clock, entries, o.fence ?? null);
+}
+
+/** Appends rows read from the database to `entries`, checking each links to the one before it. */
+function extendChain(runId: RunId, entries: LedgerEntry[], rows: readonly { line: string; hash: string }[]): void {
+  for (const r of rows) {
     const e = JSON.parse(r.line) as LedgerEntry;
     const prev = entries.at(-1);
     // A row someone edited in the database breaks the chain here, before anything is appended to it.
@@ -54,7 +74,6 @@ export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptio
     }
     entries.push(e);
   }
-  return new PgRunLedger(db, id, o.dir, o.clock, entries);
 }
 
 /** Reads a fleet run's entries and the blobs they name (export, verify, show). */
@@ -64,6 +83,9 @@ export async function readPgRun(db: Pool, runId: string): Promise<{ lines: strin
   const blobs = await db.query<{ ref: string; content: Buffer }>('SELECT ref, content FROM acia_blobs WHERE run_id = $1', [runId]);
   return { lines: rows.rows.map((r) => r.line), blobs: new Map(blobs.rows.map((b) => [b.ref, b.content])) };
 }
+
+/** An append is a few statements apart; a transaction idle longer than this belongs to a cut-off writer. */
+const IDLE_TXN_TIMEOUT = '10s';
 
 class PgRunLedger implements RunLedger {
   private chain: Promise<unknown> = Promise.resolve();
@@ -75,6 +97,7 @@ class PgRunLedger implements RunLedger {
     readonly dir: string,
     private readonly clock: Clock,
     private readonly list: LedgerEntry[],
+    private readonly fence: LedgerFence | null,
   ) {}
 
   entries(): readonly LedgerEntry[] {
@@ -89,22 +112,69 @@ class PgRunLedger implements RunLedger {
   append(input: AppendInput): Promise<LedgerEntry> {
     const next = this.chain.then(async () => {
       if (this.failure) throw this.failure;
-      const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
-      try {
-        await this.db.query('INSERT INTO acia_ledger (run_id, seq, hash, line) VALUES ($1, $2, $3, $4)', [this.runId, entry.seq, entry.hash, line.trimEnd()]);
-      } catch (e) {
-        // 23505: that seq exists. Another worker took this run over (our lease ran out): stop writing.
-        this.failure =
-          (e as { code?: string }).code === '23505'
-            ? new AciaError('LEDGER_LOCKED', `run ${this.runId}: seq ${entry.seq} was written by another worker; this worker's writes are refused`)
-            : new AciaError('LEDGER_IO', `run ${this.runId}: cannot append to the database ledger: ${errorMessage(e)}`, { cause: e });
-        throw this.failure;
-      }
-      this.list.push(entry);
-      return entry;
+      return this.fence ? this.appendFenced(this.fence, input) : this.appendUnfenced(input);
     });
     this.chain = next.catch(() => undefined);
     return next;
+  }
+
+  /** Reads the entries other writers appended since this writer's tail (a task worker's, the orchestrator's). */
+  refresh(): Promise<void> {
+    const next = this.chain.then(async () => {
+      if (this.failure) throw this.failure;
+      await this.catchUp(this.db);
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async catchUp(q: Pool | PoolClient): Promise<void> {
+    const rows = await q.query<{ line: string; hash: string }>('SELECT line, hash FROM acia_ledger WHERE run_id = $1 AND seq > $2 ORDER BY seq', [this.runId, this.list.at(-1)?.seq ?? -1]);
+    extendChain(this.runId, this.list, rows.rows);
+  }
+
+  private async appendUnfenced(input: AppendInput): Promise<LedgerEntry> {
+    const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+    try {
+      await this.db.query('INSERT INTO acia_ledger (run_id, seq, hash, line) VALUES ($1, $2, $3, $4)', [this.runId, entry.seq, entry.hash, line.trimEnd()]);
+    } catch (e) {
+      // 23505: that seq exists. Another writer got there first: stop writing.
+      this.failure =
+        (e as { code?: string }).code === '23505'
+          ? new AciaError('LEDGER_LOCKED', `run ${this.runId}: seq ${entry.seq} was written by another worker; this worker's writes are refused`)
+          : new AciaError('LEDGER_IO', `run ${this.runId}: cannot append to the database ledger: ${errorMessage(e)}`, { cause: e });
+      throw this.failure;
+    }
+    this.list.push(entry);
+    return entry;
+  }
+
+  /** One transaction: lock the lease row, check the epoch, catch up with the other writers, seal on the true tail, insert. */
+  private async appendFenced(fence: LedgerFence, input: AppendInput): Promise<LedgerEntry> {
+    let client: PoolClient | undefined;
+    try {
+      client = await this.db.connect();
+      await client.query('BEGIN');
+      // A writer cut off while it holds the lease row must not hold it for ever: the server ends a
+      // transaction left idle this long, which releases the row for the worker that took over.
+      await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TXN_TIMEOUT}'`);
+      await checkFence(client, this.runId, fence, true);
+      await this.catchUp(client);
+      const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+      await client.query('INSERT INTO acia_ledger (run_id, seq, hash, line, epoch) VALUES ($1, $2, $3, $4, $5)', [this.runId, entry.seq, entry.hash, line.trimEnd(), fence.epoch]);
+      await client.query('COMMIT');
+      client.release();
+      client = undefined;
+      this.list.push(entry);
+      return entry;
+    } catch (e) {
+      if (client) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        client.release(true);
+      }
+      this.failure = isAciaError(e) && (e.code === 'LEDGER_FENCED' || e.code === 'LEDGER_CORRUPT') ? e : new AciaError('LEDGER_IO', `run ${this.runId}: cannot append to the database ledger: ${errorMessage(e)}`, { cause: e });
+      throw this.failure;
+    }
   }
 
   async putBlob(content: string | Uint8Array): Promise<string> {

@@ -24,5 +24,7 @@ export interface RunLedger {
   /** Stores content write-once under its sha256; returns `sha256:<hex>`. */
   putBlob(content: string | Uint8Array): Promise<string>;
   getBlob(ref: string): Promise<Buffer>;
+  /** Reads entries other writers appended (a fleet run's task workers); absent for single-writer ledgers. */
+  refresh?(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,16 +1,17 @@
 // The model endpoint an external agent sees: a local Anthropic Messages API proxy that checks the run's
-// budget before each call, forwards it upstream with the user's key (the agent only ever holds a
-// placeholder), and records each call as an LLM_CALL with its request and response blobs, so an
-// external agent's tokens and cost count and show like ACIA's own. Listens on 127.0.0.1 (unsandboxed
-// agents) and on a Unix socket that the sandbox bridges to its own loopback.
+// budget (or reserves it in the fleet's shared gate) before each call, forwards it upstream with the
+// user's key (the agent only ever holds a placeholder), and records each call as an LLM_CALL with its
+// request and response blobs, so an external agent's tokens and cost count and show like ACIA's own.
+// Listens on 127.0.0.1 (unsandboxed agents) and on a Unix socket that the sandbox bridges to its own
+// loopback.
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from '../../core/acm/canonical-json.js';
 import type { Usage } from '../../core/llm/types.js';
-import { checkBudget, type BudgetBreach } from '../budget.js';
-import type { RunContext } from '../run-context.js';
+import { checkBudget, type BudgetBreach, type BudgetReservation } from '../budget.js';
+import { usageTokens, type RunContext } from '../run-context.js';
 
 export interface MeteringProxy {
   /** For an agent on the host. */
@@ -43,6 +44,8 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
   let breach: BudgetBreach | null = null;
   let calls = 0;
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    // What the fleet's shared budget holds for this call until it is settled or released.
+    let reservation: BudgetReservation | null = null;
     void collect(req).then(async (body) => {
       const metered = req.method === 'POST' && /\/v1\/messages\/?(\?|$)/.test(req.url ?? '');
       let parsed: { model?: unknown; max_tokens?: unknown } = {};
@@ -53,11 +56,12 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
           return reply(res, 400, 'invalid_request_error', 'request body is not JSON');
         }
         const model = typeof parsed.model === 'string' ? parsed.model : 'unknown';
-        const stop = overBudget(ctx, model, body.length, typeof parsed.max_tokens === 'number' ? parsed.max_tokens : ctx.deps.config.maxTokensPerCall);
-        if (stop) {
-          breach = stop;
+        const checked = await checkProxied(ctx, model, body.length, typeof parsed.max_tokens === 'number' ? parsed.max_tokens : ctx.deps.config.maxTokensPerCall);
+        if ('breach' in checked) {
+          breach = checked.breach;
           return reply(res, 400, 'invalid_request_error', 'the run’s budget is exhausted (ACIA stopped this call)');
         }
+        reservation = checked.reservation;
       }
       const started = ctx.rec.now();
       const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': o.apiKey };
@@ -86,22 +90,35 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       calls++;
       const text = Buffer.concat(chunks).toString('utf8');
       const m = meter(text, (upstream.headers.get('content-type') ?? '').includes('event-stream'));
-      const requestHash = await ctx.rec.blob(canonicalJson(JSON.parse(body.toString('utf8')) as unknown));
-      const responseRef = await ctx.rec.blob(text);
-      await ctx.rec.record(o.actor, 'LLM_CALL', {
-        taskId: o.taskId,
-        caller: o.actor,
-        model: m.model || (typeof parsed.model === 'string' ? parsed.model : 'unknown'),
-        requestHash,
-        responseRef,
-        usage: m.usage,
-        costUsd: ctx.deps.costUsd(m.model || String(parsed.model), m.usage),
-        stopReason: m.stopReason,
-        durationMs: ctx.rec.now() - started,
-      });
+      const costUsd = ctx.deps.costUsd(m.model || String(parsed.model), m.usage);
+      try {
+        const requestHash = await ctx.rec.blob(canonicalJson(JSON.parse(body.toString('utf8')) as unknown));
+        const responseRef = await ctx.rec.blob(text);
+        await ctx.rec.record(o.actor, 'LLM_CALL', {
+          taskId: o.taskId,
+          caller: o.actor,
+          model: m.model || (typeof parsed.model === 'string' ? parsed.model : 'unknown'),
+          requestHash,
+          responseRef,
+          usage: m.usage,
+          costUsd,
+          stopReason: m.stopReason,
+          durationMs: ctx.rec.now() - started,
+        });
+      } finally {
+        // As for ACIA's own calls: settled after the entry, and even when writing it failed (it was paid for).
+        const held = reservation;
+        reservation = null;
+        if (held) await ctx.deps.budgetGate?.settle(held, { usd: costUsd, tokens: usageTokens(m.usage) });
+      }
     }).catch((e: unknown) => {
       if (!res.headersSent) reply(res, 500, 'api_error', `ACIA metering proxy: ${(e as Error).message}`);
       else res.destroy();
+    }).finally(() => {
+      // A call that failed or was never metered costs nothing: its reservation goes back (or expires).
+      const held = reservation;
+      reservation = null;
+      if (held) void ctx.deps.budgetGate?.release(held).catch(() => undefined);
     });
   };
   const tcp = http.createServer(handler);
@@ -126,13 +143,23 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
   };
 }
 
-/** The budget check ACIA's own calls get: the request's size plus a full reply, before it is sent. */
-function overBudget(ctx: RunContext, model: string, bodyBytes: number, maxTokens: number): BudgetBreach | null {
-  if (ctx.state.budgetWaived) return null;
-  const tokens = Math.ceil(bodyBytes / 4) + maxTokens;
-  const usd = ctx.deps.costUsd(model, { inputTokens: Math.ceil(bodyBytes / 4), outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 });
-  const minutes = (ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
-  return checkBudget(ctx.deps.config.budget, ctx.state, { usd, tokens }, minutes);
+/**
+ * The budget check ACIA's own calls get: the request's size plus a full reply, before it is sent; with
+ * the fleet's shared gate, cost and tokens are reserved there (minutes stay this process's).
+ */
+async function checkProxied(ctx: RunContext, model: string, bodyBytes: number, maxTokens: number): Promise<{ breach: BudgetBreach } | { reservation: BudgetReservation | null }> {
+  const gate = ctx.deps.budgetGate;
+  const enforce = !ctx.state.budgetWaived;
+  const inputTokens = Math.ceil(bodyBytes / 4);
+  const est = { usd: ctx.deps.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens };
+  if (enforce) {
+    const minutes = (ctx.deps.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
+    const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
+    const breach = checkBudget(limits, ctx.state, est, minutes);
+    if (breach) return { breach };
+  }
+  if (!gate) return { reservation: null };
+  return gate.reserve(ctx.runId, est, { enforce });
 }
 
 /** Usage, stop reason and model from a Messages API reply, streamed (SSE) or whole. */

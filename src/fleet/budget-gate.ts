@@ -1,0 +1,271 @@
+// A fleet run's cost and token budget, shared by every worker process in the database: one row per run
+// (limits and what its recorded calls cost) and one row per call in flight (its estimate, held until the
+// call ends). A reservation is taken in one transaction that locks the run's row (SELECT ... FOR UPDATE),
+// so N workers reserving at once are serialised and cannot pass the limit together.
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { AciaError, errorMessage } from '../core/errors.js';
+import type { BudgetAmount, BudgetGate, BudgetLimits, BudgetReservation, ReserveOutcome } from '../team/budget.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS acia_budgets (
+  run_id text PRIMARY KEY,
+  max_cost_usd double precision,
+  max_tokens bigint,
+  spent_usd double precision NOT NULL DEFAULT 0,
+  spent_tokens bigint NOT NULL DEFAULT 0,
+  -- false once a call of a model with no known price was counted: its cost is not in spent_usd.
+  cost_known boolean NOT NULL DEFAULT true,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS acia_budget_reservations (
+  id text PRIMARY KEY,
+  run_id text NOT NULL REFERENCES acia_budgets (run_id) ON DELETE CASCADE,
+  worker text NOT NULL,
+  usd double precision NOT NULL,
+  tokens bigint NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS acia_budget_reservations_run ON acia_budget_reservations (run_id);
+`;
+
+/**
+ * How long a reservation outlives its worker's silence. Longer than any one model call (a long streamed
+ * reply takes minutes); a worker that died mid-call holds its estimate at most this long, and a takeover
+ * drops the reservations of workers whose heartbeat stopped at once.
+ */
+export const RESERVATION_TTL_SECONDS = 15 * 60;
+
+export async function migrateBudgets(db: Pool | PoolClient): Promise<void> {
+  // Workers starting together race on CREATE TABLE IF NOT EXISTS: serialised on an advisory lock.
+  await db.query(`SELECT pg_advisory_lock(472106); ${SCHEMA} SELECT pg_advisory_unlock(472106);`);
+}
+
+export interface RunBudget {
+  limits: { maxCostUsd: number | null; maxTokens: number | null };
+  spent: { usd: number; tokens: number; costKnown: boolean };
+  reserved: { usd: number; tokens: number; count: number };
+}
+
+/** A run's budget as the database holds it now (one statement: one snapshot), or null when no worker opened it yet. */
+export async function readRunBudget(db: Pool | PoolClient, runId: string): Promise<RunBudget | null> {
+  const row = (
+    await db.query<BudgetRow & HeldRow>(
+      `SELECT b.max_cost_usd, b.max_tokens, b.spent_usd, b.spent_tokens, b.cost_known,
+              coalesce(sum(r.usd), 0) AS usd, coalesce(sum(r.tokens), 0) AS tokens, count(r.id) AS n
+         FROM acia_budgets b LEFT JOIN acia_budget_reservations r ON r.run_id = b.run_id
+        WHERE b.run_id = $1 GROUP BY b.run_id`,
+      [runId],
+    )
+  ).rows[0];
+  if (!row) return null;
+  return {
+    limits: { maxCostUsd: row.max_cost_usd, maxTokens: row.max_tokens === null ? null : Number(row.max_tokens) },
+    spent: { usd: row.spent_usd, tokens: Number(row.spent_tokens), costKnown: row.cost_known },
+    reserved: { usd: Number(row.usd), tokens: Number(row.tokens), count: Number(row.n) },
+  };
+}
+
+/**
+ * Opens a run's shared budget for a worker that takes (or takes over) the run: the limits are the run's
+ * settings, the spend is re-derived from the run's LLM_CALL entries (the ledger is the truth, whatever
+ * a worker that died had settled or not), and reservations of workers whose heartbeat stopped are
+ * dropped. Returns the gate this worker reserves through.
+ */
+export async function openRunBudget(db: Pool, runId: string, limits: BudgetLimits, o: { worker: string; ttlSeconds?: number }): Promise<PgBudgetGate> {
+  await retryWhileAway(() => migrateBudgets(db));
+  const spend = await retryWhileAway(() => ledgerSpend(db, runId));
+  const open = async (c: PoolClient): Promise<void> => {
+    await c.query(
+      `INSERT INTO acia_budgets (run_id, max_cost_usd, max_tokens) VALUES ($1, $2, $3)
+       ON CONFLICT (run_id) DO UPDATE SET max_cost_usd = $2, max_tokens = $3`,
+      [runId, limits.maxCostUsd ?? null, limits.maxTokens ?? null],
+    );
+    await c.query('SELECT 1 FROM acia_budgets WHERE run_id = $1 FOR UPDATE', [runId]);
+    await c.query('UPDATE acia_budgets SET spent_usd = $2, spent_tokens = $3, cost_known = $4, updated_at = now() WHERE run_id = $1', [runId, spend.usd, spend.tokens, spend.costKnown]);
+    // Only the fleet's heartbeat table knows who is dead; a database without it (a bare gate) relies on expiry.
+    const workers = (await c.query<{ t: string | null }>("SELECT to_regclass('acia_workers')::text AS t")).rows[0]?.t;
+    if (workers) {
+      await c.query(
+        `DELETE FROM acia_budget_reservations r WHERE r.run_id = $1 AND r.worker <> $2 AND NOT EXISTS
+           (SELECT 1 FROM acia_workers w WHERE w.name = r.worker AND NOT w.stopped AND w.seen_at > now() - make_interval(secs => $3))`,
+        [runId, o.worker, DEAD_AFTER_SECONDS],
+      );
+    }
+  };
+  // Idempotent (the spend and the limits are set, not added): safe to run again after a lost answer.
+  await retryWhileAway(() => transaction(db, open));
+  return new PgBudgetGate(db, o);
+}
+
+/** A worker whose heartbeat is this old is dead to the budget (the fleet's lease is 10 s). */
+const DEAD_AFTER_SECONDS = 10;
+
+/** What a run's recorded model calls cost, from its ledger rows. */
+export async function ledgerSpend(db: Pool | PoolClient, runId: string): Promise<{ usd: number; tokens: number; costKnown: boolean }> {
+  // The filter is only a pre-selection: each candidate line is parsed and its type checked.
+  const rows = await db.query<{ line: string }>(`SELECT line FROM acia_ledger WHERE run_id = $1 AND line LIKE '%"LLM\\_CALL"%' ORDER BY seq`, [runId]);
+  const spend = { usd: 0, tokens: 0, costKnown: true };
+  for (const r of rows.rows) {
+    const e = JSON.parse(r.line) as { type?: string; data?: { costUsd?: number | null; usage?: Record<string, number> } };
+    if (e.type !== 'LLM_CALL' || !e.data) continue;
+    const u = e.data.usage ?? {};
+    spend.tokens += (u.inputTokens ?? 0) + (u.outputTokens ?? 0) + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+    if (typeof e.data.costUsd === 'number') spend.usd += e.data.costUsd;
+    else spend.costKnown = false;
+  }
+  return spend;
+}
+
+interface BudgetRow {
+  max_cost_usd: number | null;
+  max_tokens: string | null;
+  spent_usd: number;
+  spent_tokens: string;
+  cost_known: boolean;
+}
+interface HeldRow {
+  usd: string | number;
+  tokens: string | number;
+  n: string | number;
+}
+
+/** Runs `op` (given its attempt number) again while the database is away; see `retryWhileAway`. */
+export type DbRetry = <T>(op: (attempt: number) => Promise<T>) => Promise<T>;
+
+/** The gate one worker process reserves through (each worker has its own pool, like separate machines). */
+export class PgBudgetGate implements BudgetGate {
+  private readonly ttl: number;
+  private readonly retry: DbRetry;
+  readonly worker: string;
+
+  constructor(
+    private readonly db: Pool,
+    o: { worker: string; ttlSeconds?: number; retry?: DbRetry },
+  ) {
+    this.worker = o.worker;
+    this.ttl = o.ttlSeconds ?? RESERVATION_TTL_SECONDS;
+    this.retry = o.retry ?? retryWhileAway;
+  }
+
+  async reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome> {
+    // The id is chosen once: a retry after a commit whose answer was lost finds its own row, not a rival.
+    const reservation: BudgetReservation = { id: randomUUID(), runId, amount: { usd: estimate.usd, tokens: estimate.tokens } };
+    return this.run((attempt) =>
+      transaction(this.db, async (c): Promise<ReserveOutcome> => {
+        // The lock every reservation and settlement of this run queues on.
+        const row = await lockBudget(c, runId);
+        if (attempt > 0 && (await c.query('SELECT 1 FROM acia_budget_reservations WHERE id = $1', [reservation.id])).rowCount !== 0) return { reservation };
+        // A dead worker's reservations go once their deadline passed; they held budget back, nothing more.
+        await c.query('DELETE FROM acia_budget_reservations WHERE run_id = $1 AND expires_at < now()', [runId]);
+        const held = (await c.query<HeldRow>('SELECT coalesce(sum(usd), 0) AS usd, coalesce(sum(tokens), 0) AS tokens, count(*) AS n FROM acia_budget_reservations WHERE run_id = $1', [runId])).rows[0]!;
+        if (o.enforce) {
+          const tokens = Number(row.spent_tokens) + Number(held.tokens) + estimate.tokens;
+          const inFlight = (n: number) => (n > 0 ? { inFlight: n } : {});
+          if (row.max_tokens !== null && tokens > Number(row.max_tokens)) return { breach: { limit: 'tokens', spent: tokens, max: Number(row.max_tokens), ...inFlight(Number(held.tokens)) } };
+          // An unknown price cannot be checked (as locally); the pricing table warns about such models.
+          const usd = row.spent_usd + Number(held.usd) + (estimate.usd ?? 0);
+          if (row.max_cost_usd !== null && estimate.usd !== null && usd > row.max_cost_usd) return { breach: { limit: 'cost', spent: usd, max: row.max_cost_usd, ...inFlight(Number(held.usd)) } };
+        }
+        await c.query(`INSERT INTO acia_budget_reservations (id, run_id, worker, usd, tokens, expires_at) VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, [
+          reservation.id,
+          runId,
+          this.worker,
+          estimate.usd ?? 0,
+          estimate.tokens,
+          this.ttl,
+        ]);
+        return { reservation };
+      }),
+    );
+  }
+
+  /** Replaces the reservation by what the call cost; counted even if the reservation had expired meanwhile. */
+  async settle(reservation: BudgetReservation, actual: BudgetAmount): Promise<void> {
+    // Usage comes from the model's endpoint: a negative or non-numeric count must not buy budget back,
+    // so it is charged at what was reserved for it.
+    const sane = (n: number | null, held: number | null) => (n === null || (Number.isFinite(n) && n >= 0) ? n : (held ?? 0));
+    const usd = sane(actual.usd, reservation.amount.usd);
+    const tokens = Math.ceil(sane(actual.tokens, reservation.amount.tokens) ?? 0);
+    await this.run((attempt) =>
+      transaction(this.db, async (c) => {
+        // Same lock order as reserve (the run's row, then its reservations): the two cannot deadlock.
+        await lockBudget(c, reservation.runId);
+        const deleted = (await c.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id])).rowCount ?? 0;
+        // A retry that finds its reservation gone: the first attempt committed (only its answer was lost).
+        if (attempt > 0 && deleted === 0) return;
+        await c.query('UPDATE acia_budgets SET spent_usd = spent_usd + $2, spent_tokens = spent_tokens + $3, cost_known = cost_known AND $4, updated_at = now() WHERE run_id = $1', [
+          reservation.runId,
+          usd ?? 0,
+          tokens,
+          usd !== null,
+        ]);
+      }),
+    );
+  }
+
+  async release(reservation: BudgetReservation): Promise<void> {
+    await this.run(() => this.db.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id]));
+  }
+
+  private async run<T>(op: (attempt: number) => Promise<T>): Promise<T> {
+    try {
+      return await this.retry(op);
+    } catch (e) {
+      throw e instanceof AciaError ? e : new AciaError('LEDGER_IO', `the fleet's budget in the database: ${errorMessage(e)}`, { cause: e });
+    }
+  }
+}
+
+/** Locks the run's budget row, creating it (no limits: a gate driven directly) when no worker opened it. */
+async function lockBudget(c: PoolClient, runId: string): Promise<BudgetRow> {
+  const select = 'SELECT max_cost_usd, max_tokens, spent_usd, spent_tokens, cost_known FROM acia_budgets WHERE run_id = $1 FOR UPDATE';
+  const row = (await c.query<BudgetRow>(select, [runId])).rows[0];
+  if (row) return row;
+  await c.query('INSERT INTO acia_budgets (run_id) VALUES ($1) ON CONFLICT DO NOTHING', [runId]);
+  return (await c.query<BudgetRow>(select, [runId])).rows[0]!;
+}
+
+async function transaction<T>(db: Pool, body: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await db.connect();
+  let failed = false;
+  try {
+    await c.query('BEGIN');
+    const r = await body(c);
+    await c.query('COMMIT');
+    return r;
+  } catch (e) {
+    failed = true;
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    // A client whose transaction failed may have lost its server: discarded, not returned to the pool.
+    c.release(failed);
+  }
+}
+
+/** How long a budget operation waits for the database to come back (a restart, a failover) before it fails. */
+const OUTAGE_TOLERANCE_MS = 60_000;
+
+/** A dropped connection or a server going away, not an answer about the query. */
+function isConnectionLoss(e: unknown): boolean {
+  const { code, message } = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))) return true;
+  return typeof message === 'string' && /connection terminated|terminating connection|server closed the connection|not queryable/i.test(message);
+}
+
+/**
+ * Retries an operation while the database is away, with backoff from 0.2 s to 2 s, for up to a minute:
+ * a model call waits out a PostgreSQL restart instead of failing its task. Anything else fails at once.
+ */
+export async function retryWhileAway<T>(op: (attempt: number) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + OUTAGE_TOLERANCE_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await op(attempt);
+    } catch (e) {
+      if (!isConnectionLoss(e) || Date.now() >= deadline) throw e;
+      await new Promise((r) => setTimeout(r, Math.min(2_000, 200 * 2 ** Math.min(attempt, 4))));
+    }
+  }
+}

@@ -1,0 +1,97 @@
+// The git side of a fleet run: the team's Workspace, plus the remote. Every checkpoint is pushed to its
+// task branch and every merge to the run branch as it happens, so a run or task resumed elsewhere
+// starts from what was pushed. Two guards keep a worker that lost its lease from moving a branch:
+// the lease is checked before each push, and each push is `--force-with-lease` against what this
+// worker last saw on the remote, so a branch another worker moved is never overwritten. Merges into
+// the run branch happen under a per-run database lock, after fetching the branch: the run's tasks
+// may finish on different machines at once.
+import { AciaError } from '../core/errors.js';
+import { fencedError } from '../core/ledger/pg-lease.js';
+import type { Git } from '../team/git.js';
+import { Workspace, type TaskWorktree } from '../team/workspace.js';
+import { remoteGit } from './remote-git.js';
+
+export interface FleetWorkspaceOptions {
+  /** Throws LEDGER_FENCED when this worker's lease (or task token) is no longer current. */
+  checkFence: () => Promise<void>;
+  /** Runs `fn` holding the run's git lock (one merge into the run branch at a time, fleet-wide). */
+  withRunLock: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Where the run's branches stood on the remote when this worker fetched them ('' = absent). */
+  remoteRefs: Map<string, string>;
+}
+
+export class FleetWorkspace extends Workspace {
+  constructor(
+    private readonly g: Git,
+    repo: string,
+    runId: string,
+    private readonly o: FleetWorkspaceOptions,
+  ) {
+    super(g, repo, runId);
+  }
+
+  override async checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
+    const r = await super.checkpoint(taskId, wt, message);
+    if (r.commit) await this.push(wt.branch);
+    return r;
+  }
+
+  /** A dev.merge task's resolution is its checkpoint: pushed like one. */
+  override async commitMerge(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }> {
+    const r = await super.commitMerge(taskId, wt, message);
+    await this.push(wt.branch);
+    return r;
+  }
+
+  override merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
+    return this.o.withRunLock(async () => {
+      await this.pullRunBranch();
+      const r = await super.merge(taskId);
+      if (r.commit && r.commit !== this.o.remoteRefs.get(this.runBranch)) await this.push(this.runBranch);
+      return r;
+    });
+  }
+
+  override async resetRun(commit: string): Promise<void> {
+    await this.o.withRunLock(async () => {
+      await super.resetRun(commit);
+      await this.push(this.runBranch);
+    });
+  }
+
+  override async openRun(base: string, create: boolean): Promise<void> {
+    await super.openRun(base, create);
+    if ((await this.runHead()) !== this.o.remoteRefs.get(this.runBranch)) await this.push(this.runBranch);
+  }
+
+  /** The orchestrator, after a task ran elsewhere: the run worktree at the run branch the remote has. */
+  syncRunBranch(): Promise<void> {
+    return this.o.withRunLock(() => this.pullRunBranch());
+  }
+
+  /** Brings the run worktree to the run branch as the remote has it (other workers' merges); under the run lock. */
+  private async pullRunBranch(): Promise<void> {
+    const ref = `refs/remotes/origin/${this.runBranch}`;
+    await remoteGit(this.repo, ['fetch', '-q', 'origin', `+refs/heads/${this.runBranch}:${ref}`]);
+    const remote = (await this.g.run(this.repo, ['rev-parse', '--verify', `${ref}^{commit}`])).stdout.trim();
+    this.o.remoteRefs.set(this.runBranch, remote);
+    if ((await this.runHead()) !== remote) await super.resetRun(remote);
+  }
+
+  private async push(branch: string): Promise<void> {
+    await this.o.checkFence();
+    const sha = (await this.g.run(this.repo, ['rev-parse', '--verify', `refs/heads/${branch}^{commit}`])).stdout.trim();
+    const expected = this.o.remoteRefs.get(branch) ?? '';
+    const r = await remoteGit(this.repo, ['push', '-q', 'origin', `--force-with-lease=refs/heads/${branch}:${expected}`, `refs/heads/${branch}:refs/heads/${branch}`], { allowFail: true });
+    if (r.exitCode === 0) {
+      this.o.remoteRefs.set(branch, sha);
+      return;
+    }
+    // The branch moved on the remote since this worker saw it: another worker owns it now.
+    if (/stale info|\(fetch first\)|rejected/.test(r.stderr)) {
+      await this.o.checkFence();
+      if (/stale info/.test(r.stderr)) throw fencedError(this.runId, `${branch} was moved on the remote by another worker`);
+    }
+    throw new AciaError('INTERNAL', `git push of ${branch} failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}`, { hint: 'the worker must be able to push to the submitted repository URL' });
+  }
+}

@@ -1,0 +1,81 @@
+// The team's dependencies for a fleet job (a whole run, or one task of it): the user's settings from
+// submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
+// to the remote under the same fence.
+import { asRunId, systemClock } from '../core/acm/ids.js';
+import { loadConfig } from '../core/config/load.js';
+import { openPgLedger } from '../core/ledger/pg-ledger.js';
+import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
+import { buildDeps } from '../app/build-deps.js';
+import { noHuman, type TeamDeps } from '../team/deps.js';
+import type { Git } from '../team/git.js';
+import { openRunBudget, PgBudgetGate } from './budget-gate.js';
+import type { Fleet } from './fleet-db.js';
+import { FleetWorkspace } from './fleet-workspace.js';
+import type { JobCheckout } from './repo-cache.js';
+
+export interface JobDeps {
+  deps: TeamDeps;
+  /** The workspace the team made for the run, once it made one (the orchestrator syncs it after each task). */
+  workspace: () => FleetWorkspace | undefined;
+}
+
+export async function jobDeps(
+  fleet: Fleet,
+  git: Git,
+  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void },
+): Promise<JobDeps> {
+  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: o.settings }).config;
+  const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
+  deps.ids = { runId: () => asRunId(o.runId) };
+  deps.workerName = o.worker;
+  deps.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
+  // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
+  delete deps.writeBundle;
+  // One budget for the whole run across the fleet: the orchestrator opens it (limits from the run's
+  // settings, spent re-derived from its ledger); a task worker reserves against the same rows.
+  deps.budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
+  let made: FleetWorkspace | undefined;
+  deps.workspace = (repo, runId) => {
+    made = new FleetWorkspace(git, repo, runId, {
+      checkFence: () => checkFence(fleet.db, runId, o.fence, false),
+      withRunLock: (fn) => withRunLock(fleet, runId, fn),
+      remoteRefs: o.checkout.remoteRefs,
+    });
+    return made;
+  };
+  return { deps, workspace: () => made };
+}
+
+/**
+ * Runs `fn` holding the run's git lock: a session-level advisory lock on its own connection, so a
+ * worker that dies (or loses the database) lets it go with the connection.
+ */
+export async function withRunLock<T>(fleet: Fleet, runId: string, fn: () => Promise<T>): Promise<T> {
+  const client = await fleet.db.connect();
+  const key = `acia-run-git:${runId}`;
+  try {
+    // A holder cut off from the database must not keep every other merge of the run waiting: the
+    // server closes a session idle this long, which releases its lock (a merge takes seconds).
+    await client.query(`SET idle_session_timeout = '${LOCK_IDLE_TIMEOUT}'`);
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+  } catch (e) {
+    client.release(true);
+    throw e;
+  }
+  let broken = false;
+  try {
+    return await fn();
+  } finally {
+    try {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+      await client.query('RESET idle_session_timeout');
+    } catch {
+      // A connection that could not unlock is closed, which unlocks.
+      broken = true;
+    }
+    client.release(broken);
+  }
+}
+
+/** How long the run's git lock outlives a holder that stopped talking to the database. */
+const LOCK_IDLE_TIMEOUT = '60s';

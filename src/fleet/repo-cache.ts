@@ -1,0 +1,66 @@
+// A worker's copies of the fleet's repositories. Each submitted repository is mirrored once per worker
+// (a bare mirror under <cache>/repos, refreshed with `git fetch`), and every run or task job works in a
+// shared clone of that mirror: it borrows the mirror's objects, so a job's checkout costs a fetch of
+// what changed, not a clone of the whole history. The run's own branches are then fetched from the
+// real remote, which is the truth, and the clone pushes there.
+import { createHash } from 'node:crypto';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Git } from '../team/git.js';
+import { remoteGit } from './remote-git.js';
+
+/** One fetch or clone of a mirror at a time in this process: git locks its refs. */
+const busy = new Map<string, Promise<unknown>>();
+
+function serialised<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const next = (busy.get(key) ?? Promise.resolve()).then(fn);
+  busy.set(key, next.catch(() => undefined));
+  return next;
+}
+
+export interface JobCheckout {
+  /** The job's clone, HEAD detached at the run's base. */
+  dir: string;
+  /** Where each of the run's branches stood on the remote when fetched ('' = absent): pushes lease on it. */
+  remoteRefs: Map<string, string>;
+}
+
+/**
+ * A clone for one job of run `runId` at `dir` (removed first), with the run branch `acia/<run>` and its
+ * task branches `acia-tasks/<run>/*` as the remote has them, and HEAD detached at `base`.
+ */
+export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: string; runId: string; base: string; dir: string }): Promise<JobCheckout> {
+  const mirror = join(o.cacheDir, 'repos', `${createHash('sha256').update(o.repoUrl).digest('hex').slice(0, 24)}.git`);
+  await serialised(mirror, async () => {
+    if (await stat(join(mirror, 'HEAD')).then(() => true, () => false)) {
+      // A task job names its run's base commit: when the mirror has it, the run's own branches (fetched
+      // below from the remote) are all the job needs, and the mirror's refresh can wait.
+      if (/^[0-9a-f]{40}$/.test(o.base) && (await git.run(mirror, ['cat-file', '-e', `${o.base}^{commit}`], { allowFail: true })).exitCode === 0) return;
+      await remoteGit(mirror, ['fetch', '-q', '--prune', 'origin']);
+    } else {
+      await mkdir(join(o.cacheDir, 'repos'), { recursive: true });
+      await rm(mirror, { recursive: true, force: true });
+      await remoteGit(o.cacheDir, ['clone', '-q', '--mirror', o.repoUrl, mirror]);
+      // Job clones borrow these objects: the mirror must never prune any of them away.
+      await remoteGit(mirror, ['config', 'gc.auto', '0']);
+    }
+  });
+  await rm(o.dir, { recursive: true, force: true });
+  await serialised(mirror, () => remoteGit(o.cacheDir, ['clone', '-q', '--no-checkout', '--shared', mirror, o.dir]));
+  await remoteGit(o.dir, ['remote', 'set-url', 'origin', o.repoUrl]);
+  const runBranch = `acia/${o.runId}`;
+  const tasks = `acia-tasks/${o.runId}`;
+  // From the remote itself (the mirror may be seconds old): where this run stands now.
+  await remoteGit(o.dir, ['fetch', '-q', 'origin', `+refs/heads/${runBranch}:refs/remotes/origin/${runBranch}`, `+refs/heads/${tasks}/*:refs/remotes/origin/${tasks}/*`], { allowFail: true });
+  const listed = await git.run(o.dir, ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${runBranch}`, `refs/remotes/origin/${tasks}/`]);
+  const remoteRefs = new Map<string, string>();
+  for (const line of listed.stdout.split('\n').filter(Boolean)) {
+    const [ref, sha] = line.split(' ') as [string, string];
+    const branch = ref.slice('refs/remotes/origin/'.length);
+    remoteRefs.set(branch, sha);
+    await git.run(o.dir, ['update-ref', `refs/heads/${branch}`, sha]);
+  }
+  const base = (await git.run(o.dir, ['rev-parse', '--verify', `${o.base}^{commit}`], { allowFail: true })).exitCode === 0 ? o.base : `origin/${o.base}`;
+  await git.run(o.dir, ['checkout', '-q', '--detach', base]);
+  return { dir: o.dir, remoteRefs };
+}

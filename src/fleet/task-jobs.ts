@@ -1,0 +1,163 @@
+// The second level of distribution: one run's dev tasks as jobs any worker may take. The run's lease
+// holder (its orchestrator) sends each ready dev task to the task queue with its lease epoch and a
+// fresh task token; the worker that takes it checks out the run, opens the ledger as a second writer
+// behind that fence, runs the task (merge into the run branch included) and returns its outcome as
+// the job's output. The orchestrator waits, folds the entries the task wrote, pulls the run branch
+// and goes on. A task whose worker stops answering is handed to another: its token moves on (the lost
+// worker's late writes are refused) and the attempt restarts from its last pushed checkpoint.
+import { join } from 'node:path';
+import { systemClock } from '../core/acm/ids.js';
+import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
+import { checkFence, takeLease } from '../core/ledger/pg-lease.js';
+import { rm } from 'node:fs/promises';
+import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
+import { Git } from '../team/git.js';
+import { runTaskHere } from '../team/remote-task.js';
+import type { RunContext } from '../team/run-context.js';
+import type { TaskOutcome } from '../team/task-common.js';
+import { TASK_QUEUE, type Fleet } from './fleet-db.js';
+import { jobDeps, type JobDeps } from './job-deps.js';
+import { checkoutJob } from './repo-cache.js';
+import { announceTaskJob } from './wakeup.js';
+import type { RunJob } from './submit.js';
+
+/** How often the orchestrator looks at a task job it waits for. */
+const POLL_MS = 100;
+/** A task handed out this many times without an answer fails the run rather than loop. */
+const MAX_HANDOUTS = 4;
+const QUEUED_WARNING_MS = 30_000;
+
+export interface TaskJob {
+  runId: string;
+  taskId: string;
+  repoUrl: string;
+  /** The run's base commit (as recorded in RUN_STARTED). */
+  base: string;
+  settings: Record<string, unknown>;
+  /** The orchestrator's lease epoch: the task's writes stand only while it holds the run. */
+  epoch: number;
+  /** This hand-out's token: a later hand-out of the same task fences this one. */
+  token: number;
+  orchestrator: string;
+}
+
+export type TaskJobOutput =
+  | { kind: 'outcome'; outcome: TaskOutcome }
+  | { kind: 'budget'; breach: BudgetBreach }
+  | { kind: 'error'; code: ErrorCode | null; message: string };
+
+interface WorkerContext {
+  name: string;
+  cacheDir: string;
+  env: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+  /** The lease horizon: a worker whose heartbeat is older has lost its jobs. */
+  leaseSeconds: number;
+}
+
+/** The orchestrator's side: TeamDeps.dispatchTask for a run this worker holds at `epoch`. */
+export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: WorkerContext, run: () => JobDeps): (ctx: RunContext, taskId: string) => Promise<TaskOutcome> {
+  return async (ctx, taskId) => {
+    let lost: string | null = null;
+    for (let handout = 1; ; handout++) {
+      const token = await takeLease(fleet.db, job.runId, taskId, w.name);
+      if (lost !== null) {
+        await ctx.rec.sync();
+        const t = ctx.state.tasks.get(taskId);
+        await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `${lost}; the attempt restarts from its last checkpoint on another worker`, resetTo: t?.lastCheckpoint ?? 'run head' });
+      }
+      const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
+      const id = await fleet.boss.send(TASK_QUEUE, data, { retryLimit: 0, expireInSeconds: 23 * 3600 });
+      if (id === null) throw new AciaError('INTERNAL', `task ${taskId}: the task queue refused the job`);
+      await announceTaskJob(fleet);
+      const end = await waitForTaskJob(fleet, job.runId, epoch, id, w);
+      if (end.kind === 'lost') {
+        await fleet.boss.cancel(TASK_QUEUE, id).catch(() => undefined);
+        lost = end.why;
+        w.log(`${job.runId}: task ${taskId}: ${lost}`);
+        if (handout >= MAX_HANDOUTS) throw new AciaError('INTERNAL', `task ${taskId} was handed out ${handout} times and never finished: ${lost}`);
+        continue;
+      }
+      // The task's entries and its merge are in: fold them and bring the run worktree to the run branch.
+      await run().workspace()?.syncRunBranch();
+      await ctx.rec.sync();
+      const out = end.output;
+      if (out.kind === 'outcome') return out.outcome;
+      if (out.kind === 'budget') throw new BudgetExceededError(out.breach);
+      if (out.code === 'LEDGER_FENCED') {
+        // Either this orchestrator lost the run (checkFence throws: it stops here) or only that
+        // hand-out was superseded: then the task is handed out again like a lost one.
+        await checkFence(fleet.db, job.runId, { epoch }, false);
+        lost = `its hand-out was fenced (${out.message})`;
+        w.log(`${job.runId}: task ${taskId}: ${lost}`);
+        if (handout >= MAX_HANDOUTS) throw new AciaError('INTERNAL', `task ${taskId} was handed out ${handout} times and never finished: ${lost}`);
+        continue;
+      }
+      throw new AciaError(out.code ?? 'INTERNAL', `task ${taskId} on another worker: ${out.message}`);
+    }
+  };
+}
+
+type JobEnd = { kind: 'finished'; output: TaskJobOutput } | { kind: 'lost'; why: string };
+
+async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: string, w: WorkerContext): Promise<JobEnd> {
+  const sent = Date.now();
+  let checked = sent;
+  let warned = false;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    try {
+      const job = (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id)) ?? (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id, { includeArchive: true }));
+      if (job?.state === 'completed') return { kind: 'finished', output: job.output as TaskJobOutput };
+      if (job === null || job.state === 'failed' || job.state === 'cancelled') {
+        return { kind: 'lost', why: `its job ended ${job?.state ?? 'missing'}${job?.output ? `: ${JSON.stringify(job.output).slice(0, 200)}` : ''}` };
+      }
+      if (job.state === 'created' && !warned && Date.now() - sent > QUEUED_WARNING_MS) {
+        // Every worker may be busy, or none takes tasks (--task-concurrency 0 everywhere): say so once.
+        warned = true;
+        w.log(`${runId}: task job ${id} still waits for a worker with a free task slot`);
+      }
+      if (job.state === 'active') {
+        const holder = await fleet.db.query<{ worker: string; stale: boolean }>(
+          `SELECT t.worker, (w.name IS NULL OR w.seen_at < now() - make_interval(secs => $2)) AS stale
+           FROM acia_task_jobs t LEFT JOIN acia_workers w ON w.name = t.worker WHERE t.job_id = $1`,
+          [id, w.leaseSeconds],
+        );
+        const h = holder.rows[0];
+        if (h?.stale) return { kind: 'lost', why: `its worker ${h.worker} stopped answering` };
+      }
+      // Now and then: is this orchestrator still the run's? If not, it stops waiting and drops the run.
+      if (Date.now() - checked > 2_000) {
+        checked = Date.now();
+        await checkFence(fleet.db, runId, { epoch }, false);
+      }
+    } catch (e) {
+      if (isAciaError(e) && e.code === 'LEDGER_FENCED') throw e;
+      // The database is away for a moment: look again.
+    }
+  }
+}
+
+/** The worker's side: one task job, from checkout to outcome. Never throws: the output says how it went. */
+export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: WorkerContext): Promise<TaskJobOutput> {
+  const git = new Git(systemClock);
+  const dir = join(w.cacheDir, 'tasks', `${job.runId}-${job.taskId}-${id.slice(0, 8)}`);
+  const fence = { epoch: job.epoch, task: { taskId: job.taskId, token: job.token } };
+  try {
+    await fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]);
+    // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
+    await checkFence(fleet.db, job.runId, fence, false);
+    const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir });
+    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log });
+    const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
+    w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
+    return { kind: 'outcome', outcome };
+  } catch (e) {
+    w.log(`${job.runId}: task ${job.taskId}: ${errorMessage(e)}`);
+    if (e instanceof BudgetExceededError) return { kind: 'budget', breach: e.breach };
+    return { kind: 'error', code: isAciaError(e) ? e.code : null, message: errorMessage(e) };
+  } finally {
+    // The clone (worktrees and all) is this job's alone: removed after the outcome is on its way.
+    void rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,49 @@
+// One dev task of a run whose orchestrator is elsewhere (a fleet worker took the task's job): the run's
+// ledger opened as a second writer, its state folded, the run worktree at the run branch, then the
+// same runDevTask a local run calls, merge included. The orchestrator folds the entries it wrote.
+import { AciaError } from '../core/errors.js';
+import type { TeamDeps } from './deps.js';
+import { Git, repoRoot } from './git.js';
+import { ensureContext } from './planning.js';
+import { ensureAciaDir, guardAciaState } from './repo-guard.js';
+import { detectTestCommandInGit, gitReader } from './repo-reader.js';
+import { foldRun } from './run-state.js';
+import type { TaskOutcome } from './task-common.js';
+import { runDevTask } from './task-dev.js';
+import { makeContext } from './team.js';
+
+export interface RemoteTaskOptions {
+  /** A clone of the run's repository with its run and task branches, private to this task: the caller removes it (worktrees included). */
+  dir: string;
+  runId: string;
+  taskId: string;
+}
+
+export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise<TaskOutcome> {
+  const git = new Git(deps.clock);
+  const repo = await repoRoot(git, o.dir);
+  // The clone is of a repository anyone may have pushed to: the same checks as a resumed run.
+  await guardAciaState(git, repo);
+  const runDir = ensureAciaDir(repo, 'runs', o.runId);
+  const ledger = await deps.openLedger(runDir, o.runId, { create: false });
+  const state = foldRun(ledger.entries());
+  const ctx = makeContext(deps, repo, o.runId, runDir, ledger, state, git);
+  try {
+    const started = state.started;
+    const task = state.tasks.get(o.taskId);
+    if (!started || state.contextRef === null) throw new AciaError('RUN_NOT_FOUND', `run ${o.runId} has not planned yet; it has no task ${o.taskId} to run`);
+    if (!task || !task.spec.capability.startsWith('dev.')) throw new AciaError('PLAN_INVALID', `run ${o.runId} has no dev task ${o.taskId}`);
+    // A job delivered twice, or after its task ended: the ledger already says how it went.
+    if (task.status === 'completed') return { kind: 'completed' };
+    await ctx.workspace.openRun(started.baseCommit, false);
+    const reader = gitReader(git, repo, started.baseCommit);
+    ctx.testCommand ??= await detectTestCommandInGit(reader);
+    // Reads back the recorded packet's facts and test command; records nothing once planned.
+    await ensureContext(ctx, reader, started.goal);
+    if (deps.mcp) await deps.mcp.open(ctx.workspace.runWorktree);
+    return await runDevTask(ctx, o.taskId);
+  } finally {
+    await deps.mcp?.close();
+    await ledger.close();
+  }
+}

@@ -1,0 +1,150 @@
+// One run's dev tasks spread over the fleet, on a real PostgreSQL with real worker processes: the run's
+// orchestrator hands each ready dev task to the task queue, any worker takes it, and the run ends as
+// it does locally with one intact chain. A worker killed while it holds a task (not the run) loses
+// only that attempt: the orchestrator hands the task to another worker, which restarts it.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acia, git } from './helpers.js';
+import { FleetHarness } from './fleet-harness.js';
+import { expectCleanError } from './cli-helpers.js';
+import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+let server: TestPostgres;
+let fleet: FleetHarness;
+
+if (postgresBin() === null && process.env.ACIA_TEST_REQUIRE_POSTGRES === '1') throw new Error('ACIA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)');
+
+describe.skipIf(postgresBin() === null)("one run's tasks over several workers", () => {
+  beforeAll(async () => {
+    server = await startPostgres();
+    fleet = new FleetHarness(server.url);
+  }, 60_000);
+  afterAll(async () => {
+    await fleet?.close();
+    server?.stop();
+  });
+
+  it('the parallel demo on 3 workers: its dev tasks run on several of them, each completes once, the chain verifies', async () => {
+    const remote = fleet.remote('tasks');
+    // Each Dev reply takes a moment, so the four tasks overlap and the workers' task slots share them.
+    const { runId, scenario } = fleet.submit('parallel', remote, (turns) => {
+      for (const t of turns) t.latencyMs = t.caller.startsWith('dev:') ? 600 : 0;
+    });
+    for (const name of ['w1', 'w2', 'w3']) fleet.startWorker(name);
+    const row = await fleet.finished(runId, 120_000);
+    expect(row.status, fleet.log).toBe(scenario.expect.reason);
+
+    const rows = await fleet.rows(runId);
+    const devStarts = rows.filter((r) => r.type === 'TASK_STARTED' && /^t[1-4]$/.test(r.data.taskId ?? ''));
+    expect(devStarts.map((r) => r.data.taskId).sort()).toEqual(['t1', 't2', 't3', 't4']);
+    const ranOn = new Set(devStarts.map((r) => r.data.worker));
+    expect(ranOn.has(undefined), 'every attempt names its worker').toBe(false);
+    expect(ranOn.size, `dev tasks ran on ${[...ranOn].join(', ')}`).toBeGreaterThanOrEqual(2);
+    // `acia runs --db` says where the run's tasks ran.
+    const listed = acia(['runs', '--db', server.url, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const mine = (JSON.parse(listed.stdout) as { run_id: string; task_workers: string[] }[]).find((r) => r.run_id === runId);
+    expect(mine?.task_workers).toEqual([...new Set(rows.filter((r) => r.type === 'TASK_STARTED').map((r) => r.data.worker!))].sort());
+    expect(acia(['runs', '--db', server.url]).stdout).toMatch(new RegExp(`${runId}.*\\(tasks on w\\d(, w\\d)+\\)`));
+    const completed = rows.filter((r) => r.type === 'TASK_COMPLETED').map((r) => r.data.taskId);
+    expect(new Set(completed).size, 'a task completed twice').toBe(completed.length);
+    expect(completed.sort()).toEqual(['t1', 't2', 't3', 't4', 't5']);
+    // One lease epoch throughout: task workers wrote under their orchestrator's epoch.
+    expect(new Set(rows.map((r) => r.epoch))).toEqual(new Set([1]));
+    const out = fleet.exportAndVerify(runId, 'tasks-export');
+    // The same decisions as one process would make: a replay runs every task here and finds no difference.
+    const replayed = acia(['replay', runId, '--repo', out]);
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
+    // Every task's merge reached the run branch, whichever machine made it.
+    for (const f of ['title-case', 'reverse-words', 'count-vowels', 'truncate']) expect(git(remote, 'show', `acia/${runId}:src/${f}.js`)).toContain('export function');
+  }, 180_000);
+
+  it('kill -9 of a worker holding a task: the task is handed to another worker, restarted from its checkpoint, and the run finishes', async () => {
+    for (const w of fleet.workers.values()) w.kill('SIGKILL');
+    fleet.workers.clear();
+    const remote = fleet.remote('task-kill');
+    // t1's first attempt commits a checkpoint and fails its check; the second is slow, and the kill lands in it.
+    const { runId } = fleet.submit('happy', remote, (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+      const pm = turns.find((t) => t.caller === 'pm') as unknown as { toolCalls: { input: { plans: { tasks: Record<string, unknown>[] }[] } }[] };
+      const t1 = pm.toolCalls[0]!.input.plans[0]!.tasks.find((t) => t.id === 't1')!;
+      t1.verification = ['$t1.ready == true'];
+      t1.retry = { attempts: 4, baseMs: 0, jitter: false };
+      const writes = turns.find((t) => t.caller === 'dev:t1' && JSON.stringify(t).includes('write_file'))!;
+      const result = (ready: boolean) => ({ caller: 'dev:t1', latencyMs: 0, toolCalls: [{ name: 'return_result', input: { summary: `titleCase (ready: ${ready})`, facts: { ready } } }] });
+      const dev = [writes, result(false), { ...writes, latencyMs: 5000 }, result(true)];
+      turns.splice(0, turns.length, ...turns.filter((t) => t.caller !== 'dev:t1'), ...dev);
+    });
+    // The orchestrator takes no task jobs, so the task must go to another worker.
+    fleet.startWorker('orchestrator', { concurrency: 1, taskConcurrency: 0 });
+    await fleet.until('the orchestrator to take the run', async () => (await fleet.runRow(runId))?.worker === 'orchestrator', 60_000);
+    const victim = fleet.startWorker('victim', { concurrency: 1 });
+    const secondAttempt = async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'victim' && (r.data as { attempt?: number }).attempt === 2);
+    await fleet.until("t1's second attempt to start on the victim", secondAttempt, 60_000);
+    victim.kill('SIGKILL');
+    fleet.startWorker('rescuer', { concurrency: 1 });
+
+    const row = await fleet.finished(runId, 120_000);
+    expect(row, fleet.log).toMatchObject({ status: 'succeeded', worker: 'orchestrator' });
+    const rows = await fleet.rows(runId);
+    const starts = rows.filter((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1').map((r) => r.data as { worker?: string; attempt: number; baseCommit?: string });
+    expect(starts.map((s) => [s.attempt, s.worker])).toEqual([
+      [1, 'victim'],
+      [2, 'victim'],
+      [3, 'rescuer'],
+      [4, 'rescuer'],
+    ]);
+    // The lost attempt's work resumes from the checkpoint the victim pushed, not from scratch.
+    const checkpoint = (rows.find((r) => r.type === 'CHECKPOINT' && r.data.taskId === 't1')?.data as { commit?: string } | undefined)?.commit;
+    expect(checkpoint).toMatch(/^[0-9a-f]{40}$/);
+    expect(starts[2]!.baseCommit).toBe(checkpoint);
+    const restart = rows.find((r) => r.type === 'COMPENSATION_APPLIED' && r.data.taskId === 't1')?.data as { reason?: string; resetTo?: string } | undefined;
+    expect(restart?.reason).toMatch(/victim stopped answering.*restarts from its last checkpoint/);
+    expect(restart?.resetTo).toBe(checkpoint);
+    // The run kept its orchestrator: no takeover; t1 completed once.
+    expect(rows.some((r) => r.type === 'RUN_RESUMED')).toBe(false);
+    expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
+    expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
+    fleet.exportAndVerify(runId, 'task-kill-export');
+    expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
+  }, 180_000);
+
+  it("kill -9 of the orchestrator while its task runs on another worker: the new orchestrator's epoch fences that task's late writes", async () => {
+    for (const w of fleet.workers.values()) w.kill('SIGKILL');
+    fleet.workers.clear();
+    const remote = fleet.remote('orch-kill');
+    // The task's first model reply outlasts the takeover (about 10 s after the kill), so its write comes late.
+    const { runId, script } = fleet.submit('happy', remote, (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 20_000;
+    });
+    const orchestrator = fleet.startWorker('orch1', { concurrency: 1, taskConcurrency: 0 });
+    await fleet.until('orch1 to take the run', async () => (await fleet.runRow(runId))?.worker === 'orch1', 60_000);
+    fleet.startWorker('helper', { concurrency: 1 });
+    await fleet.until('t1 to start on the helper', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'helper'), 60_000);
+    orchestrator.kill('SIGKILL');
+    // The task handed out again after the takeover answers at once (each task job reads the script afresh).
+    writeFileSync(script, readFileSync(script, 'utf8').replace('"latencyMs":20000', '"latencyMs":0'));
+    fleet.startWorker('orch2', { concurrency: 1, taskConcurrency: 0 });
+
+    const row = await fleet.finished(runId, 120_000);
+    expect(row.status, fleet.log).toBe('succeeded');
+    expect(row.worker).not.toBe('orch1');
+    // The first hand-out's reply arrives after the takeover and is refused, not chained.
+    await fleet.until("the helper's late write to be refused", () => /t1: run \S+: its lease epoch 1 is no longer current/.test(fleet.log), 30_000);
+    const rows = await fleet.rows(runId);
+    const takeover = rows.findIndex((r) => r.epoch === 2);
+    expect(takeover).toBeGreaterThan(0);
+    expect(rows.slice(takeover).filter((r) => r.epoch !== 2), 'an entry of the old epoch after the takeover').toEqual([]);
+    expect(rows.some((r) => r.type === 'RUN_RESUMED')).toBe(true);
+    expect(rows.filter((r) => r.type === 'LLM_CALL' && r.epoch === 1 && r.data.taskId === 't1')).toEqual([]);
+    expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
+    expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
+    fleet.exportAndVerify(runId, 'orch-kill-export');
+    expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
+  }, 180_000);
+});
+
+it('a task slot count that is not a whole number is a usage error, before any database is reached', () => {
+  expectCleanError(acia(['worker', '--task-concurrency', '-1', '--db', 'postgres://nobody@127.0.0.1:1/none']), 2, /--task-concurrency expects a whole number \(0 or more\), got "-1"/);
+});

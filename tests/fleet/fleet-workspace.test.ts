@@ -1,0 +1,84 @@
+// The fleet's git side against a real bare remote, with no database: two workers' clones of one run
+// (from their own repository caches) merge their tasks onto each other's work through the remote,
+// and a worker whose view of the run branch is stale cannot move it: its push is refused
+// (--force-with-lease), not forced over the other's merge.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/acm/ids.js';
+import { Git } from '../../src/team/git.js';
+import { FleetWorkspace } from '../../src/fleet/fleet-workspace.js';
+import { checkoutJob } from '../../src/fleet/repo-cache.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+const tmp = (p: string) => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), `acia-fleetws-${p}-`));
+  dirs.push(d);
+  return d;
+};
+const sh = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd, encoding: 'utf8' }).trim();
+
+function bareRemote(): { url: string; base: string } {
+  const src = tmp('src');
+  sh(src, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(src, 'README.md'), 'app\n');
+  sh(src, 'add', '-A');
+  sh(src, 'commit', '-qm', 'base');
+  const url = path.join(tmp('remote'), 'app.git');
+  sh(src, 'clone', '-q', '--bare', src, url);
+  return { url, base: sh(src, 'rev-parse', 'HEAD') };
+}
+
+const runId = '20261123-000000-f1ee75';
+const git = new Git(systemClock);
+
+async function worker(name: string, url: string, base: string, lock: <T>(fn: () => Promise<T>) => Promise<T>): Promise<FleetWorkspace> {
+  const checkout = await checkoutJob(git, { cacheDir: tmp(`cache-${name}`), repoUrl: url, runId, base, dir: path.join(tmp(name), 'clone') });
+  return new FleetWorkspace(git, checkout.dir, runId, { checkFence: () => Promise.resolve(), withRunLock: lock, remoteRefs: checkout.remoteRefs });
+}
+
+async function addFile(ws: FleetWorkspace, taskId: string, file: string): Promise<void> {
+  const wt = await ws.prepareTask(taskId, null);
+  fs.writeFileSync(path.join(wt.path, file), `${taskId}\n`);
+  const r = await ws.checkpoint(taskId, wt, `acia(${taskId})`);
+  expect(r.files).toEqual([file]);
+}
+
+describe('the fleet workspace', () => {
+  it("merges each worker's task onto the other's through the remote, and refuses a stale worker's push", async () => {
+    const { url, base } = bareRemote();
+    // One lock for both, as the database's advisory lock is for every worker of the run.
+    let chain: Promise<unknown> = Promise.resolve();
+    const lock = <T>(fn: () => Promise<T>): Promise<T> => {
+      const next = chain.then(fn);
+      chain = next.catch(() => undefined);
+      return next;
+    };
+    const a = await worker('a', url, base, lock);
+    await a.openRun(base, true);
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(base);
+
+    const b = await worker('b', url, base, lock);
+    await b.openRun(base, false);
+    await addFile(b, 't1', 'one.txt');
+    expect(sh(url, 'rev-parse', `acia-tasks/${runId}/t1`)).toMatch(/^[0-9a-f]{40}$/);
+    const m1 = await b.merge('t1');
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m1.commit);
+
+    // A never saw t1's merge: its merge fetches the run branch first and lands on top of it.
+    await addFile(a, 't2', 'two.txt');
+    const m2 = await a.merge('t2');
+    expect(m2.conflict).toBe(false);
+    expect(sh(url, 'ls-tree', '--name-only', `acia/${runId}`).split('\n').sort()).toEqual(['README.md', 'one.txt', 'two.txt']);
+    expect(sh(url, 'merge-base', '--is-ancestor', m1.commit!, `acia/${runId}`)).toBe('');
+
+    // B's view of the run branch is now stale (m1): resetting it would overwrite a's merge.
+    await expect(b.resetRun(base)).rejects.toMatchObject({ code: 'LEDGER_FENCED' });
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m2.commit);
+  }, 60_000);
+});
