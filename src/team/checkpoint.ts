@@ -4,7 +4,10 @@
 import * as fs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import { AciaError } from '../core/errors.js';
+import { GitBatchReader } from '../core/sandbox/git-batch.js';
+import { blobSha, commitBody, objectsDirOf, treeOf, writeLooseObject } from './git-objects.js';
 import type { Git } from './git.js';
 
 const ACIA_DIR = '.acia';
@@ -14,23 +17,192 @@ interface Entry {
   sha: string;
 }
 
+/** What a task checkpoint reuses across calls: the run's object reader and the repository's object store. */
+export interface CheckpointObjects {
+  reader: GitBatchReader;
+  /** `<common git dir>/objects`, where blobs and the commit are written as loose objects. */
+  objectsDir: string;
+}
+
+/** Files past this size are hashed by git (streamed) instead of read into memory here. */
+const IN_PROCESS_BLOB_LIMIT = 32 * 1024 * 1024;
+const IDENT = 'ACIA <acia@localhost>';
+const ZERO = '0'.repeat(40);
+
 /**
  * Commits the worktree at `cwd` onto HEAD; null when its tree equals HEAD's. Tracked files ignored by
  * .gitignore stay tracked (as `git add -A` does); `.acia/` keeps the base version whatever the agent did,
  * so a run branch never carries ACIA's own state or a planted config; gitlinks keep their recorded commit.
+ *
+ * Four git processes: one listing of the index and the untracked files, one `update-index` of the
+ * worktree's own index with what changed on disk (so it follows the commit, as `read-tree` made it before),
+ * `write-tree`, and `update-ref` (compare-and-swap against the HEAD read before). Blobs and the commit are
+ * hashed and written here from bytes ACIA read itself (no filters), HEAD and its tree come from `objects`.
  */
-export async function checkpointCommit(git: Git, cwd: string, message: string, expectedGitDir?: string, excludes: readonly string[] = []): Promise<string | null> {
+export async function checkpointCommit(git: Git, cwd: string, message: string, expectedGitDir?: string, excludes: readonly string[] = [], objects?: CheckpointObjects): Promise<string | null> {
   const o = expectedGitDir === undefined ? {} : { expectedGitDir };
   removeNestedGitEntries(cwd);
-  const tree = await worktreeTree(git, cwd, o, excludes);
-  const headTree = (await git.run(cwd, ['rev-parse', 'HEAD^{tree}'], o)).stdout;
-  if (tree === headTree) return null;
-  const head = (await git.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
-  const commit = (await git.run(cwd, ['commit-tree', tree, '-p', head, '-F', '-'], { ...o, input: message })).stdout;
-  await git.run(cwd, ['update-ref', '-m', 'acia: checkpoint', 'HEAD', commit, head], o);
-  // The real index follows the new commit; nothing in the worktree is touched.
-  await git.run(cwd, ['read-tree', commit], o);
-  return commit;
+  const own = objects === undefined ? { reader: new GitBatchReader(cwd), objectsDir: null } : objects;
+  try {
+    const head = await readHead(git, cwd, o, own.reader);
+    // Loose objects are written here only for SHA-1 repositories whose object store ACIA found.
+    const objectsDir = own.objectsDir ?? (head.sha.length === 40 ? await objectsDirFor(git, cwd, o) : null);
+    const raw = { ...o, encoding: 'latin1' as const };
+    // -t tags each record (`?` untracked, a letter for index entries), so no file name can pass for an entry.
+    const listing = (await git.run(cwd, ['ls-files', '-z', '-t', '-s', '-o', '--exclude-standard', '--', '.', ...excludes], raw)).stdout;
+    const { indexed, untracked } = parseListing(listing);
+    const lines = await indexUpdates(git, cwd, o, indexed, untracked, head.sha.length === 40 ? objectsDir : null);
+    if (lines.length > 0) {
+      // Removals first: a file may have become a directory, or the other way round.
+      lines.sort((a, b) => Number(b.startsWith('0 ')) - Number(a.startsWith('0 ')));
+      await git.run(cwd, ['update-index', '--add', '--replace', '-z', '--index-info'], { ...o, input: Buffer.from(lines.join(''), 'latin1') });
+    }
+    const tree = (await git.run(cwd, ['write-tree'], o)).stdout;
+    if (tree === head.tree) return null;
+    const when = git.now();
+    const commit =
+      objectsDir !== null && head.sha.length === 40
+        ? writeLooseObject(objectsDir, 'commit', commitBody(tree, [head.sha], IDENT, when, message))
+        : (await git.run(cwd, ['commit-tree', tree, '-p', head.sha, '-F', '-'], { ...o, input: message })).stdout;
+    await git.run(cwd, ['update-ref', '-m', 'acia: checkpoint', 'HEAD', commit, head.sha], o);
+    return commit;
+  } finally {
+    if (objects === undefined) own.reader.close();
+  }
+}
+
+/**
+ * HEAD of the worktree and its tree. The worktree's HEAD file names its branch, read through the run's
+ * object reader; a detached or unusual HEAD is asked of git.
+ */
+async function readHead(git: Git, cwd: string, o: { expectedGitDir?: string }, reader: GitBatchReader): Promise<{ sha: string; tree: string }> {
+  let name: string | null = null;
+  if (o.expectedGitDir !== undefined) {
+    try {
+      const text = fs.readFileSync(join(o.expectedGitDir, 'HEAD'), 'utf8');
+      const m = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(text) ?? /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(text);
+      name = m?.[1] ?? null;
+    } catch {
+      name = null;
+    }
+  }
+  const sha = name !== null ? (await reader.read(name))?.sha : undefined;
+  const headSha = sha ?? (await git.run(cwd, ['rev-parse', 'HEAD'], o)).stdout;
+  const tree = await treeOf(reader, headSha);
+  if (tree === null) throw new AciaError('INTERNAL', `cannot read the tree of HEAD (${headSha}) in ${cwd}`);
+  return { sha: headSha, tree };
+}
+
+async function objectsDirFor(git: Git, cwd: string, o: { expectedGitDir?: string }): Promise<string | null> {
+  if (o.expectedGitDir !== undefined) return objectsDirOf(o.expectedGitDir);
+  const r = await git.run(cwd, ['rev-parse', '--git-common-dir'], { ...o, allowFail: true });
+  return r.exitCode === 0 ? join(isAbsolute(r.stdout) ? r.stdout : join(cwd, r.stdout), 'objects') : null;
+}
+
+interface IndexedEntry extends Entry {
+  stage: number;
+}
+
+function parseListing(out: string): { indexed: Map<string, IndexedEntry>; untracked: string[] } {
+  const indexed = new Map<string, IndexedEntry>();
+  const untracked: string[] = [];
+  for (const rec of out.split('\0')) {
+    if (rec.startsWith('? ')) {
+      const p = rec.slice(2);
+      if (p !== '' && !p.endsWith('/')) untracked.push(p);
+      continue;
+    }
+    const m = /^\S (\d{6}) ([0-9a-f]+) (\d)\t(.+)$/s.exec(rec);
+    if (m) indexed.set(m[4]!, { mode: m[1]!, sha: m[2]!, stage: Number(m[3]) });
+  }
+  return { indexed, untracked };
+}
+
+/**
+ * `--index-info` records that make the index hold the work tree as it is on disk: a new entry for each
+ * path whose content or mode changed, a removal for each that is gone (or no longer a file). `.acia/`
+ * and gitlinks keep their entry; a conflicted one (stages 1-3) is settled on its last stage.
+ */
+async function indexUpdates(git: Git, cwd: string, o: { expectedGitDir?: string }, indexed: Map<string, IndexedEntry>, untracked: string[], objectsDir: string | null): Promise<string[]> {
+  const at = (p: string): Buffer => Buffer.concat([Buffer.from(`${cwd}/`), Buffer.from(p, 'latin1')]);
+  const lines: string[] = [];
+  const put = (path: string, mode: string, sha: string): void => {
+    const base = indexed.get(path);
+    if (base?.mode === mode && base.sha === sha && base.stage === 0) return;
+    if (base !== undefined && base.stage !== 0) lines.push(`0 ${ZERO}\t${path}\0`);
+    lines.push(`${mode} ${sha}\t${path}\0`);
+  };
+  const remove = (path: string): void => {
+    if (indexed.has(path)) lines.push(`0 ${ZERO}\t${path}\0`);
+  };
+  const viaGit: { path: string; mode: string; bytes?: Buffer }[] = [];
+  const symlinkDirs = new Map<string, boolean>();
+  const seen = new Set<string>();
+  for (const path of [...indexed.keys(), ...untracked]) {
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const base = indexed.get(path);
+    if (isAciaPath(path) || base?.mode === '160000') {
+      if (base !== undefined && base.stage !== 0) put(path, base.mode, base.sha);
+      continue;
+    }
+    if (underSymlink(path, at, symlinkDirs)) {
+      remove(path); // a directory swapped for a link: its files are gone
+      continue;
+    }
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(at(path));
+    } catch {
+      remove(path); // deleted
+      continue;
+    }
+    if (st.isSymbolicLink()) {
+      const target = fs.readlinkSync(at(path), { encoding: 'buffer' });
+      if (objectsDir !== null) put(path, '120000', storeBlob(target, objectsDir, base?.sha));
+      else viaGit.push({ path, mode: '120000', bytes: target });
+    } else if (st.isFile()) {
+      const mode = st.mode & 0o100 ? '100755' : '100644';
+      const bytes = objectsDir !== null && st.size <= IN_PROCESS_BLOB_LIMIT ? readFileNoFollow(at(path)) : undefined;
+      if (bytes === null) remove(path); // swapped for a link, a FIFO or nothing since the lstat
+      else if (bytes !== undefined && objectsDir !== null) put(path, mode, storeBlob(bytes, objectsDir, base?.sha));
+      else viaGit.push({ path, mode });
+    } else remove(path); // a directory where a file was, a FIFO, a socket: not content
+  }
+  // --stdin-paths reads lines and C-unquotes a leading quote: such names (and link targets) are piped in.
+  const byPath = viaGit.filter((f) => f.bytes === undefined && !f.path.includes('\n') && !f.path.startsWith('"'));
+  const hashed = await hashFiles(git, cwd, byPath.map((f) => f.path), o);
+  for (const f of viaGit) {
+    const sha = hashed.get(f.path) ?? (await git.run(cwd, ['hash-object', '-w', '--no-filters', '--stdin'], { ...o, input: f.bytes ?? fs.readFileSync(at(f.path)) })).stdout;
+    put(f.path, f.mode, sha);
+  }
+  return lines;
+}
+
+/**
+ * A regular file's bytes, read without following a link and without blocking on a FIFO (the agent may
+ * swap the file between the lstat and this open); null when it is no longer a regular file.
+ */
+function readFileNoFollow(path: Buffer): Buffer | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return null;
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The blob's sha, written to the object store unless the index already has exactly this content there. */
+function storeBlob(bytes: Buffer, objectsDir: string, indexSha: string | undefined): string {
+  const sha = blobSha(bytes);
+  if (sha !== indexSha) writeLooseObject(objectsDir, 'blob', bytes);
+  return sha;
 }
 
 /**

@@ -8,7 +8,9 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { DEPENDENCY_EXCLUDES, excludePathspecs } from '../core/sandbox/deps.js';
 import { safeGit } from '../core/sandbox/safe-git.js';
 import { readConflictHunks } from './merge-task.js';
-import { checkpointCommit, removeNestedGitEntries, worktreeTree } from './checkpoint.js';
+import { checkpointCommit, removeNestedGitEntries, worktreeTree, type CheckpointObjects } from './checkpoint.js';
+import { changedPaths } from './git-objects.js';
+import type { GitBatchReader } from '../core/sandbox/git-batch.js';
 import { AciaError } from '../core/errors.js';
 import type { Clock } from '../core/acm/ids.js';
 
@@ -37,6 +39,11 @@ export interface GitRunOptions {
 /** Every call goes through safeGit; commit dates come from the injected clock so runs are reproducible. */
 export class Git {
   constructor(private readonly clock: Clock) {}
+
+  /** The injected clock's time: commit dates ACIA writes itself use it too. */
+  now(): Date {
+    return this.clock.now();
+  }
 
   async run(cwd: string, args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
     const date = this.clock.now().toISOString();
@@ -94,8 +101,8 @@ export class Git {
    * (node_modules, .venv, .nyc_output, coverage, __pycache__, ...), whatever the repository's .gitignore
    * says; built with plumbing that applies no filters (see checkpoint.ts). Null when nothing changed.
    */
-  async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = []): Promise<string | null> {
-    return checkpointCommit(this, cwd, message, expectedGitDir, [...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)]);
+  async commitAll(cwd: string, message: string, expectedGitDir?: string, alsoExclude: readonly string[] = [], objects?: CheckpointObjects): Promise<string | null> {
+    return checkpointCommit(this, cwd, message, expectedGitDir, [...excludePathspecs(), ...alsoExclude.map((p) => `:(exclude,literal)${p}`)], objects);
   }
 
   /**
@@ -136,8 +143,11 @@ export class Git {
     return splitZ(r.stdout);
   }
 
-  /** Merges `branch` into the branch checked out at `cwd`; a conflict is aborted and reported. */
-  async merge(cwd: string, branch: string, message: string, head?: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
+  /**
+   * Merges `branch` into the branch checked out at `cwd`; a conflict is aborted and reported. With `reader`
+   * (the run's cat-file) the new head and the changed files are read from objects, not asked of git.
+   */
+  async merge(cwd: string, branch: string, message: string, head?: string, reader?: GitBatchReader, checkedOut?: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
     const before = head ?? (await this.head(cwd));
     const r = await this.run(cwd, ['merge', '--no-ff', '--no-edit', '--no-verify', '-m', message, branch], { allowFail: true });
     if (r.exitCode !== 0) {
@@ -147,6 +157,10 @@ export class Git {
       const hunks = await readConflictHunks(cwd, files);
       await this.run(cwd, ['merge', '--abort'], { allowFail: true });
       return { commit: null, conflict: true, files, hunks };
+    }
+    if (reader !== undefined && checkedOut !== undefined) {
+      const after = await reader.read(`refs/heads/${checkedOut}`);
+      if (after !== null && after.type === 'commit') return { commit: after.sha, conflict: false, files: await changedPaths(reader, before, after.sha) };
     }
     const commit = await this.head(cwd);
     return { commit, conflict: false, files: await this.changedFiles(cwd, before, commit) };

@@ -67,8 +67,8 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
     afterModelCall: async (request: LlmRequest, response: LlmResponse): Promise<void> => {
       const costUsd = ctx.deps.model.costUsd(ctx.deps.model.id, response.usage);
       try {
-        const requestHash = await ctx.rec.blob(canonicalJson(visibleRequest(request)));
-        const responseRef = await ctx.rec.blob(canonicalJson(response));
+        // Both blobs at once: each waits on its own fsync.
+        const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(canonicalJson(visibleRequest(request))), ctx.rec.blob(canonicalJson(response))]);
         await ctx.rec.record(actor, 'LLM_CALL', {
           ...(taskId === undefined ? {} : { taskId }),
           caller: request.caller,

@@ -27,16 +27,27 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
     specs: o.tools.map(o.toSpec),
     readOnly: (name) => byName.get(name)?.readOnly ?? false,
     async invoke(call) {
-      await o.recorder.record(o.actor, 'TOOL_CALL', { taskId: o.taskId, toolUseId: call.id, name: call.name, input: call.input ?? null });
-      const started = o.recorder.now();
       const tool = byName.get(call.name);
-      const result: ToolResult = tool
-        ? await o.callTool(tool, call.input, await o.ctx)
-        : {
-            ok: false,
-            forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
-            forDisplay: `unknown tool ${call.name}`,
-          };
+      // Write-ahead: a call is durable before it runs. ACIA's own read-only tools (not an MCP server's, whose
+      // read-only hint is the server's word) change nothing a crash could leave half done, so they run while
+      // their TOOL_CALL is being synced (the entry is already in order); the result is recorded only once
+      // the call is durable.
+      const recorded = o.recorder.record(o.actor, 'TOOL_CALL', { taskId: o.taskId, toolUseId: call.id, name: call.name, input: call.input ?? null });
+      if (!(tool?.readOnly === true && tool.descriptor.provider === 'acia')) await recorded;
+      else recorded.catch(() => undefined); // awaited below; this only keeps a failure from going unhandled first
+      const started = o.recorder.now();
+      let result: ToolResult;
+      try {
+        result = tool
+          ? await o.callTool(tool, call.input, await o.ctx)
+          : {
+              ok: false,
+              forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
+              forDisplay: `unknown tool ${call.name}`,
+            };
+      } finally {
+        await recorded;
+      }
       const outputRef = await o.recorder.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
       await o.recorder.record(o.actor, 'TOOL_RESULT', {
         taskId: o.taskId,

@@ -2,9 +2,12 @@
 // run branch acia/<run> they merge into. The user's checkout is never touched.
 import { rm } from 'node:fs/promises';
 import { ensureRealDir } from '../core/fs/no-follow.js';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
+import { GitBatchReader } from '../core/sandbox/git-batch.js';
+import type { CheckpointObjects } from './checkpoint.js';
 import type { Git } from './git.js';
+import { changedPaths, objectsDirOf } from './git-objects.js';
 
 export interface TaskWorktree {
   path: string;
@@ -50,6 +53,10 @@ export class Workspace implements RunWorkspace {
   private head: string | null = null;
   /** Per worktree: untracked paths the setup command made, which checkpoints do not commit. */
   private readonly setupOutputs = new Map<string, string[]>();
+  /** The run's one `git cat-file --batch` in the repository: heads, trees and diffs without a process each. */
+  private readonly reader: GitBatchReader;
+  /** Task branches checkpointed in this session and not merged since: they cannot be merged already. */
+  private readonly unmerged = new Set<string>();
   readonly runBranch: string;
   readonly runWorktree: string;
 
@@ -60,6 +67,7 @@ export class Workspace implements RunWorkspace {
   ) {
     this.runBranch = `acia/${runId}`;
     this.runWorktree = join(this.root(), '@run');
+    this.reader = new GitBatchReader(repo);
   }
 
   root(): string {
@@ -128,8 +136,11 @@ export class Workspace implements RunWorkspace {
 
   async checkpoint(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
     const gitDir = this.gitDirs.get(wt.path);
-    const commit = await this.git.commitAll(wt.path, message, gitDir, this.setupOutputs.get(wt.path) ?? []);
-    return { commit, files: commit ? await this.git.changedFiles(wt.path, wt.baseCommit, commit, gitDir) : [] };
+    const objects: CheckpointObjects | undefined = gitDir === undefined ? undefined : { reader: this.reader, objectsDir: objectsDirOf(gitDir) };
+    const commit = await this.git.commitAll(wt.path, message, gitDir, this.setupOutputs.get(wt.path) ?? [], objects);
+    if (commit === null) return { commit, files: [] };
+    this.unmerged.add(wt.branch);
+    return { commit, files: await changedPaths(this.reader, wt.baseCommit, commit) };
   }
 
   /** Merges are serialised: two tasks finishing together must not race on the run branch. */
@@ -138,10 +149,14 @@ export class Workspace implements RunWorkspace {
       const branch = this.taskBranch(taskId);
       const head = await this.runHead();
       // Already merged (a crash after the merge, before it was recorded): report it, do not merge twice.
-      if (await this.git.isAncestor(this.repo, `refs/heads/${branch}`, head)) return { commit: head, conflict: false, files: [] as string[] };
-      const merged = await this.git.merge(this.runWorktree, branch, `acia: merge ${taskId}`, head);
+      // A branch this session checkpointed and has not merged since cannot be; only others are asked.
+      if (!this.unmerged.has(branch) && (await this.git.isAncestor(this.repo, `refs/heads/${branch}`, head))) return { commit: head, conflict: false, files: [] as string[] };
+      const merged = await this.git.merge(this.runWorktree, branch, `acia: merge ${taskId}`, head, this.reader, this.runBranch);
       // A conflict is aborted, so HEAD stays where it was.
-      if (merged.commit !== null) this.head = merged.commit;
+      if (merged.commit !== null) {
+        this.head = merged.commit;
+        this.unmerged.delete(branch);
+      }
       return merged;
     });
     this.mergeChain = next.catch(() => undefined);
@@ -199,19 +214,17 @@ export class Workspace implements RunWorkspace {
    * user's repo, and nothing stale is left. Branches stay; the next session recreates what it needs.
    */
   async close(): Promise<void> {
+    this.reader.close();
     await removeRunWorktrees(this.git, this.repo, this.root());
   }
 }
 
-/** Removes every git worktree under `root` and the directory itself. */
+/**
+ * Removes every git worktree under `root` and the directory itself: the directory goes first, then one
+ * `worktree prune` drops the registrations whose directories are gone (one git process, not one
+ * `worktree remove` per task). Symlinks inside are removed, never followed.
+ */
 export async function removeRunWorktrees(git: Git, repo: string, root: string): Promise<void> {
-  const list = await git.run(repo, ['worktree', 'list', '--porcelain', '-z'], { allowFail: true });
-  const paths = list.stdout
-    .split('\0')
-    .filter((l) => l.startsWith('worktree '))
-    .map((l) => l.slice('worktree '.length))
-    .filter((p) => p.startsWith(root + sep));
-  for (const p of paths) await git.removeWorktree(repo, p);
   await rm(root, { recursive: true, force: true });
   await git.run(repo, ['worktree', 'prune'], { allowFail: true });
 }

@@ -1,7 +1,15 @@
 // Parses JSON text and, when it is malformed, says where: line and column of the first bad character.
 // Node 20's JSON.parse messages carry no position, so a small scanner finds it.
 
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+
+// The yaml parser loads on the first YAML text: most runs read none, and it is ~70 modules.
+let yamlParse: typeof Yaml.parse | null = null;
+function parseYaml(text: string, options: Yaml.ParseOptions & Yaml.DocumentOptions & Yaml.SchemaOptions & Yaml.ToJSOptions): unknown {
+  yamlParse ??= (createRequire(import.meta.url)('yaml') as typeof Yaml).parse;
+  return yamlParse(text, options);
+}
 
 export type JsonTextResult = { ok: true; value: unknown } | { ok: false; line: number; column: number; message: string };
 
@@ -128,7 +136,7 @@ export function locateJsonError(text: string): { offset: number; message: string
 export function parseDocumentText(text: string, fileName: string): JsonTextResult {
   if (!/\.ya?ml$/i.test(fileName)) return parseJsonText(text);
   try {
-    return { ok: true, value: parseYaml(text, { maxAliasCount: 100, prettyErrors: false, uniqueKeys: true }) as unknown };
+    return { ok: true, value: parseYaml(text, { maxAliasCount: 100, prettyErrors: false, uniqueKeys: true }) };
   } catch (e) {
     const pos = (e as { linePos?: { line: number; col: number }[] }).linePos?.[0];
     return { ok: false, line: pos?.line ?? 1, column: pos?.col ?? 1, message: `not valid YAML: ${(e as Error).message.split('\n')[0] ?? ''}` };

@@ -1,5 +1,6 @@
 // The replay bundle (ACM §14.3, guideline §17): a run's ACM artifacts, engine trace and ledger in one
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { checkRegularOrMissing, ensureRealDir } from '../fs/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
@@ -60,11 +61,27 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const jsonl = (path: string, list: readonly LedgerEntry[]): void => {
     if (list.length > 0) files.set(path, Buffer.from(list.map((e) => `${canonicalJson(e)}\n`).join('')));
   };
-  const blobsInto = async (prefix: string, list: readonly LedgerEntry[]): Promise<void> => {
+  // Blobs land in the bundle up to twice (engine-trace/ and memory-ledger/): each is read once. Sync reads:
+  // the run is over, and a thread-pool round trip per small file was most of the bundle's time.
+  const blobCache = new Map<string, Buffer | null>();
+  const readBlob = (ref: string): Buffer | null => {
+    const hex = hexOf(ref);
+    let content = blobCache.get(hex);
+    if (content === undefined) {
+      try {
+        content = readFileSync(join(runDir, 'blobs', hex));
+      } catch {
+        content = null;
+      }
+      blobCache.set(hex, content);
+    }
+    return content;
+  };
+  const blobsInto = (prefix: string, list: readonly LedgerEntry[]): void => {
     const refs = new Set<string>();
     for (const e of list) collectBlobRefs(e.data, refs);
     for (const ref of [...refs].sort()) {
-      const content = await readFile(join(runDir, 'blobs', hexOf(ref))).catch(() => null);
+      const content = readBlob(ref);
       if (content) files.set(`${prefix}/blobs/${hexOf(ref)}`, content);
     }
   };
@@ -81,7 +98,7 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   jsonl('context/context-built.jsonl', contextEntries);
   for (const e of contextEntries) {
     const ref = (e.data as { packetRef?: string }).packetRef;
-    const packet = ref ? await readFile(join(runDir, 'blobs', hexOf(ref))).catch(() => null) : null;
+    const packet = ref ? readBlob(ref) : null;
     if (packet && ref) files.set(`context/${hexOf(ref)}.json`, packet);
   }
 
@@ -102,11 +119,11 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 
   const verifications = ofType('VERIFICATION');
   jsonl('verification/verifications.jsonl', verifications);
-  await blobsInto('verification', verifications);
+  blobsInto('verification', verifications);
 
   const trace = ofType('LLM_CALL', 'TOOL_CALL', 'TOOL_RESULT');
   jsonl('engine-trace/trace.jsonl', trace);
-  await blobsInto('engine-trace', trace);
+  blobsInto('engine-trace', trace);
 
   const taskIds = new Set(entries.map((e) => (e.data as { taskId?: unknown } | null)?.taskId).filter((t): t is string => typeof t === 'string'));
   for (const id of [...taskIds].sort()) {
@@ -115,33 +132,38 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 
   const planner = entries.filter((e) => e.type === 'LLM_CALL' && (e.actor === 'pm' || e.actor.startsWith('pm:')));
   jsonl('planner/llm-calls.jsonl', planner);
-  await blobsInto('planner', planner);
+  blobsInto('planner', planner);
   // The planner's prompts: each call's model-visible request, stored under its requestHash.
-  const requests = async (prefix: string, list: readonly LedgerEntry[]): Promise<void> => {
+  const requests = (prefix: string, list: readonly LedgerEntry[]): void => {
     for (const e of list) {
       const ref = (e.data as { requestHash?: unknown }).requestHash;
       if (typeof ref !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(ref)) continue;
-      const content = await readFile(join(runDir, 'blobs', hexOf(ref))).catch(() => null);
+      const content = readBlob(ref);
       if (content) files.set(`${prefix}/${hexOf(ref)}`, content);
     }
   };
-  await requests('planner/prompts', planner);
+  requests('planner/prompts', planner);
 
   // memory-ledger/ is laid out as a run directory so verifyRun checks it as it checks a live run.
   files.set(`memory-ledger/${LEDGER_FILE}`, await readFile(ledgerPath));
   const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : await readFile(join(runDir, MANIFEST_FILE)).catch(() => null);
   if (runManifest) files.set(`memory-ledger/${MANIFEST_FILE}`, runManifest);
-  await blobsInto('memory-ledger', entries);
+  blobsInto('memory-ledger', entries);
   // Requests too, so a replay from the bundle serves every model call (their hashes are not blob refs).
-  await requests('memory-ledger/blobs', ofType('LLM_CALL'));
+  requests('memory-ledger/blobs', ofType('LLM_CALL'));
 
   const last = entries.at(-1);
   const manifest: BundleManifest = { kind: BUNDLE_KIND, version: 1, acmVersion: ACM_VERSION, runId, head: last ? { seq: last.seq, hash: last.hash } : null, files: {} };
+  const made = new Set<string>();
   for (const path of [...files.keys()].sort()) {
     const content = files.get(path)!;
     manifest.files[path] = sha256Hex(content);
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), content);
+    const parent = dirname(join(dir, path));
+    if (!made.has(parent)) {
+      mkdirSync(parent, { recursive: true });
+      made.add(parent);
+    }
+    writeFileSync(join(dir, path), content);
   }
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return { dir, files: files.size + 1 };

@@ -46,7 +46,7 @@ export async function openRunLedger(runDir: string, runId: string, options: Open
     if (loaded.torn) await truncateTo(fs, path, loaded.goodBytes);
     const handle = await openForAppend(fs, path);
     if (!existed) await syncDir(fs, runDir);
-    const ledger = new FileRunLedger(id, runDir, path, handle, lock, options.clock, new BlobStore(join(runDir, 'blobs'), fs), loaded.entries);
+    const ledger = new FileRunLedger(id, runDir, path, handle, lock, options.clock, new BlobStore(join(runDir, 'blobs'), fs, { deferDirSync: true }), loaded.entries);
     if (loaded.torn) await ledger.append({ actor: 'team', type: 'LEDGER_RECOVERED', data: loaded.torn });
     return ledger;
   } catch (e) {
@@ -120,6 +120,8 @@ class FileRunLedger implements RunLedger {
         const batch = this.queue;
         this.queue = [];
         try {
+          // Write-ahead: the blobs these entries name are durable before the entries can be.
+          await this.blobs.syncPending();
           await writeAll(this.handle, batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes)));
           await this.handle.datasync();
         } catch (e) {
@@ -148,6 +150,8 @@ class FileRunLedger implements RunLedger {
     if (this.closed) return;
     this.closed = true;
     while (this.flushing) await this.flushing;
+    // Blobs no entry named yet (written last) are made durable too before the ledger is let go.
+    await this.blobs.syncPending().catch(() => undefined);
     await this.handle.close();
     await this.lock.release();
   }

@@ -108,19 +108,30 @@ function hardenSubcommand(args: readonly string[]): string[] {
  * Every filter, diff and merge driver the repository's config defines (whatever file names it: a
  * subdirectory .gitattributes, info/attributes, an include) is overridden to run nothing. Names come from
  * the config itself, not from attribute files, so no place an attribute can hide in is missed.
+ *
+ * Asking git costs a process per call, which doubled every git call ACIA made. The answer is kept for as
+ * long as the config files git reads there are unchanged (same inode, size, mtime and ctime, to the
+ * nanosecond), and shared by the worktrees that read the same files; a config with an include is asked
+ * every time, since the included files are not watched. A config changed between this check and the call
+ * is the same race the query always had.
  */
 export async function driverOverrides(cwd: string): Promise<string[]> {
-  const r = await spawnCapture(['git', 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], {
+  const signature = configSignature(cwd);
+  const cached = signature === null ? undefined : overrideCache.get(signature);
+  if (cached !== undefined) return cached;
+  const r = await spawnCapture(['git', 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
     cwd,
     env: gitEnv(),
     timeoutMs: 10_000,
   });
   const names = { filter: new Set<string>(), diff: new Set<string>(), merge: new Set<string>() };
+  let includes = false;
   for (const key of String(r.stdout).split('\0')) {
     const first = key.indexOf('.');
     const last = key.lastIndexOf('.');
+    const kind = key.slice(0, Math.max(first, 0)).toLowerCase();
+    if (kind === 'include' || kind === 'includeif') includes = true;
     if (first < 0 || last <= first) continue; // section.key without a driver name (e.g. diff.external)
-    const kind = key.slice(0, first).toLowerCase();
     if (kind === 'filter' || kind === 'diff' || kind === 'merge') names[kind].add(key.slice(first + 1, last));
   }
   const out: string[] = [];
@@ -129,10 +140,60 @@ export async function driverOverrides(cwd: string): Promise<string[]> {
   for (const n of names.diff) [`diff.${n}.command=`, `diff.${n}.textconv=`].forEach(set);
   // `false` rather than empty: the merge then reports a conflict ACIA handles, instead of a hard failure.
   for (const n of names.merge) set(`merge.${n}.driver=false`);
+  // Cached only when git answered and the signature did not move while it did.
+  if (signature !== null && !includes && r.exitCode !== null && r.exitCode <= 1 && configSignature(cwd) === signature) {
+    if (overrideCache.size >= 256) overrideCache.clear(); // signatures of configs long since changed
+    overrideCache.set(signature, out);
+  }
   return out;
 }
 
-function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+/** Keyed by the config files' identity, so every worktree of a repository shares one answer. */
+const overrideCache = new Map<string, string[]>();
+
+/**
+ * Identity of the config files git reads in `cwd` (system and global config are off): the repository's
+ * `config` in its common dir and `config.worktree` in the worktree's git dir (an absent file counts as
+ * absent). Null when `cwd` is not the top of a work tree with a `.git` ACIA can read (git would search
+ * parent directories): not cached then.
+ */
+function configSignature(cwd: string): string | null {
+  try {
+    const dotGit = nodePath.join(cwd, '.git');
+    const st = fs.lstatSync(dotGit);
+    let gitDir: string;
+    if (st.isDirectory()) gitDir = dotGit;
+    else if (st.isFile()) {
+      const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(dotGit, 'utf8'));
+      if (!m?.[1]) return null;
+      gitDir = nodePath.resolve(cwd, m[1]);
+    } else return null;
+    let commonDir = gitDir;
+    try {
+      commonDir = nodePath.resolve(gitDir, fs.readFileSync(nodePath.join(gitDir, 'commondir'), 'utf8').trim());
+    } catch {
+      // No commondir file: the git dir is the common dir.
+    }
+    // Not the git dirs themselves: their mtimes move with every index and ref write. Not the `.git` file:
+    // where it points is in the paths above.
+    const files = [nodePath.join(commonDir, 'config'), nodePath.join(gitDir, 'config.worktree'), nodePath.join(commonDir, 'config.worktree')];
+    return [fs.realpathSync(commonDir), ...files.map(fileIdentity)].join('|');
+  } catch {
+    return null;
+  }
+}
+
+function fileIdentity(file: string): string {
+  try {
+    const s = fs.lstatSync(file, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}`;
+  } catch {
+    return '-';
+  }
+}
+
+/** The scrubbed environment every host git call gets: no system or global config, no prompts, no pager. */
+export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',

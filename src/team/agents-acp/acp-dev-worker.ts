@@ -6,7 +6,7 @@
 // caller exactly like ACIA's own Dev agent's work.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { client, ndJsonStream, PROTOCOL_VERSION, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification, type StopReason } from '@agentclientprotocol/sdk';
+import type { RequestPermissionRequest, RequestPermissionResponse, SessionNotification, StopReason } from '@agentclientprotocol/sdk';
 import { AciaError, errorMessage } from '../../core/errors.js';
 import { BwrapRunner } from '../../core/sandbox/bwrap-runner.js';
 import { buildSandboxEnv } from '../../core/sandbox/env.js';
@@ -54,6 +54,8 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
   const trace = new Trace(ctx, o);
   const timeoutMs = ctx.deps.config.commandTimeoutS * 1000 * 6;
   try {
+    // Loaded here: the ACP SDK (and its generated schemas) is only needed by runs with an external agent.
+    const { client, ndJsonStream, PROTOCOL_VERSION } = await import('@agentclientprotocol/sdk');
     const stream = ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
     const app = client()
       .onNotification('session/update', ({ params }) => trace.update(params))

@@ -155,4 +155,33 @@ describe('openRunLedger', () => {
     await expect(ledger.getBlob(`sha256:${'0'.repeat(64)}`)).rejects.toMatchObject({ code: 'BLOB_MISSING' });
     await ledger.close();
   });
+  it('makes the blob directory durable before any entry that could name its blobs, once per group of blobs', async () => {
+    const dir = join(tempDir(), 'r-order');
+    const events: string[] = [];
+    const tracingFs: LedgerFs = {
+      ...nodeFs,
+      open: (async (...args: Parameters<typeof nodeFs.open>) => {
+        const handle = await nodeFs.open(...args);
+        const name = String(args[0]).endsWith('blobs') ? 'blobs-dir' : String(args[0]).endsWith('ledger.jsonl') ? 'ledger' : String(args[0]).includes('/blobs/') ? 'blob-file' : 'other';
+        const sync = handle.sync.bind(handle);
+        const datasync = handle.datasync.bind(handle);
+        handle.sync = () => (events.push(`sync ${name}`), sync());
+        handle.datasync = () => (events.push(`datasync ${name}`), datasync());
+        return handle;
+      }),
+      rename: (async (...args: Parameters<typeof nodeFs.rename>) => {
+        events.push('rename blob');
+        return nodeFs.rename(...args);
+      }),
+    };
+    const ledger = await openRunLedger(dir, 'r-order', { clock: fixedClock(), create: true, fs: tracingFs });
+    events.length = 0;
+    const a = await ledger.putBlob('request');
+    const b = await ledger.putBlob('response');
+    await ledger.append({ actor: 'human', type: 'GOAL_AMENDED', data: { by: 'human', delta: `${a} ${b}` } });
+    await ledger.append(goalAmended('no new blob'));
+    await ledger.close();
+    expect(events).toEqual(['sync blob-file', 'rename blob', 'sync blob-file', 'rename blob', 'sync blobs-dir', 'datasync ledger', 'datasync ledger']);
+  });
 });
+

@@ -5,7 +5,7 @@ import { toolError } from '../define-tool.js';
 import type { Tool, ToolContext, ToolResult } from '../types.js';
 import { catalogTools, type CatalogServer, type McpCatalog, type McpToolSource } from './catalog.js';
 import { expandSpec, type AgentRoleName, type McpServerSpec } from './config.js';
-import { McpConnection, type SandboxChoice } from './connection.js';
+import type { McpConnection, SandboxChoice } from './connection.js';
 import { mcpTool, toToolResult } from './mcp-tool.js';
 
 export interface McpHubOptions {
@@ -84,6 +84,8 @@ export class McpHub implements McpToolSource {
     if (p === undefined) {
       p = (async () => {
         const expanded = expandSpec(spec, { ...this.o.parentEnv, ACIA_WORKTREE: root });
+        // Loaded on the first connection: the MCP SDK (and ajv under it) costs start-up time in every run.
+        const { McpConnection } = await import('./connection.js');
         return McpConnection.open(expanded, { root, sandbox: this.o.sandbox, parentEnv: this.o.parentEnv, clientVersion: this.o.clientVersion });
       })();
       this.conns.set(key, p);

@@ -1,0 +1,64 @@
+// safeGit keeps the repository's driver names between calls only while its config files are unchanged:
+// a driver planted after the first call must still be overridden on the next one.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { driverOverrides, safeGit } from '../../../src/core/sandbox/safe-git.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function repo(): { dir: string; git: (...a: string[]) => string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acia-safegit-'));
+  dirs.push(dir);
+  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd: dir, encoding: 'utf8' }).trim();
+  git('init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+  fs.writeFileSync(path.join(dir, '.gitattributes'), '* filter=evil diff=evil\n');
+  git('add', '-A');
+  git('commit', '-qm', 'base');
+  return { dir, git };
+}
+
+describe('driverOverrides', () => {
+  it('sees a driver added to the repository config after an earlier call', async () => {
+    const { dir, git } = repo();
+    expect(await driverOverrides(dir)).toEqual([]);
+    expect(await driverOverrides(dir)).toEqual([]); // answered from the cache
+    git('config', 'filter.evil.clean', 'touch pwned; cat');
+    expect(await driverOverrides(dir)).toContain('filter.evil.clean=');
+    git('config', 'diff.evil.textconv', 'touch pwned; cat');
+    expect(await driverOverrides(dir)).toContain('diff.evil.textconv=');
+  });
+
+  it('sees a driver in a linked worktree whose common config changes, and one behind an include', async () => {
+    const { dir, git } = repo();
+    const wt = path.join(dir, 'wt');
+    git('worktree', 'add', '-q', wt);
+    expect(await driverOverrides(wt)).toEqual([]);
+    git('config', 'merge.evil.driver', 'touch pwned; true');
+    expect(await driverOverrides(wt)).toContain('merge.evil.driver=false');
+    const extra = path.join(dir, 'extra.cfg');
+    fs.writeFileSync(extra, '');
+    git('config', 'include.path', extra);
+    await driverOverrides(wt);
+    // Included files are not watched, so a config with an include is asked every time.
+    fs.writeFileSync(extra, '[filter "inc"]\n\tclean = touch pwned\n');
+    expect(await driverOverrides(wt)).toContain('filter.inc.clean=');
+  });
+
+  it('a planted clean filter does not run through safeGit once the cache holds an answer', async () => {
+    const { dir, git } = repo();
+    await safeGit(dir, ['status', '--porcelain']);
+    const marker = path.join(dir, '..', `${path.basename(dir)}-pwned`);
+    dirs.push(marker);
+    git('config', 'filter.evil.clean', `touch ${marker}; cat`);
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'changed\n');
+    await safeGit(dir, ['add', 'a.txt']);
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});

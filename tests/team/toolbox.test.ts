@@ -1,0 +1,73 @@
+// Write-ahead in the toolbox: a tool that can change something runs only once its TOOL_CALL is durable;
+// ACIA's own read-only tools run while it is being synced; an MCP tool's read-only hint earns nothing.
+import { describe, expect, it } from 'vitest';
+import type { Tool, ToolContext, ToolResult } from '../../src/core/tools/types.js';
+import type { Recorder } from '../../src/team/recorder.js';
+import { makeToolbox } from '../../src/team/toolbox.js';
+
+function fakeTool(name: string, readOnly: boolean, provider: 'acia' | 'mcp'): Tool {
+  return {
+    name,
+    description: name,
+    input: undefined as unknown as Tool['input'],
+    readOnly,
+    descriptor: { provider, namespace: 'test', name, version: '1', description: name, inputSchema: {}, outputSchema: {}, sideEffects: !readOnly },
+    run: () => Promise.resolve({ ok: true, forModel: 'ok', forDisplay: 'ok' }),
+  };
+}
+
+/** A recorder whose TOOL_CALL becomes durable only when the test says so. */
+function slowRecorder(log: string[]): { recorder: Recorder; release: () => void } {
+  let release = (): void => undefined;
+  const recorder = {
+    record: (_actor: string, type: string) => {
+      log.push(`append ${type}`);
+      if (type !== 'TOOL_CALL') return Promise.resolve({});
+      return new Promise((resolve) => {
+        release = () => {
+          log.push('durable TOOL_CALL');
+          resolve({});
+        };
+      });
+    },
+    blob: () => Promise.resolve(`sha256:${'0'.repeat(64)}`),
+    now: () => 0,
+  } as unknown as Recorder;
+  return { recorder, release: () => release() };
+}
+
+async function order(tool: Tool): Promise<string[]> {
+  const log: string[] = [];
+  const { recorder, release } = slowRecorder(log);
+  const box = makeToolbox({
+    tools: [tool],
+    toSpec: () => ({ name: tool.name, description: '', inputSchema: {} }),
+    ctx: Promise.resolve({} as ToolContext),
+    callTool: (): Promise<ToolResult> => {
+      log.push('run');
+      return Promise.resolve({ ok: true, forModel: 'ok', forDisplay: 'ok' });
+    },
+    recorder,
+    actor: 'dev:t1',
+    taskId: 't1',
+  });
+  const done = box.invoke({ id: 'c1', name: tool.name, input: {} });
+  await new Promise((r) => setTimeout(r, 20));
+  release();
+  await done;
+  return log;
+}
+
+describe('toolbox write-ahead', () => {
+  it('runs a tool that may change something only after its TOOL_CALL is durable', async () => {
+    expect(await order(fakeTool('write_file', false, 'acia'))).toEqual(['append TOOL_CALL', 'durable TOOL_CALL', 'run', 'append TOOL_RESULT']);
+  });
+
+  it("runs ACIA's read-only tool while the TOOL_CALL syncs, and records the result after it is durable", async () => {
+    expect(await order(fakeTool('read_file', true, 'acia'))).toEqual(['append TOOL_CALL', 'run', 'durable TOOL_CALL', 'append TOOL_RESULT']);
+  });
+
+  it('waits for durability before an MCP tool that only claims to be read-only', async () => {
+    expect(await order(fakeTool('mcp__x__read', true, 'mcp'))).toEqual(['append TOOL_CALL', 'durable TOOL_CALL', 'run', 'append TOOL_RESULT']);
+  });
+});
