@@ -2,8 +2,8 @@
 // every model call reserves its estimate in the database. A run stops with budget_exhausted before
 // the call that would pass the limit, the database's spend is its ledger's, and `acia resume --answer
 // approve --db` waives the budget: a worker resumes it (re-deriving the spend from the ledger) to the end.
-// Four dev tasks calling at once are held to the limit together. (Here one worker holds a run and runs
-// its tasks; with task-level distribution the same four tasks run on several of the workers.)
+// Four dev tasks calling at once, handed out as task jobs to several of the four workers, are held to
+// the limit together.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -136,6 +136,9 @@ describe.skipIf(postgresBin() === null)('a fleet run’s budget in the database'
       expect(breach.inFlight).toBeGreaterThan(0.08);
       // Several dev tasks were under way together when the limit was reached.
       expect(new Set(entries.filter((e) => e.type === 'TASK_STARTED').map((e) => e.data.taskId)).size).toBeGreaterThanOrEqual(3);
+      // ... on more than one worker: the budget held across processes, not inside one.
+      const devWorkers = new Set(entries.filter((e) => e.type === 'TASK_STARTED' && String(e.data.capability).startsWith('dev.')).map((e) => e.data.worker));
+      expect(devWorkers.size, JSON.stringify([...devWorkers])).toBeGreaterThanOrEqual(2);
       const row = await budgetRow(db, runId);
       expect(row.spent_usd).toBeCloseTo(ledgerCost(entries), 9);
       expect(row.reservations).toBe(0);
