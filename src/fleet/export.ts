@@ -10,7 +10,8 @@ import type { RunManifest } from '../core/ledger/events.js';
 import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
 import { writeAnchor } from '../core/ledger/anchor.js';
 
-export async function exportRun(db: pg.Pool, runId: string, repo: string, env: NodeJS.ProcessEnv = process.env): Promise<{ dir: string; entries: number; blobs: number }> {
+/** `anchor: false` for a private copy a reading command uses and deletes: nothing to remember it by. */
+export async function exportRun(db: pg.Pool, runId: string, repo: string, env: NodeJS.ProcessEnv = process.env, o: { anchor?: boolean } = {}): Promise<{ dir: string; entries: number; blobs: number; manifest: RunManifest }> {
   const { lines, blobs } = await readPgRun(db, runId);
   const dir = join(repo, '.acia', 'runs', runId);
   await mkdir(join(dir, 'blobs'), { recursive: true });
@@ -34,6 +35,6 @@ export async function exportRun(db: pg.Pool, runId: string, repo: string, env: N
   await writeManifest(dir, manifest);
   // The user pulled this run from their own database on purpose: anchor it in their state directory, as a
   // local run is, so `acia verify` and `acia resume` accept it here and catch any later rewrite.
-  writeAnchor(env, dir, runId, manifest.head, manifest.status, new Date());
-  return { dir, entries: lines.length, blobs: blobs.size };
+  if (o.anchor !== false) writeAnchor(env, dir, runId, manifest.head, manifest.status, new Date());
+  return { dir, entries: lines.length, blobs: blobs.size, manifest };
 }

@@ -31,6 +31,10 @@ CREATE TABLE IF NOT EXISTS acia_workers (
   seen_at timestamptz NOT NULL DEFAULT now(),
   stopped boolean NOT NULL DEFAULT false
 );
+-- The run's anchored head (the worker records it where a local run writes its anchor): acia verify --db
+-- catches ledger rows cut off the end against it.
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_seq integer;
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_hash text;
 `;
 
 export interface Fleet {
@@ -84,6 +88,8 @@ export interface FleetRunRow {
   run_branch: string | null;
   head_commit: string | null;
   job_id: string | null;
+  head_seq: number | null;
+  head_hash: string | null;
   submitted_at: Date;
   updated_at: Date;
 }
@@ -92,7 +98,7 @@ export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
   return (await db.query<FleetRunRow>('SELECT * FROM acia_runs ORDER BY submitted_at, run_id')).rows;
 }
 
-export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id'>>): Promise<void> {
+export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id' | 'head_seq' | 'head_hash'>>): Promise<void> {
   const keys = Object.keys(fields) as (keyof typeof fields)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
   await db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1`, [runId, ...keys.map((k) => fields[k] ?? null)]);

@@ -96,6 +96,17 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
   delete deps.writeBundle;
   deps.workspace = (repo, runId) => new PushingWorkspace(git, repo, runId, job.repoUrl);
+  // The head is anchored in the database too (beside the local anchor), where \`acia verify --db\` finds it.
+  const localAnchor = deps.anchor;
+  if (localAnchor) {
+    deps.anchor = {
+      check: localAnchor.check,
+      write: async (d, runId, head, status) => {
+        await localAnchor.write(d, runId, head, status);
+        await setRunStatus(fleet.db, runId, { head_seq: head?.seq ?? null, head_hash: head?.hash ?? null });
+      },
+    };
+  }
   const local = deps.writeManifest;
   deps.writeManifest = async (d, manifest) => {
     await local(d, manifest);
