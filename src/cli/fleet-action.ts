@@ -1,7 +1,8 @@
 // The fleet commands' work: open the database, do one thing, print one line (or a table).
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AciaError } from '../core/errors.js';
+import { AciaError, errorMessage } from '../core/errors.js';
+import { isTransientDbError } from '../core/ledger/pg-retry.js';
 import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE } from '../fleet/fleet-db.js';
 import { LEASE_SECONDS } from '../fleet/liveness.js';
 import { exportRun } from '../fleet/export.js';
@@ -41,6 +42,13 @@ export async function workerCommand(f: { db?: string; concurrency: string; cache
   const concurrency = positive(f.concurrency, '--concurrency') ?? 1;
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  // pg-boss records a job's end without awaiting it; while the database restarts that promise rejects
+  // with nobody to catch it, which would kill the worker and its runs. Those (and only those: anything
+  // else still crashes) are logged; the worker completes its jobs itself, with retries (fleet/worker).
+  process.on('unhandledRejection', (e) => {
+    if (!isTransientDbError(e)) throw e;
+    log(`worker: the database is away (${errorMessage(e)}); carrying on`);
+  });
   const worker = await startWorker(fleet, {
     concurrency,
     cacheDir: f.cache ?? join(tmpdir(), `acia-worker-${process.pid}`),
@@ -88,11 +96,11 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
 }
 
 export async function resumeFleetCommand(runId: string | undefined, answer: string | undefined, db: string): Promise<number> {
-  if (runId === undefined || answer === undefined) throw new AciaError('USAGE', 'a fleet run is resumed with its id and your answer: acia resume <runId> --answer "..." --db <url>');
+  if (runId === undefined) throw new AciaError('USAGE', 'a fleet run is resumed by its id: acia resume <runId> [--answer "..."] --db <url>');
   const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
   try {
     await answerRun(fleet, runId, answer);
-    process.stdout.write(`queued ${runId} with your answer; a worker resumes it (watch it: acia runs --db ...)\n`);
+    process.stdout.write(`queued ${runId}${answer === undefined ? '' : ' with your answer'}; a worker resumes it (watch it: acia runs --db ...)\n`);
     return 0;
   } finally {
     await fleet.close();

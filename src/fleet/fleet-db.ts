@@ -4,6 +4,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { migrateLedger } from '../core/ledger/pg-ledger.js';
+import { retryTransient } from '../core/ledger/pg-retry.js';
 
 export const RUN_QUEUE = 'acia-runs';
 
@@ -101,5 +102,6 @@ export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
 export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id' | 'head_seq' | 'head_hash'>>): Promise<void> {
   const keys = Object.keys(fields) as (keyof typeof fields)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
-  await db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1`, [runId, ...keys.map((k) => fields[k] ?? null)]);
+  // Idempotent, so a database restart is waited out rather than failing the run.
+  await retryTransient(() => db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1`, [runId, ...keys.map((k) => fields[k] ?? null)]));
 }

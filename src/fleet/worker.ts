@@ -16,7 +16,8 @@ import { Git } from '../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../team/team.js';
 import { Workspace, type TaskWorktree } from '../team/workspace.js';
 import { RUN_QUEUE, setRunStatus, type Fleet } from './fleet-db.js';
-import { remoteGit } from './remote-git.js';
+import { pushWithRetry, remoteGit } from './remote-git.js';
+import { retryTransient } from '../core/ledger/pg-retry.js';
 import { startHeartbeat } from './liveness.js';
 import type { RunJob } from './submit.js';
 
@@ -44,6 +45,10 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
         if (!job) return;
+        if (!(await stillToRun(fleet, job.data))) {
+          o.log(`${job.data.runId}: already ended; its stale job is dropped`);
+          return;
+        }
         const running = (async () => {
           await setRunStatus(fleet.db, job.data.runId, { status: 'running', worker: name, job_id: job.id });
           return runJob(fleet, job.data, { ...o, name });
@@ -52,6 +57,9 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
         try {
           const result = await running;
           o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
+          // pg-boss completes the job without waiting or retrying; if the database is away at that moment
+          // the job would stay active for its whole expiry and block the run's next job (an answer).
+          await retryTransient(() => fleet.boss.complete(RUN_QUEUE, job.id)).catch(() => undefined);
         } catch (e) {
           // The job fails and pg-boss retries it (another worker may take it); the run row says why.
           o.log(`${job.data.runId}: ${errorMessage(e)}`);
@@ -73,6 +81,16 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       await heartbeat.stop();
     },
   };
+}
+
+/**
+ * Whether a job still has work: a job pg-boss hands out again (its completion was lost in a database
+ * outage, or it expired) for a run that has since ended must not run it a second time.
+ */
+async function stillToRun(fleet: Fleet, job: RunJob): Promise<boolean> {
+  const r = await retryTransient(() => fleet.db.query<{ status: string }>('SELECT status FROM acia_runs WHERE run_id = $1', [job.runId]));
+  const status = r.rows[0]?.status;
+  return status === undefined || ['queued', 'running', 'error'].includes(status);
 }
 
 /** One run on this worker, from a fresh clone; a run the database already has entries for is resumed. */
@@ -163,6 +181,6 @@ class PushingWorkspace extends Workspace {
   }
 
   private async push(branch: string): Promise<void> {
-    await remoteGit(this.repo, ['push', '-q', '--force', this.remote, `refs/heads/${branch}:refs/heads/${branch}`]);
+    await pushWithRetry(this.repo, this.remote, branch);
   }
 }

@@ -7,6 +7,7 @@ import type { LedgerEntry } from '../acm/contracts.js';
 import { asRunId, type Clock, type RunId } from '../acm/ids.js';
 import { AciaError, errorMessage } from '../errors.js';
 import { entryHash } from './hash.js';
+import { retryTransient } from './pg-retry.js';
 import { sealEntry } from './seal.js';
 import type { AppendInput, LedgerHead, RunLedger } from './types.js';
 
@@ -91,7 +92,16 @@ class PgRunLedger implements RunLedger {
       if (this.failure) throw this.failure;
       const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
       try {
-        await this.db.query('INSERT INTO acia_ledger (run_id, seq, hash, line) VALUES ($1, $2, $3, $4)', [this.runId, entry.seq, entry.hash, line.trimEnd()]);
+        // A restart of the server is waited out; a retried insert that finds its seq taken checks whether
+        // the row is its own (the first attempt committed, its answer was lost) before calling it a rival.
+        await retryTransient(async (attempt) => {
+          try {
+            await this.db.query('INSERT INTO acia_ledger (run_id, seq, hash, line) VALUES ($1, $2, $3, $4)', [this.runId, entry.seq, entry.hash, line.trimEnd()]);
+          } catch (e) {
+            if (attempt > 0 && (e as { code?: string }).code === '23505' && (await this.holds(entry))) return;
+            throw e;
+          }
+        });
       } catch (e) {
         // 23505: that seq exists. Another worker took this run over (our lease ran out): stop writing.
         this.failure =
@@ -107,15 +117,20 @@ class PgRunLedger implements RunLedger {
     return next;
   }
 
+  private async holds(entry: LedgerEntry): Promise<boolean> {
+    const r = await this.db.query<{ hash: string }>('SELECT hash FROM acia_ledger WHERE run_id = $1 AND seq = $2', [this.runId, entry.seq]);
+    return r.rows[0]?.hash === entry.hash;
+  }
+
   async putBlob(content: string | Uint8Array): Promise<string> {
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
     const ref = `sha256:${sha256Hex(bytes)}`;
-    await this.db.query('INSERT INTO acia_blobs (run_id, ref, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [this.runId, ref, bytes]);
+    await retryTransient(() => this.db.query('INSERT INTO acia_blobs (run_id, ref, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [this.runId, ref, bytes]));
     return ref;
   }
 
   async getBlob(ref: string): Promise<Buffer> {
-    const r = await this.db.query<{ content: Buffer }>('SELECT content FROM acia_blobs WHERE run_id = $1 AND ref = $2', [this.runId, ref]);
+    const r = await retryTransient(() => this.db.query<{ content: Buffer }>('SELECT content FROM acia_blobs WHERE run_id = $1 AND ref = $2', [this.runId, ref]));
     const row = r.rows[0];
     if (!row) throw new AciaError('BLOB_MISSING', `run ${this.runId}: no blob ${ref} in the database`);
     return row.content;
