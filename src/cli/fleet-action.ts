@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { isTransientDbError } from '../core/ledger/pg-retry.js';
+import { forTerminal } from '../core/text/terminal.js';
 import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE } from '../fleet/fleet-db.js';
 import { LEASE_SECONDS } from '../fleet/liveness.js';
 import { exportRun } from '../fleet/export.js';
@@ -116,16 +117,30 @@ export async function fleetStatusCommand(db: string | undefined, json: boolean):
                 (SELECT count(*) FROM acia_runs r WHERE r.worker = w.name AND r.status = 'running') AS runs
          FROM acia_workers w ORDER BY w.name`,
       )
-    ).rows.map((w) => ({ name: w.name, concurrency: w.concurrency, lastSeenSeconds: Math.round(w.seen_s), alive: !w.stopped && w.seen_s < LEASE_SECONDS, running: Number(w.runs) }));
+    ).rows.map((w) => {
+      // stopped: it left gracefully; stale: no heartbeat for a lease (dead or cut off; its runs get requeued).
+      const state = w.stopped ? 'stopped' : w.seen_s < LEASE_SECONDS ? 'alive' : 'stale';
+      return { name: w.name, state, alive: state === 'alive', concurrency: w.concurrency, lastSeenSeconds: Math.round(w.seen_s), running: Number(w.runs) };
+    });
+    // A lease: the run a worker holds now, and since when (the worker's clock when it took the run).
+    const leases = (
+      await fleet.db.query<{ run_id: string; worker: string; leased_at: Date | null; held_s: number | null }>(
+        `SELECT run_id, worker, leased_at, EXTRACT(EPOCH FROM now() - leased_at)::float AS held_s FROM acia_runs
+         WHERE status = 'running' AND worker IS NOT NULL ORDER BY leased_at NULLS LAST, run_id`,
+      )
+    ).rows.map((l) => ({ runId: l.run_id, worker: l.worker, since: l.leased_at?.toISOString() ?? null, heldSeconds: l.held_s === null ? null : Math.round(l.held_s) }));
     const byStatus = Object.fromEntries((await fleet.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM acia_runs GROUP BY status ORDER BY status')).rows.map((r) => [r.status, Number(r.n)]));
     const queued = await fleet.boss.getQueueSize(RUN_QUEUE);
     if (json) {
-      process.stdout.write(`${JSON.stringify({ workers, queued, runs: byStatus })}\n`);
+      process.stdout.write(`${JSON.stringify({ workers, queued, leases, runs: byStatus })}\n`);
       return 0;
     }
     const lines = [`queue: ${queued} run(s) waiting for a worker`, `runs: ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`, 'workers:'];
-    for (const w of workers) lines.push(`  ${w.name.padEnd(24)} ${w.alive ? 'alive' : 'gone '} ${String(w.running).padStart(2)}/${w.concurrency} running, last seen ${w.lastSeenSeconds}s ago`);
+    for (const w of workers) lines.push(`  ${forTerminal(w.name).padEnd(24)} ${w.state.padEnd(7)} ${String(w.running).padStart(2)}/${w.concurrency} running, last seen ${w.lastSeenSeconds}s ago`);
     if (workers.length === 0) lines.push('  none');
+    lines.push('leases:');
+    for (const l of leases) lines.push(`  ${l.runId}  held by ${forTerminal(l.worker)} since ${l.since ?? '?'}${l.heldSeconds === null ? '' : ` (${l.heldSeconds}s)`}`);
+    if (leases.length === 0) lines.push('  none');
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } finally {

@@ -36,6 +36,8 @@ CREATE TABLE IF NOT EXISTS acia_workers (
 -- catches ledger rows cut off the end against it.
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_seq integer;
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_hash text;
+-- When the worker now holding the run took it (acia fleet status shows leases).
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS leased_at timestamptz;
 `;
 
 export interface Fleet {
@@ -91,6 +93,7 @@ export interface FleetRunRow {
   job_id: string | null;
   head_seq: number | null;
   head_hash: string | null;
+  leased_at: Date | null;
   submitted_at: Date;
   updated_at: Date;
 }
@@ -99,7 +102,7 @@ export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
   return (await db.query<FleetRunRow>('SELECT * FROM acia_runs ORDER BY submitted_at, run_id')).rows;
 }
 
-export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id' | 'head_seq' | 'head_hash'>>): Promise<void> {
+export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id' | 'head_seq' | 'head_hash' | 'leased_at'>>): Promise<void> {
   const keys = Object.keys(fields) as (keyof typeof fields)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
   // Idempotent, so a database restart is waited out rather than failing the run.

@@ -41,16 +41,23 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   const heartbeat = await startHeartbeat(fleet, name, o.concurrency, o.log);
   const inHand = new Set<Promise<unknown>>();
   const ids: string[] = [];
+  let stopping = false;
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
         if (!job) return;
+        if (stopping) {
+          // A fetch already under way when SIGTERM came handed this job over: give it back (pg-boss
+          // re-delivers a failed job to another worker after retryDelay) rather than start a run now.
+          await fleet.boss.fail(RUN_QUEUE, job.id, { reason: `worker ${name} is stopping` });
+          return;
+        }
         if (!(await stillToRun(fleet, job.data))) {
           o.log(`${job.data.runId}: already ended; its stale job is dropped`);
           return;
         }
         const running = (async () => {
-          await setRunStatus(fleet.db, job.data.runId, { status: 'running', worker: name, job_id: job.id });
+          await setRunStatus(fleet.db, job.data.runId, { status: 'running', worker: name, job_id: job.id, leased_at: new Date() });
           return runJob(fleet, job.data, { ...o, name });
         })();
         inHand.add(running);
@@ -75,6 +82,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   return {
     name,
     stop: async () => {
+      stopping = true;
       for (const id of ids) await fleet.boss.offWork({ id });
       // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
       await Promise.allSettled([...inHand]);

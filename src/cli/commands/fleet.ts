@@ -53,7 +53,7 @@ export function register(program: Command): void {
     .command('fleet')
     .description('the fleet at a glance')
     .command('status')
-    .description('workers (alive or not, last heartbeat), queue depth, and runs by status')
+    .description('workers (alive, stale or stopped; last heartbeat), queue depth, leases (which worker holds which run, since when), runs by status')
     .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
     .option('--json', 'print JSON')
     .action(async (flags: { db?: string; json?: boolean }) => {
