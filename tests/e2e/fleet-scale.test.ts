@@ -123,6 +123,34 @@ describe.skipIf(postgresBin() === null)('the fleet at scale: 3 workers, 12 runs'
     const offline = acia(['verify', '--repo', out, '--json']);
     expect(offline.code, offline.stdout).toBe(0);
     expect((JSON.parse(offline.stdout) as { runs: unknown[] }).runs).toHaveLength(12);
+    // The run branches went to the remote.
+    for (const [runId, s] of submitted) if (s.expect.reason === 'succeeded') expect(git(remote, 'show', `acia/${runId}:src/title-case.js`), s.name).toContain('titleCase');
+
+    const status = acia(['fleet', 'status', '--db', server.url, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const fleetNow = JSON.parse(status.stdout) as { workers: { name: string; alive: boolean }[]; queued: number; leases: unknown[]; runs: Record<string, number> };
+    expect(fleetNow.workers.filter((w) => w.alive).map((w) => w.name).sort()).toEqual(['s1', 's2', 's3']);
+    expect(fleetNow.queued).toBe(0);
+    expect(fleetNow.leases).toEqual([]);
+    expect(fleetNow.runs).toEqual({ succeeded: 8, awaiting_human: 2, budget_exhausted: 2 });
+
+    // A run waiting for a human holds no worker; the answer (from any machine) queues it again, and a worker ends it.
+    const [waiting] = [...submitted].find(([, s]) => s.name === 'escalate')!;
+    const answered = acia(['resume', waiting, '--answer', 'abort', '--db', server.url]);
+    expect(answered.code, answered.stderr).toBe(0);
+    const db2 = new pg.Pool({ connectionString: server.url });
+    try {
+      let status2 = '';
+      for (const end = Date.now() + 60_000; Date.now() < end && status2 !== 'aborted'; await new Promise((r) => setTimeout(r, 300))) {
+        status2 = (await db2.query<{ status: string }>('SELECT status FROM acia_runs WHERE run_id = $1', [waiting])).rows[0]!.status;
+      }
+      expect(status2, workerLog.slice(-3000)).toBe('aborted');
+      const response = await db2.query<{ line: string }>("SELECT line FROM acia_ledger WHERE run_id = $1 AND line LIKE '%\"HUMAN_RESPONSE\"%'", [waiting]);
+      expect((JSON.parse(response.rows[0]!.line) as { data: { action: string } }).data.action).toBe('abort');
+    } finally {
+      await db2.end();
+    }
+    expect(acia(['verify', waiting, '--db', server.url]).code).toBe(0);
   }, 240_000);
 
   it('show, replay, bundle and wiki read a fleet run with --db, with no export', () => {
