@@ -58,7 +58,8 @@ export async function withFleetRuns<T>(db: DbFlag, runIds: readonly string[] | u
     let ids: string[];
     let rows: Map<string, { status: string; head_seq: number | null; head_hash: string | null; job: { settings?: Record<string, unknown> } }>;
     try {
-      ids = runIds ? [...runIds] : (await pool.query<{ run_id: string }>('SELECT DISTINCT run_id FROM acia_ledger ORDER BY run_id')).rows.map((r) => r.run_id);
+      // Ids from the database become directory names: one that is not a run id is skipped, not followed.
+      ids = runIds ? [...runIds] : (await pool.query<{ run_id: string }>('SELECT DISTINCT run_id FROM acia_ledger ORDER BY run_id')).rows.map((r) => r.run_id).filter((id) => RunId.safeParse(id).success);
       const found = await pool.query<{ run_id: string; status: string; head_seq: number | null; head_hash: string | null; job: { settings?: Record<string, unknown> } }>(
         'SELECT run_id, status, head_seq, head_hash, job FROM acia_runs WHERE run_id = ANY($1)',
         [ids],

@@ -18,7 +18,7 @@ import { Workspace, type TaskWorktree } from '../team/workspace.js';
 import { RUN_QUEUE, setRunStatus, type Fleet } from './fleet-db.js';
 import { pushWithRetry, remoteGit } from './remote-git.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
-import { startHeartbeat } from './liveness.js';
+import { LEASE_SECONDS, startHeartbeat } from './liveness.js';
 import type { RunJob } from './submit.js';
 
 export interface WorkerOptions {
@@ -53,7 +53,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
           return;
         }
         if (!(await stillToRun(fleet, job.data))) {
-          o.log(`${job.data.runId}: already ended; its stale job is dropped`);
+          o.log(`${job.data.runId}: ended, or held by a live worker; this stale job is dropped`);
           return;
         }
         const running = (async () => {
@@ -96,9 +96,19 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
  * outage, or it expired) for a run that has since ended must not run it a second time.
  */
 async function stillToRun(fleet: Fleet, job: RunJob): Promise<boolean> {
-  const r = await retryTransient(() => fleet.db.query<{ status: string }>('SELECT status FROM acia_runs WHERE run_id = $1', [job.runId]));
-  const status = r.rows[0]?.status;
-  return status === undefined || ['queued', 'running', 'error'].includes(status);
+  const r = await retryTransient(() =>
+    fleet.db.query<{ status: string; holder_alive: boolean }>(
+      `SELECT r.status, (w.name IS NOT NULL AND NOT w.stopped AND w.seen_at >= now() - make_interval(secs => $2)) AS holder_alive
+       FROM acia_runs r LEFT JOIN acia_workers w ON w.name = r.worker WHERE r.run_id = $1`,
+      [job.runId, LEASE_SECONDS],
+    ),
+  );
+  const row = r.rows[0];
+  if (row === undefined) return true;
+  // Running on a worker that still beats: this is the job expiring under a long run, not a lost worker
+  // (the reaper requeues those); a second worker must not run it beside the first.
+  if (row.status === 'running') return !row.holder_alive;
+  return ['queued', 'error'].includes(row.status);
 }
 
 /** One run on this worker, from a fresh clone; a run the database already has entries for is resumed. */

@@ -88,4 +88,32 @@ describe.skipIf(postgresBin() === null)('fleet operations', () => {
       await db.end();
     }
   }, 180_000);
+
+  it('a job re-delivered for a run another live worker holds (its job expired under a long run) is dropped, not run twice', async () => {
+    const db = new pg.Pool({ connectionString: server.url });
+    const beat = setInterval(() => void db.query("UPDATE acia_workers SET seen_at = now() WHERE name = 'busy-elsewhere'").catch(() => undefined), 1000);
+    try {
+      await db.query("INSERT INTO acia_workers (name, concurrency) VALUES ('busy-elsewhere', 1)");
+      const repo = sampleRepo('ops-dup');
+      const remote = join(tempDir('ops-dup-remote'), 'app.git');
+      git(repo, 'clone', '-q', '--bare', repo, remote);
+      const sub = acia(['submit', 'anything', '--repo', remote, '--db', server.url, '--json', '--model', `scripted:${zeroLatencyScript('happy', tempDir('ops-dup-script'))}`]);
+      expect(sub.code, sub.stderr).toBe(0);
+      const runId = (JSON.parse(sub.stdout) as { runId: string }).runId;
+      // As if the live worker 'busy-elsewhere' had taken this run and pg-boss handed its job out again.
+      await db.query("UPDATE acia_runs SET status = 'running', worker = 'busy-elsewhere' WHERE run_id = $1", [runId]);
+      const worker = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--name', 'ops-2', '--cache', tempDir('ops-dup-cache')], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+      children.push(worker);
+      let log = '';
+      worker.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+      for (let i = 0; i < 80 && !log.includes(`${runId}: ended, or held by a live worker`); i++) await new Promise((r) => setTimeout(r, 250));
+      expect(log).toContain(`${runId}: ended, or held by a live worker; this stale job is dropped`);
+      expect((await db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1', [runId])).rowCount).toBe(0);
+      expect((await db.query('SELECT status, worker FROM acia_runs WHERE run_id = $1', [runId])).rows[0]).toEqual({ status: 'running', worker: 'busy-elsewhere' });
+      worker.kill('SIGTERM');
+    } finally {
+      clearInterval(beat);
+      await db.end();
+    }
+  }, 60_000);
 });

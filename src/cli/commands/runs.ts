@@ -7,12 +7,12 @@ export function register(program: Command): void {
     .description('list the runs in a repository with status, cost and duration')
     .option('--repo <dir>', 'the repository', '.')
     .option('--json', 'print JSON')
-    .option('--db <url>', 'list the fleet’s runs in this database instead (or set ACIA_DATABASE_URL)')
+    .option('--db [url]', 'list the fleet’s runs in this database instead (bare --db: $ACIA_DATABASE_URL)')
     .addHelpText('after', '\nExample:\n  acia runs --repo ~/src/app')
-    .action(async (opts: { repo: string; json?: boolean; db?: string }) => {
+    .action(async (opts: { repo: string; json?: boolean; db?: string | boolean }) => {
       if (opts.db !== undefined) {
         const { listFleetRunsCommand } = await import('../fleet-action.js');
-        return listFleetRunsCommand(opts.db, opts.json ?? false);
+        return listFleetRunsCommand(typeof opts.db === 'string' ? opts.db : undefined, opts.json ?? false);
       }
       const { listRunsCommand } = await import('../runs-action.js');
       await listRunsCommand(opts.repo, opts.json ?? false);
