@@ -19,6 +19,7 @@ import { RUN_QUEUE, setRunStatus, type Fleet } from './fleet-db.js';
 import { pushWithRetry, remoteGit } from './remote-git.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
 import { LEASE_SECONDS, startHeartbeat } from './liveness.js';
+import { startOrphanCheck } from './orphans.js';
 import type { RunJob } from './submit.js';
 
 export interface WorkerOptions {
@@ -42,6 +43,9 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   const inHand = new Set<Promise<unknown>>();
   const ids: string[] = [];
   let stopping = false;
+  // The runs this worker is running now, by id: the orphan check requeues any other run marked as held here.
+  const holding = new Set<string>();
+  const orphans = startOrphanCheck(fleet, name, holding, o.log);
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
@@ -56,6 +60,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
           o.log(`${job.data.runId}: ended, or held by a live worker; this stale job is dropped`);
           return;
         }
+        holding.add(job.data.runId);
         const running = (async () => {
           await setRunStatus(fleet.db, job.data.runId, { status: 'running', worker: name, job_id: job.id, leased_at: new Date() });
           return runJob(fleet, job.data, { ...o, name });
@@ -68,12 +73,16 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
           // the job would stay active for its whole expiry and block the run's next job (an answer).
           await retryTransient(() => fleet.boss.complete(RUN_QUEUE, job.id)).catch(() => undefined);
         } catch (e) {
-          // The job fails and pg-boss retries it (another worker may take it); the run row says why.
+          // The job fails and pg-boss retries it (another worker may take it); the run row says why. Both
+          // are recorded here, waiting out a database that is away: pg-boss's own record of a failed job is
+          // not awaited, and a failure nobody recorded leaves the run `running` on a live worker.
           o.log(`${job.data.runId}: ${errorMessage(e)}`);
-          await setRunStatus(fleet.db, job.data.runId, { status: 'error', worker: name, message: errorMessage(e) }).catch(() => undefined);
-          throw e;
+          const patient = { toleranceMs: 10 * 60_000 };
+          await retryTransient(() => setRunStatus(fleet.db, job.data.runId, { status: 'error', worker: name, message: errorMessage(e) }), patient).catch(() => undefined);
+          await retryTransient(() => fleet.boss.fail(RUN_QUEUE, job.id, { message: errorMessage(e) }), patient).catch(() => undefined);
         } finally {
           inHand.delete(running);
+          holding.delete(job.data.runId);
         }
       }),
     );
@@ -86,6 +95,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       for (const id of ids) await fleet.boss.offWork({ id });
       // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
       await Promise.allSettled([...inHand]);
+      orphans.stop();
       await heartbeat.stop();
     },
   };

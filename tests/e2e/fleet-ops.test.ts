@@ -116,4 +116,35 @@ describe.skipIf(postgresBin() === null)('fleet operations', () => {
       await db.end();
     }
   }, 60_000);
+
+  it('a run marked as held by a live worker that does not hold it (its failure lost in an outage) is queued again and finishes', async () => {
+    const db = new pg.Pool({ connectionString: server.url });
+    try {
+      const repo = sampleRepo('ops-orphan');
+      const remote = join(tempDir('ops-orphan-remote'), 'app.git');
+      git(repo, 'clone', '-q', '--bare', repo, remote);
+      const s = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string } };
+      const sub = acia(['submit', s.goal, '--repo', remote, '--base', 'main', '--db', server.url, '--json', '--model', `scripted:${zeroLatencyScript('happy', tempDir('ops-orphan-script'))}`, '--test-command', s.settings.testCommand, '--sandbox', sandbox]);
+      expect(sub.code, sub.stderr).toBe(0);
+      const runId = (JSON.parse(sub.stdout) as { runId: string }).runId;
+      // As a long outage leaves it: the row says ops-3 runs it, and its job is stuck active with nobody on it.
+      await db.query("UPDATE acia_runs SET status = 'running', worker = 'ops-3' WHERE run_id = $1", [runId]);
+      await db.query("UPDATE pgboss.job SET state = 'active', started_on = now() WHERE data->>'runId' = $1", [runId]);
+      const worker = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--name', 'ops-3', '--cache', tempDir('ops-orphan-cache')], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+      children.push(worker);
+      let log = '';
+      worker.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+      let row: { status: string; worker: string | null } | undefined;
+      for (let i = 0; i < 120; i++) {
+        row = (await db.query<{ status: string; worker: string | null }>('SELECT status, worker FROM acia_runs WHERE run_id = $1', [runId])).rows[0];
+        if (row?.status === 'succeeded') break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(row, log).toEqual({ status: 'succeeded', worker: 'ops-3' });
+      expect(log).toContain(`${runId} was marked as held here but is not; queued again`);
+      worker.kill('SIGTERM');
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
 });
