@@ -42,7 +42,7 @@ describe.skipIf(postgresBin() === null)('fleet operations', () => {
     git(repo, 'clone', '-q', '--bare', repo, remote);
     const dir = tempDir('ops-script');
     const script = JSON.parse(readFileSync(zeroLatencyScript('happy', dir), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
-    script.turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 4000;
+    script.turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 6000;
     const slow = join(dir, 'slow.json');
     writeFileSync(slow, JSON.stringify(script));
     const s = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string } };
