@@ -89,7 +89,9 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
       process.stdout.write(`${JSON.stringify(rows)}\n`);
       return;
     }
-    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}`);
+    // A run that stopped short says why on the line below (a refused push, a requeue, an error).
+    const why = (r: (typeof rows)[number]) => (r.message && !['succeeded', 'running'].includes(r.status) ? `\n    ${forTerminal(r.message.split('\n')[0]!.slice(0, 300))}` : '');
+    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${forTerminal(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${forTerminal(r.goal.slice(0, 60))}${why(r)}`);
     process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
   } finally {
     await fleet.close();

@@ -153,7 +153,7 @@ describe.skipIf(postgresBin() === null)('fleet faults', () => {
     expect(row?.status, workerLog.slice(-3000)).toBe('error');
     expect(row?.message).toMatch(/rejected.*pushes are frozen: the repository is archived/);
     const listed = acia(['runs', '--db', server.url]);
-    expect(listed.stdout).toMatch(new RegExp(`${refused}\\s+error`));
+    expect(listed.stdout).toMatch(new RegExp(`${refused}\\s+error.*\\n\\s+.*the remote rejected the push of \\S+ \\(5 attempts\\): pushes are frozen: the repository is archived`));
     await checkLedgers([flaky, refused]);
 
     // Nothing was lost: once the remote takes pushes again, the run resumes from its ledger and succeeds.
