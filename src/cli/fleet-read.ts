@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { RunId } from '../core/acm/ids.js';
-import { AciaError, errorMessage } from '../core/errors.js';
+import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
 import type { RunAnchor } from '../core/ledger/anchor.js';
 import type { RunManifest } from '../core/ledger/events.js';
 import { databaseUrl } from '../fleet/fleet-db.js';
@@ -73,8 +73,12 @@ export async function withFleetRuns<T>(db: DbFlag, runIds: readonly string[] | u
     execFileSync('git', ['init', '-q', repo], { stdio: 'ignore' });
     const runs: FleetCopy['runs'] = [];
     for (const runId of ids) {
-      const { dir, manifest } = await exportRun(pool, runId, repo, process.env, { anchor: false });
       const row = rows.get(runId);
+      const { dir, manifest } = await exportRun(pool, runId, repo, process.env, { anchor: false }).catch((e: unknown) => {
+        // Submitted but not started: say so rather than "not found".
+        if (row && isAciaError(e) && e.code === 'RUN_NOT_FOUND') throw new AciaError('RUN_NOT_FOUND', `fleet run ${runId} is ${row.status} and has no ledger entries yet`, { hint: 'watch it with `acia runs --db ...`' });
+        throw e;
+      });
       // The head the worker anchored in the database plays the part of the local anchor: rows cut off
       // the end of the chain, or a chain rewritten after it, show as TRUNCATED or ANCHOR_MISMATCH.
       const anchor: RunAnchor | null =

@@ -191,6 +191,11 @@ describe.skipIf(postgresBin() === null)('the fleet at scale: 3 workers, 12 runs'
     expectCleanError(acia(['replay', '20990101-000000-abcdef', '--db', 'postgres://nobody@127.0.0.1:1/none']), 2, /cannot reach the fleet database/);
     expectCleanError(acia(['wiki', 'rebuild', '--db', server.url]), 2, /rendered from the database on demand/);
     expectCleanError(acia(['show', '20990101-000000-abcdef', '--db'], { env: { ACIA_DATABASE_URL: '' } }), 2, /no database/);
+    // Submitted, not started (no worker is taking runs from this queue now that the test stopped them).
+    for (const w of workers) w.kill('SIGKILL');
+    const queued = acia(['submit', 'later', '--repo', '/nonexistent', '--db', server.url, '--json']);
+    const queuedId = (JSON.parse(queued.stdout) as { runId: string }).runId;
+    expectCleanError(acia(['show', queuedId, '--db', server.url]), 2, new RegExp(`fleet run ${queuedId} is queued and has no ledger entries yet`));
 
     // Cutting the last rows off a run (or rewriting them) is caught against the head the worker anchored.
     const [runId] = [...submitted].find(([, s]) => s.name === 'fix-loop')!;
