@@ -2,7 +2,7 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AciaError, errorMessage } from '../core/errors.js';
-import { isTransientDbError } from '../core/ledger/pg-retry.js';
+import { isTransientDbError, setDbOutageTolerance } from '../core/ledger/pg-retry.js';
 import { forTerminal } from '../core/text/terminal.js';
 import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE } from '../fleet/fleet-db.js';
 import { LEASE_SECONDS } from '../fleet/liveness.js';
@@ -39,8 +39,9 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
   }
 }
 
-export async function workerCommand(f: { db?: string; concurrency: string; cache?: string; name?: string }): Promise<number> {
+export async function workerCommand(f: { db?: string; concurrency: string; cache?: string; name?: string; dbPatience: string }): Promise<number> {
   const concurrency = positive(f.concurrency, '--concurrency') ?? 1;
+  setDbOutageTolerance((positive(f.dbPatience, '--db-patience') ?? 60) * 1000);
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   // pg-boss records a job's end without awaiting it; while the database restarts that promise rejects

@@ -32,8 +32,8 @@ interface Scenario {
   expect: { reason: string };
 }
 
-function startWorker(name: string): ChildProcess {
-  const w = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--concurrency', '2', '--name', name, '--cache', tempDir(`faults-cache-${name}`)], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+function startWorker(name: string, extra: string[] = []): ChildProcess {
+  const w = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--concurrency', '2', '--name', name, '--cache', tempDir(`faults-cache-${name}`), ...extra], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   w.stderr?.on('data', (d: Buffer) => (workerLog += d.toString()));
   workers.push(w);
   return w;
@@ -165,4 +165,34 @@ describe.skipIf(postgresBin() === null)('fleet faults', () => {
     expect(git(remote, 'show', `acia/${refused}:src/title-case.js`)).toContain('titleCase');
     await checkLedgers([refused]);
   }, 240_000);
+
+  it('an outage longer than the worker\'s patience fails the run in hand cleanly; it is resumed from its ledger when the database is back', async () => {
+    const remote = bareRemote('faults-patience');
+    const runId = submit('happy', remote, 4000);
+    startWorker('q1', ['--db-patience', '2']);
+    const db = new pg.Pool({ connectionString: server.url });
+    try {
+      const started = async () => (await db.query("SELECT 1 FROM acia_ledger WHERE run_id = $1 AND line LIKE '%\"TASK_STARTED\"%'", [runId])).rowCount !== 0;
+      for (let i = 0; i < 160 && !(await started()); i++) await new Promise((r) => setTimeout(r, 250));
+      expect(await started(), workerLog).toBe(true);
+    } finally {
+      await db.end();
+    }
+    server.stop();
+    await new Promise((r) => setTimeout(r, 10_000));
+    server.start();
+    const rows = await waitForRuns([runId], (s) => !['queued', 'running', 'error'].includes(s), 120_000);
+    expect(rows.get(runId)?.status, `${rows.get(runId)?.message}\n${workerLog.slice(-4000)}`).toBe('succeeded');
+    await checkLedgers([runId]);
+    expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
+    // It did fail and come back: the worker said why, and the ledger records the resume.
+    expect(workerLog).toMatch(new RegExp(`${runId}: .*(ECONNREFUSED|database)`));
+    const after = new pg.Pool({ connectionString: server.url });
+    try {
+      const types = (await after.query<{ line: string }>('SELECT line FROM acia_ledger WHERE run_id = $1 ORDER BY seq', [runId])).rows.map((r) => (JSON.parse(r.line) as { type: string }).type);
+      expect(types, workerLog.slice(-3000)).toContain('RUN_RESUMED');
+    } finally {
+      await after.end();
+    }
+  }, 180_000);
 });

@@ -44,8 +44,9 @@ export function register(program: Command): void {
     .option('--concurrency <n>', 'runs at once on this worker', '1')
     .option('--cache <dir>', 'where runs are cloned on this machine (default: a directory under the system temp dir)')
     .option('--name <name>', 'how this worker shows in `acia runs --db` (default: host:pid)')
+    .option('--db-patience <seconds>', 'how long to wait for the database to come back (a restart) before failing the runs in hand; pg-boss then retries them', '60')
     .addHelpText('after', '\nWorkers need Node, git, bubblewrap and the database URL.\n\nExample:\n  acia worker --db postgres://fleet@db/acia --concurrency 2')
-    .action(async (flags: { db?: string; concurrency: string; cache?: string; name?: string }) => {
+    .action(async (flags: { db?: string; concurrency: string; cache?: string; name?: string; dbPatience: string }) => {
       const { workerCommand } = await import('../fleet-action.js');
       process.exitCode = await workerCommand(flags);
     });

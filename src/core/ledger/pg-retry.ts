@@ -3,8 +3,14 @@
 // connection errors, and they must wait and try again rather than fail the run. Anything else (a
 // constraint, a syntax error, a refused login) is not retried: it would fail the same way again.
 
-/** How long a fleet operation waits for the database to come back before it fails (ms). */
+/** How long a fleet operation waits for the database to come back before it fails (ms), by default. */
 export const DB_OUTAGE_TOLERANCE_MS = 60_000;
+// Process-wide: `acia worker --db-patience` sets it once at start-up for every query of that worker.
+let tolerance = DB_OUTAGE_TOLERANCE_MS;
+
+export function setDbOutageTolerance(ms: number): void {
+  tolerance = ms;
+}
 
 // SQLSTATE classes and codes that mean "the server or the connection went away", not "your query is wrong".
 const TRANSIENT_SQLSTATE = new Set(['57P01', '57P02', '57P03', '53300', '40001', '40P01']);
@@ -38,7 +44,7 @@ export interface RetryOptions {
 export async function retryTransient<T>(op: (attempt: number) => Promise<T>, o: RetryOptions = {}): Promise<T> {
   const now = o.now ?? Date.now;
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const deadline = now() + (o.toleranceMs ?? DB_OUTAGE_TOLERANCE_MS);
+  const deadline = now() + (o.toleranceMs ?? tolerance);
   for (let attempt = 0; ; attempt++) {
     try {
       return await op(attempt);
