@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    // Imports point down only: cli -> team -> agents -> core (table in scripts/layers.mjs).
+    // Imports point down only: cli -> app -> team -> agents -> core (table in scripts/layers.mjs).
     files: ['src/**/*.ts'],
     plugins: { acia },
     rules: { 'acia/layers': 'error' },

@@ -12,7 +12,7 @@ const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
 
 export async function chaosFigures({ runs = 200, rate = 0.15, log = () => undefined } = {}) {
   const { runChaosTrial, summarizeChaos, readScenario } = await dist('eval/chaos-trials.js');
-  const { buildDeps } = await dist('cli/build-deps.js');
+  const { buildDeps } = await dist('app/build-deps.js');
   const { loadConfig } = await dist('core/config/load.js');
   const { noHuman } = await dist('team/deps.js');
   const scenarios = ['happy', 'fix-loop', 'parallel', 'plan-b'].filter((s) => readScenario(join(SCENARIOS, s)).expect.reason === 'succeeded');

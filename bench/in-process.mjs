@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { loadScript, startFakeAnthropicServer } from '../dist/testing.js';
-import { buildDeps } from '../dist/cli/build-deps.js';
+import { buildDeps } from '../dist/app/build-deps.js';
 import { loadConfig } from '../dist/core/config/load.js';
 import { loadScenario, prepareDemoRepo } from '../dist/cli/demo-action.js';
 import { startRun } from '../dist/team/team.js';

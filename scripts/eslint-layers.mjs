@@ -6,7 +6,7 @@ import { layerViolation } from './layers.mjs';
 const SRC = resolve(import.meta.dirname, '..', 'src');
 
 const layers = {
-  meta: { type: 'problem', docs: { description: 'imports point down the layers: cli -> team -> agents -> core' }, schema: [] },
+  meta: { type: 'problem', docs: { description: 'imports point down the layers: cli -> app -> team -> agents -> core' }, schema: [] },
   create(context) {
     const check = (node) => {
       const source = node.source;

@@ -56,9 +56,9 @@ export { startRun, resumeRun, type RunResult, type StartOptions, type ResumeOpti
 export type { TeamDeps, Escalator, EscalationQuestion, HumanAnswer, TeamEvent } from './team/deps.js';
 export { foldRun, type RunState } from './team/run-state.js';
 export { replayRun, type ReplayReport } from './team/replay.js';
-export { buildDeps, preflightModel, type BuildDepsOptions } from './cli/build-deps.js';
-export { describeEntry } from './cli/describe.js';
-export { exitCodeFor, EXIT } from './cli/exit-codes.js';
+export { buildDeps, preflightModel, type BuildDepsOptions } from './app/build-deps.js';
+export { describeEntry } from './app/describe.js';
+export { exitCodeFor, EXIT } from './app/exit-codes.js';
 export { loadConfig, userConfigPath, type LoadedConfig } from './core/config/load.js';
 export { loadMcpServers, expandVars, notTrusted, type McpServerSpec, type McpServerSet, type TrustPredicate } from './core/tools/mcp/config.js';
 export { McpHub } from './core/tools/mcp/hub.js';

@@ -4,7 +4,7 @@ import { ndJsonStream } from '@agentclientprotocol/sdk';
 import { resolve } from 'node:path';
 import { createAcpAgent } from '../serve/acp/agent.js';
 import type { AcpFlags } from './commands/acp.js';
-import { readVersion } from './version.js';
+import { readVersion } from '../app/version.js';
 
 export async function serveAcp(flags: AcpFlags): Promise<number> {
   const model = flags.model?.startsWith('scripted:') ? `scripted:${resolve(flags.model.slice('scripted:'.length))}` : flags.model;

@@ -8,7 +8,7 @@ import { Git } from '../team/git.js';
 import { listRunStatuses, type RunStatus } from '../team/run-status.js';
 import { removeRunWorktrees } from '../team/workspace.js';
 import type { CleanFlags } from './commands/clean.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT } from '../app/exit-codes.js';
 import { repoOf } from './runs-action.js';
 
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -10,8 +10,8 @@ import { resolveDevAgents } from '../team/agents-acp/dev-agent-choice.js';
 import { loadInstances } from '../eval/instances.js';
 import { compareEvals } from '../eval/report.js';
 import { instanceModelSpec, modelNameOf, runEval, type EvalProgress } from '../eval/run-eval.js';
-import { buildDeps, preflightModel } from './build-deps.js';
-import { EXIT } from './exit-codes.js';
+import { buildDeps, preflightModel } from '../app/build-deps.js';
+import { EXIT } from '../app/exit-codes.js';
 import type { EvalFlags } from './commands/eval.js';
 
 const isDir = (p: string): boolean => {

@@ -6,12 +6,12 @@ import { AciaError } from '../core/errors.js';
 import { detectSandbox } from '../core/sandbox/detect.js';
 import type { Config } from '../core/config/schema.js';
 import { loadMcpServers } from '../core/tools/mcp/config.js';
-import { repoMcpTrust } from './mcp-trust.js';
+import { repoMcpTrust } from '../app/mcp-trust.js';
 import type { SandboxChoice } from '../core/tools/mcp/connection.js';
 import { probeServers } from '../core/tools/mcp/probe.js';
 import type { McpListFlags, McpServeFlags } from './commands/mcp.js';
-import { EXIT } from './exit-codes.js';
-import { readVersion } from './version.js';
+import { EXIT } from '../app/exit-codes.js';
+import { readVersion } from '../app/version.js';
 
 
 export async function mcpListCommand(flags: McpListFlags): Promise<number> {

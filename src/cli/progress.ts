@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { CliEvent } from '../core/acm/cli-events.js';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import type { TeamEvent } from '../team/deps.js';
-import { describeEntry } from './describe.js';
+import { describeEntry } from '../app/describe.js';
 import { forTerminal } from '../core/text/terminal.js';
 
 /** One `--json` stdout line, typed against schemas/events.schema.json so the two cannot drift apart. */

@@ -7,7 +7,7 @@ import { readMemory } from '../core/wiki/memory.js';
 import { replayRun } from '../team/replay.js';
 import type { CommandRunner } from '../core/tools/types.js';
 import { AciaError } from '../core/errors.js';
-import { staticDeps } from './build-deps.js';
+import { staticDeps } from '../app/build-deps.js';
 import { readEntries, resolveRun } from './runs-action.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';

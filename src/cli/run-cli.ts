@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { errorMessage, isAciaError } from '../core/errors.js';
 import { registerCommands } from './commands/index.js';
 import { applyColourEnv } from './colour.js';
-import { EXIT, exitCodeFor } from './exit-codes.js';
+import { EXIT, exitCodeFor } from '../app/exit-codes.js';
 
 export async function runCli(argv: string[], version: string): Promise<number> {
   const debug = argv.includes('--debug');

@@ -12,7 +12,7 @@ import { systemClock } from '../core/acm/ids.js';
 import { Git, repoRoot } from '../team/git.js';
 import { foldRun } from '../team/run-state.js';
 import { judgeRun } from '../team/outcome.js';
-import { describeEntry } from './describe.js';
+import { describeEntry } from '../app/describe.js';
 
 export async function resolveRun(dir: string, runId: string): Promise<{ repo: string; runDir: string }> {
   const repo = await repoRoot(new Git(systemClock), resolve(dir));

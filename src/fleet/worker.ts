@@ -10,7 +10,7 @@ import { asRunId, systemClock } from '../core/acm/ids.js';
 import { loadConfig } from '../core/config/load.js';
 import { errorMessage } from '../core/errors.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
-import { buildDeps } from '../cli/build-deps.js';
+import { buildDeps } from '../app/build-deps.js';
 import { noHuman } from '../team/deps.js';
 import { Git } from '../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../team/team.js';

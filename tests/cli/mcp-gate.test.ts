@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildDeps } from '../../src/cli/build-deps.js';
+import { buildDeps } from '../../src/app/build-deps.js';
 import { Config } from '../../src/core/config/schema.js';
 import { noHuman } from '../../src/team/deps.js';
 

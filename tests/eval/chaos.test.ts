@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildDeps } from '../../src/cli/build-deps.js';
+import { buildDeps } from '../../src/app/build-deps.js';
 import { loadConfig } from '../../src/core/config/load.js';
 import { noHuman } from '../../src/team/deps.js';
 import { runChaosTrial, summarizeChaos, type ChaosTrial } from '../../src/eval/chaos-trials.js';

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildDeps } from '../../src/cli/build-deps.js';
+import { buildDeps } from '../../src/app/build-deps.js';
 import { systemClock } from '../../src/core/acm/ids.js';
 import { loadConfig } from '../../src/core/config/load.js';
 import { noHuman } from '../../src/team/deps.js';

@@ -7,7 +7,7 @@ import { openRunLedger } from '../../src/core/ledger/file-ledger.js';
 import type { LedgerFs } from '../../src/core/ledger/ledger-fs.js';
 import { startFakeAnthropicServer, type RecordedRequest } from '../../src/core/llm/fake-server.js';
 import { parseScript } from '../../src/core/llm/script.js';
-import { buildDeps } from '../../src/cli/build-deps.js';
+import { buildDeps } from '../../src/app/build-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { noHuman, type TeamEvent } from '../../src/team/deps.js';
 import { startRun, type RunResult } from '../../src/team/team.js';

@@ -41,7 +41,7 @@ describe('scripts/check-architecture.mjs', () => {
     expect(check(src)).toEqual({ code: 0, out: expect.stringContaining('clean') as string });
   });
 
-  it('fails on an upward import, a dynamic one too, a cycle in core and a prompt placeholder nothing fills', () => {
+  it('fails on an upward import (team or serve reaching the composition root or the CLI), a dynamic one too, a cycle in core and a prompt placeholder nothing fills', () => {
     const src = tree({
       'src/core/a.ts': "import type { B } from './sub/b.js';\nexport type A = B;\n",
       'src/core/sub/b.ts': "import type { A } from '../a.js';\nexport type B = A | 1;\n",
@@ -50,6 +50,9 @@ describe('scripts/check-architecture.mjs', () => {
       'src/agents/prompts/dev.md': 'Work on {{goal}} with {{instructions}}.\n',
       'src/agents/prompts/orphan.md': 'nobody renders me\n',
       'src/team/t.ts': 'export const t = 1;\n',
+      'src/team/wire.ts': "import { buildDeps } from '../app/build-deps.js';\nexport const w = buildDeps;\n",
+      'src/app/build-deps.ts': "import { t } from '../team/t.js';\nexport const buildDeps = t;\n",
+      'src/serve/s.ts': "import '../app/build-deps.js';\nimport '../cli/c.js';\n",
       'src/cli/c.ts': '',
     });
     const r = check(src);
@@ -59,9 +62,11 @@ describe('scripts/check-architecture.mjs', () => {
       'check-architecture: import cycle in core: core/a.ts -> core/sub/b.ts -> core/a.ts',
       'check-architecture: src/agents/dev.ts: declares unused, which dev.md never uses',
       'check-architecture: src/agents/dev.ts: dev.md uses {{instructions}}, which the definition does not declare, so nothing fills it',
-      'check-architecture: src/agents/dev.ts: src/agents must not import src/cli (../cli/c.js): layers are cli -> team -> agents -> core',
+      'check-architecture: src/agents/dev.ts: src/agents must not import src/cli (../cli/c.js): layers are cli -> app -> team -> agents -> core',
       'check-architecture: src/agents/prompts/orphan.md: no agent definition renders this template',
-      'check-architecture: src/core/up.ts: src/core must not import src/team (../team/t.js): layers are cli -> team -> agents -> core',
+      'check-architecture: src/core/up.ts: src/core must not import src/team (../team/t.js): layers are cli -> app -> team -> agents -> core',
+      'check-architecture: src/serve/s.ts: src/serve must not import src/cli (../cli/c.js): layers are cli -> app -> team -> agents -> core',
+      'check-architecture: src/team/wire.ts: src/team must not import src/app (../app/build-deps.js): layers are cli -> app -> team -> agents -> core',
     ]);
   });
 });

@@ -9,7 +9,7 @@ import type { Edge, Join, LedgerEntry } from '../../src/core/acm/contracts.js';
 import type { EventDataOf } from '../../src/core/ledger/events.js';
 import { MemoryLedger } from '../../src/core/ledger/memory-ledger.js';
 import { loadConfig } from '../../src/core/config/load.js';
-import { staticDeps } from '../../src/cli/build-deps.js';
+import { staticDeps } from '../../src/app/build-deps.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../../src/core/llm/types.js';
 import type { CommandRunner, Tool, ToolContext, ToolResult } from '../../src/core/tools/types.js';
 import type { Escalator, HumanAnswer, TeamDeps } from '../../src/team/deps.js';

@@ -5,7 +5,7 @@ import { PmOutput } from '../../agents/pm/pm-agent.js';
 import { DevOutput } from '../../agents/dev/dev-agent.js';
 import { QaOutput } from '../../agents/qa/qa-agent.js';
 import { AciaError } from '../../core/errors.js';
-import { EXIT } from '../exit-codes.js';
+import { EXIT } from '../../app/exit-codes.js';
 
 export interface ValidateRunOptions {
   json?: boolean;

@@ -7,7 +7,7 @@ import { readBundleManifest, verifyBundle } from '../../core/ledger/bundle.js';
 import { runDirOf } from '../../core/ledger/manifest.js';
 import { readAnchor } from '../../core/ledger/anchor.js';
 import { verifyAll, verifyRun, type RunVerification, type VerifyReport } from '../../core/ledger/verify.js';
-import { EXIT } from '../exit-codes.js';
+import { EXIT } from '../../app/exit-codes.js';
 import { repoOf } from '../runs-action.js';
 import { forTerminal } from '../../core/text/terminal.js';
 

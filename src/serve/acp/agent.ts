@@ -25,7 +25,7 @@ import type { LedgerEntry } from '../../core/acm/contracts.js';
 import type { HumanAction } from '../../core/ledger/events.js';
 import { readManifest } from '../../core/ledger/manifest.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
-import { buildDeps, preflightModel } from '../../cli/build-deps.js';
+import { buildDeps, preflightModel } from '../../app/build-deps.js';
 import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../../team/team.js';
 import type { EscalationQuestion, Escalator, HumanAnswer } from '../../team/deps.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { PlanEntry, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import type { LedgerEntry, PlanSet, TaskSpec } from '../../core/acm/contracts.js';
 import type { EventDataOf } from '../../core/ledger/events.js';
-import { describeEntry } from '../../cli/describe.js';
+import { describeEntry } from '../../app/describe.js';
 import { stripControls } from './text.js';
 
 /** Reads a blob of the run (tool output) as text, or null when it is not there. */

@@ -14,8 +14,8 @@ import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { foldRun, openEscalation } from '../../team/run-state.js';
 import { latestResumableRun, resumeRun, startRun, type RunResult } from '../../team/team.js';
 // The library API's run assembly (what `acia run` uses too); never the CLI's commands.
-import { buildDeps, preflightModel } from '../../cli/build-deps.js';
-import { describeEntry } from '../../cli/describe.js';
+import { buildDeps, preflightModel } from '../../app/build-deps.js';
+import { describeEntry } from '../../app/describe.js';
 
 export interface RunOptions {
   goal: string;

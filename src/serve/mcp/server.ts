@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { errorMessage, isAciaError } from '../../core/errors.js';
 import type { RunResult } from '../../team/team.js';
-import { exitCodeFor } from '../../cli/exit-codes.js';
+import { exitCodeFor } from '../../app/exit-codes.js';
 import type { RunEvent, RunsService } from './runs-service.js';
 
 type Extra = {

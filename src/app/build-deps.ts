@@ -48,7 +48,7 @@ export interface BuildDepsOptions {
   anthropic?: { baseURL: string; apiKey: string };
   /** The demo may run unsandboxed (with a warning) where bubblewrap is missing. */
   allowSandboxFallback?: boolean;
-  /** Whether the repository's .mcp.json is trusted as it is now (default: src/cli/mcp-trust.ts). */
+  /** Whether the repository's .mcp.json is trusted as it is now (default: src/app/mcp-trust.ts). */
   isMcpJsonTrusted?: TrustPredicate;
   /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
   prefetchModelClient?: boolean;
