@@ -84,6 +84,11 @@ describe.skipIf(postgresBin() === null)('fleet operations', () => {
       expect(after.leases).toEqual([]);
       expect(after.queued).toBe(1);
       expect(log).toContain('stopping after the runs in hand');
+      // A worker that stopped beating without saying goodbye (killed, cut off) shows as stale.
+      await db.query("INSERT INTO acia_workers (name, concurrency, seen_at) VALUES ('vanished', 2, now() - interval '1 minute')");
+      expect(fleetStatus().workers.find((w) => w.name === 'vanished')).toMatchObject({ state: 'stale', alive: false });
+      expect(acia(['fleet', 'status', '--db', server.url]).stdout).toMatch(/vanished\s+stale\s+0\/2 running, last seen 6\d+s ago/);
+      await db.query("DELETE FROM acia_workers WHERE name = 'vanished'");
     } finally {
       await db.end();
     }
