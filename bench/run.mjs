@@ -17,6 +17,7 @@ import { cacheFigures } from './cache.mjs';
 import { chaosFigures } from './chaos.mjs';
 import { mcpOverhead } from './mcp.mjs';
 import { bestOfOverhead } from './best-of.mjs';
+import { fleetFigures } from './fleet.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -136,6 +137,7 @@ const benches = [
   ['parallel', () => parallelSpeedup({ pairs: quick ? 1 : 3, log })],
   ['best-of', () => bestOfOverhead({ pairs: quick ? 1 : 2, log })],
   ['chaos', () => chaosFigures({ runs: quick ? 40 : 200, log })],
+  ['fleet', () => fleetFigures({ quick, log })],
 ];
 const t0 = Date.now();
 for (const [name, fn] of benches) {

@@ -1,7 +1,9 @@
 // The fleet commands' work: open the database, do one thing, print one line (or a table).
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AciaError } from '../core/errors.js';
+import { AciaError, errorMessage } from '../core/errors.js';
+import { isTransientDbError, setDbOutageTolerance } from '../core/ledger/pg-retry.js';
+import { forTerminal } from '../core/text/terminal.js';
 import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE } from '../fleet/fleet-db.js';
 import { LEASE_SECONDS } from '../fleet/liveness.js';
 import { exportRun } from '../fleet/export.js';
@@ -37,12 +39,20 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
   }
 }
 
-export async function workerCommand(f: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string }): Promise<number> {
+export async function workerCommand(f: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string; dbPatience: string }): Promise<number> {
   const concurrency = positive(f.concurrency, '--concurrency') ?? 1;
   const taskConcurrency = f.taskConcurrency === undefined ? concurrency : Number(f.taskConcurrency);
   if (!Number.isInteger(taskConcurrency) || taskConcurrency < 0) throw new AciaError('USAGE', `--task-concurrency expects a whole number (0 or more), got "${f.taskConcurrency}"`);
+  setDbOutageTolerance((positive(f.dbPatience, '--db-patience') ?? 60) * 1000);
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  // pg-boss records a job's end without awaiting it; while the database restarts that promise rejects
+  // with nobody to catch it, which would kill the worker and its runs. Those (and only those: anything
+  // else still crashes) are logged; the worker completes its jobs itself, with retries (fleet/worker).
+  process.on('unhandledRejection', (e) => {
+    if (!isTransientDbError(e)) throw e;
+    log(`worker: the database is away (${errorMessage(e)}); carrying on`);
+  });
   const worker = await startWorker(fleet, {
     concurrency,
     taskConcurrency,
@@ -83,7 +93,10 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
       process.stdout.write(`${JSON.stringify(rows)}\n`);
       return;
     }
-    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${r.goal.slice(0, 60)}${r.task_workers.length === 0 ? '' : `  (tasks on ${r.task_workers.join(', ')})`}`);
+    // A run that stopped short says why on the line below (a refused push, a requeue, an error).
+    const why = (r: (typeof rows)[number]) => (r.message && !['succeeded', 'running'].includes(r.status) ? `\n    ${forTerminal(r.message.split('\n')[0]!.slice(0, 300))}` : '');
+    const tasks = (r: (typeof rows)[number]) => (r.task_workers.length === 0 ? '' : `  (tasks on ${forTerminal(r.task_workers.join(', '))})`);
+    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${forTerminal(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${forTerminal(r.goal.slice(0, 60))}${tasks(r)}${why(r)}`);
     process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
   } finally {
     await fleet.close();
@@ -91,11 +104,11 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
 }
 
 export async function resumeFleetCommand(runId: string | undefined, answer: string | undefined, db: string): Promise<number> {
-  if (runId === undefined || answer === undefined) throw new AciaError('USAGE', 'a fleet run is resumed with its id and your answer: acia resume <runId> --answer "..." --db <url>');
+  if (runId === undefined) throw new AciaError('USAGE', 'a fleet run is resumed by its id: acia resume <runId> [--answer "..."] --db <url>');
   const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
   try {
     await answerRun(fleet, runId, answer);
-    process.stdout.write(`queued ${runId} with your answer; a worker resumes it (watch it: acia runs --db ...)\n`);
+    process.stdout.write(`queued ${runId}${answer === undefined ? '' : ' with your answer'}; a worker resumes it (watch it: acia runs --db ...)\n`);
     return 0;
   } finally {
     await fleet.close();
@@ -111,16 +124,30 @@ export async function fleetStatusCommand(db: string | undefined, json: boolean):
                 (SELECT count(*) FROM acia_runs r WHERE r.worker = w.name AND r.status = 'running') AS runs
          FROM acia_workers w ORDER BY w.name`,
       )
-    ).rows.map((w) => ({ name: w.name, concurrency: w.concurrency, lastSeenSeconds: Math.round(w.seen_s), alive: !w.stopped && w.seen_s < LEASE_SECONDS, running: Number(w.runs) }));
+    ).rows.map((w) => {
+      // stopped: it left gracefully; stale: no heartbeat for a lease (dead or cut off; its runs get requeued).
+      const state = w.stopped ? 'stopped' : w.seen_s < LEASE_SECONDS ? 'alive' : 'stale';
+      return { name: w.name, state, alive: state === 'alive', concurrency: w.concurrency, lastSeenSeconds: Math.round(w.seen_s), running: Number(w.runs) };
+    });
+    // A lease: the run a worker holds now, and since when (the worker's clock when it took the run).
+    const leases = (
+      await fleet.db.query<{ run_id: string; worker: string; leased_at: Date | null; held_s: number | null }>(
+        `SELECT run_id, worker, leased_at, EXTRACT(EPOCH FROM now() - leased_at)::float AS held_s FROM acia_runs
+         WHERE status = 'running' AND worker IS NOT NULL ORDER BY leased_at NULLS LAST, run_id`,
+      )
+    ).rows.map((l) => ({ runId: l.run_id, worker: l.worker, since: l.leased_at?.toISOString() ?? null, heldSeconds: l.held_s === null ? null : Math.round(l.held_s) }));
     const byStatus = Object.fromEntries((await fleet.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM acia_runs GROUP BY status ORDER BY status')).rows.map((r) => [r.status, Number(r.n)]));
     const queued = await fleet.boss.getQueueSize(RUN_QUEUE);
     if (json) {
-      process.stdout.write(`${JSON.stringify({ workers, queued, runs: byStatus })}\n`);
+      process.stdout.write(`${JSON.stringify({ workers, queued, leases, runs: byStatus })}\n`);
       return 0;
     }
     const lines = [`queue: ${queued} run(s) waiting for a worker`, `runs: ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`, 'workers:'];
-    for (const w of workers) lines.push(`  ${w.name.padEnd(24)} ${w.alive ? 'alive' : 'gone '} ${String(w.running).padStart(2)}/${w.concurrency} running, last seen ${w.lastSeenSeconds}s ago`);
+    for (const w of workers) lines.push(`  ${forTerminal(w.name).padEnd(24)} ${w.state.padEnd(7)} ${String(w.running).padStart(2)}/${w.concurrency} running, last seen ${w.lastSeenSeconds}s ago`);
     if (workers.length === 0) lines.push('  none');
+    lines.push('leases:');
+    for (const l of leases) lines.push(`  ${l.runId}  held by ${forTerminal(l.worker)} since ${l.since ?? '?'}${l.heldSeconds === null ? '' : ` (${l.heldSeconds}s)`}`);
+    if (leases.length === 0) lines.push('  none');
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } finally {

@@ -19,7 +19,8 @@ const refuseRunner: CommandRunner = {
 };
 
 /** `target` is a run id in the repository at `dir`, or a bundle directory (`acia bundle`, `.acia/bundles/<run>`). */
-export async function replayCommand(dir: string, target: string, json: boolean): Promise<number> {
+/** `flags`: config values the run was started with when they are not the repository's (a fleet run's submit settings). */
+export async function replayCommand(dir: string, target: string, json: boolean, flags: Record<string, unknown> = {}): Promise<number> {
   const bundle = existsSync(join(target, 'manifest.json')) ? await readBundleManifest(resolve(target)) : null;
   let repo: string;
   let runDir: string;
@@ -33,7 +34,7 @@ export async function replayCommand(dir: string, target: string, json: boolean):
     ({ repo, runDir } = await resolveRun(dir, runId));
   }
   const entries = await readEntries(runDir);
-  const { config } = bundle ? { config: ConfigSchema.parse({}) } : loadConfig({ repo, env: process.env, flags: {} });
+  const { config } = bundle ? { config: ConfigSchema.parse({}) } : loadConfig({ repo, env: process.env, flags });
   const frozen: Clock = { now: () => new Date(entries[0]?.ts ?? 0) };
   const report = await replayRun(
     (() => {

@@ -2,6 +2,7 @@
 // (limits and what its recorded calls cost) and one row per call in flight (its estimate, held until the
 // call ends). A reservation is taken in one transaction that locks the run's row (SELECT ... FOR UPDATE),
 // so N workers reserving at once are serialised and cannot pass the limit together.
+import { retryTransient } from '../core/ledger/pg-retry.js';
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { AciaError, errorMessage } from '../core/errors.js';
@@ -73,8 +74,8 @@ export async function readRunBudget(db: Pool | PoolClient, runId: string): Promi
  * dropped. Returns the gate this worker reserves through.
  */
 export async function openRunBudget(db: Pool, runId: string, limits: BudgetLimits, o: { worker: string; ttlSeconds?: number }): Promise<PgBudgetGate> {
-  await retryWhileAway(() => migrateBudgets(db));
-  const spend = await retryWhileAway(() => ledgerSpend(db, runId));
+  await retryTransient(() => migrateBudgets(db));
+  const spend = await retryTransient(() => ledgerSpend(db, runId));
   const open = async (c: PoolClient): Promise<void> => {
     await c.query(
       `INSERT INTO acia_budgets (run_id, max_cost_usd, max_tokens) VALUES ($1, $2, $3)
@@ -94,7 +95,7 @@ export async function openRunBudget(db: Pool, runId: string, limits: BudgetLimit
     }
   };
   // Idempotent (the spend and the limits are set, not added): safe to run again after a lost answer.
-  await retryWhileAway(() => transaction(db, open));
+  await retryTransient(() => transaction(db, open));
   return new PgBudgetGate(db, o);
 }
 
@@ -130,7 +131,7 @@ interface HeldRow {
   n: string | number;
 }
 
-/** Runs `op` (given its attempt number) again while the database is away; see `retryWhileAway`. */
+/** Runs `op` (given its attempt number) again while the database is away; see `retryTransient`. */
 export type DbRetry = <T>(op: (attempt: number) => Promise<T>) => Promise<T>;
 
 /** The gate one worker process reserves through (each worker has its own pool, like separate machines). */
@@ -145,7 +146,7 @@ export class PgBudgetGate implements BudgetGate {
   ) {
     this.worker = o.worker;
     this.ttl = o.ttlSeconds ?? RESERVATION_TTL_SECONDS;
-    this.retry = o.retry ?? retryWhileAway;
+    this.retry = o.retry ?? retryTransient;
   }
 
   async reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome> {
@@ -241,31 +242,5 @@ async function transaction<T>(db: Pool, body: (c: PoolClient) => Promise<T>): Pr
   } finally {
     // A client whose transaction failed may have lost its server: discarded, not returned to the pool.
     c.release(failed);
-  }
-}
-
-/** How long a budget operation waits for the database to come back (a restart, a failover) before it fails. */
-const OUTAGE_TOLERANCE_MS = 60_000;
-
-/** A dropped connection or a server going away, not an answer about the query. */
-function isConnectionLoss(e: unknown): boolean {
-  const { code, message } = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))) return true;
-  return typeof message === 'string' && /connection terminated|terminating connection|server closed the connection|not queryable/i.test(message);
-}
-
-/**
- * Retries an operation while the database is away, with backoff from 0.2 s to 2 s, for up to a minute:
- * a model call waits out a PostgreSQL restart instead of failing its task. Anything else fails at once.
- */
-export async function retryWhileAway<T>(op: (attempt: number) => Promise<T>): Promise<T> {
-  const deadline = Date.now() + OUTAGE_TOLERANCE_MS;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await op(attempt);
-    } catch (e) {
-      if (!isConnectionLoss(e) || Date.now() >= deadline) throw e;
-      await new Promise((r) => setTimeout(r, Math.min(2_000, 200 * 2 ** Math.min(attempt, 4))));
-    }
   }
 }

@@ -9,13 +9,19 @@ import { writeManifest } from '../core/ledger/manifest.js';
 import type { RunManifest } from '../core/ledger/events.js';
 import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
 import { writeAnchor } from '../core/ledger/anchor.js';
+import { AciaError } from '../core/errors.js';
 
-export async function exportRun(db: pg.Pool, runId: string, repo: string, env: NodeJS.ProcessEnv = process.env): Promise<{ dir: string; entries: number; blobs: number }> {
+/** `anchor: false` for a private copy a reading command uses and deletes: nothing to remember it by. */
+export async function exportRun(db: pg.Pool, runId: string, repo: string, env: NodeJS.ProcessEnv = process.env, o: { anchor?: boolean } = {}): Promise<{ dir: string; entries: number; blobs: number; manifest: RunManifest }> {
   const { lines, blobs } = await readPgRun(db, runId);
   const dir = join(repo, '.acia', 'runs', runId);
   await mkdir(join(dir, 'blobs'), { recursive: true });
   await writeFile(join(dir, LEDGER_FILE), lines.map((l) => `${l}\n`).join(''));
-  for (const [ref, content] of blobs) await writeFile(join(dir, 'blobs', ref.replace(/^sha256:/, '')), content);
+  for (const [ref, content] of blobs) {
+    // A ref becomes a file name: anything but a content hash (a row someone wrote by hand) could name a path.
+    if (!/^sha256:[0-9a-f]{64}$/.test(ref)) throw new AciaError('LEDGER_CORRUPT', `run ${runId}: the database holds a blob with a malformed ref`, { hint: `check it: acia verify ${runId} --db <url>` });
+    await writeFile(join(dir, 'blobs', ref.slice('sha256:'.length)), content);
+  }
   const entries = lines.map((l) => JSON.parse(l) as LedgerEntry);
   const first = entries[0];
   const last = entries.at(-1);
@@ -34,6 +40,6 @@ export async function exportRun(db: pg.Pool, runId: string, repo: string, env: N
   await writeManifest(dir, manifest);
   // The user pulled this run from their own database on purpose: anchor it in their state directory, as a
   // local run is, so `acia verify` and `acia resume` accept it here and catch any later rewrite.
-  writeAnchor(env, dir, runId, manifest.head, manifest.status, new Date());
-  return { dir, entries: lines.length, blobs: blobs.size };
+  if (o.anchor !== false) writeAnchor(env, dir, runId, manifest.head, manifest.status, new Date());
+  return { dir, entries: lines.length, blobs: blobs.size, manifest };
 }

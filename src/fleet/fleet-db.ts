@@ -4,6 +4,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { migrateLedger } from '../core/ledger/pg-ledger.js';
+import { retryTransient } from '../core/ledger/pg-retry.js';
 
 export const RUN_QUEUE = 'acia-runs';
 /** One job per dev task handed out by a run's orchestrator (task-jobs.ts). */
@@ -41,6 +42,12 @@ CREATE TABLE IF NOT EXISTS acia_workers (
   seen_at timestamptz NOT NULL DEFAULT now(),
   stopped boolean NOT NULL DEFAULT false
 );
+-- The run's anchored head (the worker records it where a local run writes its anchor): acia verify --db
+-- catches ledger rows cut off the end against it.
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_seq integer;
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_hash text;
+-- When the worker now holding the run took it (acia fleet status shows leases).
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS leased_at timestamptz;
 `;
 
 export interface Fleet {
@@ -95,6 +102,9 @@ export interface FleetRunRow {
   run_branch: string | null;
   head_commit: string | null;
   job_id: string | null;
+  head_seq: number | null;
+  head_hash: string | null;
+  leased_at: Date | null;
   submitted_at: Date;
   updated_at: Date;
   /** The workers its task attempts ran on (TASK_STARTED.worker), in name order. */
@@ -115,12 +125,18 @@ export async function listFleetRuns(db: pg.Pool): Promise<FleetRunRow[]> {
 
 /**
  * Updates a run's row. With `epoch`, only while that lease epoch is the run's current one: a worker
- * that lost the run never writes its status over the new owner's.
+ * that lost the run never writes its status over the new owner's. Idempotent, so a database restart is
+ * waited out rather than failing the run.
  */
-export async function setRunStatus(db: pg.Pool, runId: string, fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id'>>, epoch?: number): Promise<void> {
+export async function setRunStatus(
+  db: pg.Pool,
+  runId: string,
+  fields: Partial<Pick<FleetRunRow, 'status' | 'worker' | 'message' | 'cost_usd' | 'run_branch' | 'head_commit' | 'job_id' | 'head_seq' | 'head_hash' | 'leased_at'>>,
+  epoch?: number,
+): Promise<void> {
   const keys = Object.keys(fields) as (keyof typeof fields)[];
   const sets = keys.map((k, i) => `${k} = $${i + 2}`);
   const values: unknown[] = [runId, ...keys.map((k) => fields[k] ?? null)];
   const fenced = epoch === undefined ? '' : ` AND (SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = '') = $${values.push(epoch)}`;
-  await db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1${fenced}`, values);
+  await retryTransient(() => db.query(`UPDATE acia_runs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE run_id = $1${fenced}`, values));
 }

@@ -9,7 +9,7 @@ import { AciaError } from '../core/errors.js';
 import { fencedError } from '../core/ledger/pg-lease.js';
 import type { Git } from '../team/git.js';
 import { Workspace, type TaskWorktree } from '../team/workspace.js';
-import { remoteGit } from './remote-git.js';
+import { pushWithRetry, remoteGit } from './remote-git.js';
 
 export interface FleetWorkspaceOptions {
   /** Throws LEDGER_FENCED when this worker's lease (or task token) is no longer current. */
@@ -82,16 +82,15 @@ export class FleetWorkspace extends Workspace {
     await this.o.checkFence();
     const sha = (await this.g.run(this.repo, ['rev-parse', '--verify', `refs/heads/${branch}^{commit}`])).stdout.trim();
     const expected = this.o.remoteRefs.get(branch) ?? '';
-    const r = await remoteGit(this.repo, ['push', '-q', 'origin', `--force-with-lease=refs/heads/${branch}:${expected}`, `refs/heads/${branch}:refs/heads/${branch}`], { allowFail: true });
-    if (r.exitCode === 0) {
-      this.o.remoteRefs.set(branch, sha);
-      return;
-    }
-    // The branch moved on the remote since this worker saw it: another worker owns it now.
-    if (/stale info|\(fetch first\)|rejected/.test(r.stderr)) {
-      await this.o.checkFence();
-      if (/stale info/.test(r.stderr)) throw fencedError(this.runId, `${branch} was moved on the remote by another worker`);
-    }
-    throw new AciaError('INTERNAL', `git push of ${branch} failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}`, { hint: 'the worker must be able to push to the submitted repository URL' });
+    await pushWithRetry(branch, async () => {
+      const r = await remoteGit(this.repo, ['push', '-q', 'origin', `--force-with-lease=refs/heads/${branch}:${expected}`, `refs/heads/${branch}:refs/heads/${branch}`], { allowFail: true });
+      // The branch moved on the remote since this worker saw it: another worker owns it now (no retry).
+      if (r.exitCode !== 0 && /stale info|\(fetch first\)|rejected/.test(r.stderr)) {
+        await this.o.checkFence();
+        if (/stale info/.test(r.stderr)) throw fencedError(this.runId, `${branch} was moved on the remote by another worker`);
+      }
+      return r;
+    });
+    this.o.remoteRefs.set(branch, sha);
   }
 }

@@ -19,14 +19,22 @@ export async function startHeartbeat(fleet: Fleet, name: string, concurrency: nu
       [name, concurrency],
     );
   let busy = false;
+  // When this worker last found the database answering after it did not (or started). Right after an
+  // outage every heartbeat in the table is stale, live workers' included, until they beat again: a
+  // worker reaps only once it has seen the database up for a whole lease, so it never requeues the runs
+  // of a worker that was only waiting for the database, as it was.
+  let upSince: number | null = Date.now();
   const tick = async () => {
     if (busy) return;
     busy = true;
     try {
       await beat();
+      upSince ??= Date.now();
+      if (Date.now() - upSince < LEASE_SECONDS * 1000) return;
       for (const runId of await reapRuns(fleet)) log(`worker ${name}: ${runId} lost its worker; queued again`);
     } catch {
       // The database is away for a moment (a restart): the next tick tries again.
+      upSince = null;
     } finally {
       busy = false;
     }

@@ -14,3 +14,28 @@ export async function remoteGit(cwd: string, args: readonly string[], o: { allow
   }
   return { exitCode, stderr: r.stderr };
 }
+
+/** Waits between push attempts (ms): a remote that refuses for a while (a freeze, a restart) gets ~15 s. */
+export const PUSH_RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000];
+
+/**
+ * Pushes a run's branch with `tryPush` (one `git push`), retrying with backoff when the remote refuses
+ * (a hook that says no for a while, a remote restarting). When it still refuses, the error carries
+ * what the remote said (its `remote:` lines, where a hook explains itself), and the run ends with it as
+ * its reason; the ledger never names a commit the remote did not take, since a checkpoint is recorded
+ * after its push. `tryPush` throws for what no retry can fix (another worker owns the branch now).
+ */
+export async function pushWithRetry(branch: string, tryPush: () => Promise<{ exitCode: number; stderr: string }>, delays: readonly number[] = PUSH_RETRY_DELAYS_MS): Promise<void> {
+  let said = '';
+  for (let attempt = 0; attempt <= delays.length; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, delays[attempt - 1]));
+    const r = await tryPush();
+    if (r.exitCode === 0) return;
+    const lines = r.stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+    const fromRemote = lines.filter((l) => l.startsWith('remote:')).map((l) => l.slice('remote:'.length).trim());
+    said = (fromRemote.length > 0 ? fromRemote : lines.slice(-1)).join(' / ').slice(0, 500);
+  }
+  throw new AciaError('INTERNAL', `the remote rejected the push of ${branch} (${delays.length + 1} attempts): ${said}`, {
+    hint: 'fix the remote (permissions, hooks, protected branches), then `acia resume <runId> --db ...` continues the run',
+  });
+}

@@ -29,13 +29,16 @@ export async function submitRun(fleet: Fleet, o: Omit<RunJob, 'runId'>): Promise
  * `acia resume <runId> --answer ... --db`: a run that waits for a human holds no worker; the answer
  * goes into a new job for it, and whichever worker takes it resumes the run from its ledger.
  */
-export async function answerRun(fleet: Fleet, runId: string, answer: string): Promise<void> {
+export async function answerRun(fleet: Fleet, runId: string, answer: string | undefined): Promise<void> {
   const row = (await fleet.db.query<{ status: string; job: RunJob }>('SELECT status, job FROM acia_runs WHERE run_id = $1', [runId])).rows[0];
   if (!row) throw new AciaError('RUN_NOT_FOUND', `no fleet run ${runId}`, { hint: 'list them with `acia runs --db ...`' });
+  // With no answer: a run that stopped on an error (its remote refused a push, the database stayed away)
+  // goes on from its ledger once the cause is fixed, as `acia resume` continues a local one.
+  if (answer === undefined && row.status !== 'error') throw new AciaError('USAGE', `fleet run ${runId} is ${row.status}; only a run that stopped on an error resumes without --answer`);
   // A run stopped by its budget waits for an answer too (`--answer approve` waives it), as a local one does.
-  if (row.status !== 'awaiting_human' && row.status !== 'budget_exhausted') throw new AciaError('USAGE', `fleet run ${runId} is ${row.status}, not waiting for an answer`);
-  await fleet.db.query('UPDATE acia_runs SET status = $2, updated_at = now() WHERE run_id = $1', [runId, 'queued']);
-  await enqueue(fleet, { ...row.job, answer });
+  if (answer !== undefined && row.status !== 'awaiting_human' && row.status !== 'budget_exhausted') throw new AciaError('USAGE', `fleet run ${runId} is ${row.status}, not waiting for an answer`);
+  await fleet.db.query('UPDATE acia_runs SET status = $2, message = NULL, updated_at = now() WHERE run_id = $1', [runId, 'queued']);
+  await enqueue(fleet, answer === undefined ? row.job : { ...row.job, answer });
 }
 
 export async function enqueue(fleet: Fleet, job: RunJob): Promise<void> {

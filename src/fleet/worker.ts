@@ -16,6 +16,8 @@ import { Git } from '../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../team/team.js';
 import { RUN_QUEUE, setRunStatus, TASK_QUEUE, type Fleet } from './fleet-db.js';
 import { startHeartbeat, LEASE_SECONDS } from './liveness.js';
+import { startOrphanCheck } from './orphans.js';
+import { retryTransient } from '../core/ledger/pg-retry.js';
 import { jobDeps, type JobDeps } from './job-deps.js';
 import { checkoutJob } from './repo-cache.js';
 import { listenForTaskJobs } from './wakeup.js';
@@ -55,18 +57,42 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   };
   const ids: string[] = [];
   const taskIds: string[] = [];
+  let stopping = false;
+  // The runs this worker is running now, by id: the orphan check requeues any other run marked as held here.
+  const holding = new Set<string>();
+  const orphans = startOrphanCheck(fleet, name, holding, o.log);
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
         if (!job) return;
+        if (stopping) {
+          // A fetch already under way when SIGTERM came handed this job over: give it back (pg-boss
+          // re-delivers a failed job to another worker after retryDelay) rather than start a run now.
+          await fleet.boss.fail(RUN_QUEUE, job.id, { reason: `worker ${name} is stopping` });
+          return;
+        }
+        if (!(await stillToRun(fleet, job.data))) {
+          o.log(`${job.data.runId}: ended, or held by a live worker; this stale job is dropped`);
+          return;
+        }
+        holding.add(job.data.runId);
         try {
+          await setRunStatus(fleet.db, job.data.runId, { job_id: job.id, leased_at: new Date() });
           const result = await hold(runsInHand, runJob(fleet, job.data, { ...o, name }));
+          // pg-boss completes the job without waiting or retrying; if the database is away at that moment
+          // the job would stay active for its whole expiry and block the run's next job (an answer).
+          await retryTransient(() => fleet.boss.complete(RUN_QUEUE, job.id)).catch(() => undefined);
           if (result === null) return;
           o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
         } catch (e) {
-          // The job fails and pg-boss retries it (another worker may take it); runJob wrote why in the run's row.
+          // The job fails and pg-boss retries it (another worker may take it); runJob wrote why in the
+          // run's row. The failure is recorded here, waiting out a database that is away: pg-boss's own
+          // record of a failed job is not awaited, and a failure nobody recorded leaves the run `running`
+          // on a live worker.
           o.log(`${job.data.runId}: ${errorMessage(e)}`);
-          throw e;
+          await retryTransient(() => fleet.boss.fail(RUN_QUEUE, job.id, { message: errorMessage(e) }), { toleranceMs: 10 * 60_000 }).catch(() => undefined);
+        } finally {
+          holding.delete(job.data.runId);
         }
       }),
     );
@@ -86,6 +112,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   return {
     name,
     stop: async () => {
+      stopping = true;
       // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
       // Its task slots stay open until then: a run in hand may be waiting for a task only this worker can take.
       for (const id of ids) await fleet.boss.offWork({ id });
@@ -93,9 +120,30 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       for (const id of taskIds) await fleet.boss.offWork({ id });
       await wakeup?.stop();
       await Promise.allSettled([...tasksInHand]);
+      orphans.stop();
       await heartbeat.stop();
     },
   };
+}
+
+/**
+ * Whether a job still has work: a job pg-boss hands out again (its completion was lost in a database
+ * outage, or it expired) for a run that has since ended must not run it a second time.
+ */
+async function stillToRun(fleet: Fleet, job: RunJob): Promise<boolean> {
+  const r = await retryTransient(() =>
+    fleet.db.query<{ status: string; holder_alive: boolean }>(
+      `SELECT r.status, (w.name IS NOT NULL AND NOT w.stopped AND w.seen_at >= now() - make_interval(secs => $2)) AS holder_alive
+       FROM acia_runs r LEFT JOIN acia_workers w ON w.name = r.worker WHERE r.run_id = $1`,
+      [job.runId, LEASE_SECONDS],
+    ),
+  );
+  const row = r.rows[0];
+  if (row === undefined) return true;
+  // Running on a worker that still beats: this is the job expiring under a long run, not a lost worker
+  // (the reaper requeues those); a second worker must not run it beside the first.
+  if (row.status === 'running') return !row.holder_alive;
+  return ['queued', 'error'].includes(row.status);
 }
 
 /**
@@ -113,6 +161,17 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
     const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log });
     const { deps } = run;
     deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }, () => run) };
+    // The head is anchored in the database too (beside the local anchor), where `acia verify --db` finds it.
+    const localAnchor = deps.store.anchor;
+    if (localAnchor) {
+      deps.store.anchor = {
+        check: localAnchor.check,
+        write: async (d, runId, head, status) => {
+          await localAnchor.write(d, runId, head, status);
+          await setRunStatus(fleet.db, runId, { head_seq: head?.seq ?? null, head_hash: head?.hash ?? null }, epoch);
+        },
+      };
+    }
     const local = deps.store.writeManifest;
     deps.store.writeManifest = async (d, manifest) => {
       await local(d, manifest);

@@ -11,6 +11,8 @@ export interface TestPostgres {
   stop(): void;
   /** Stops the server now and starts it again (a restart mid-run). */
   restart(): void;
+  /** Starts it again after stop() (an outage of chosen length). */
+  start(): void;
 }
 
 /** The newest installed server's bin dir, or null (then fleet suites skip with the reason). */
@@ -61,5 +63,6 @@ export async function startPostgres(): Promise<TestPostgres> {
       run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
       start();
     },
+    start,
   };
 }

@@ -45,8 +45,9 @@ export function register(program: Command): void {
     .option('--task-concurrency <n>', "other runs' dev tasks at once on this worker (default: --concurrency; 0: none)")
     .option('--cache <dir>', 'where runs are cloned on this machine (default: a directory under the system temp dir)')
     .option('--name <name>', 'how this worker shows in `acia runs --db` (default: host:pid)')
+    .option('--db-patience <seconds>', 'how long to wait for the database to come back (a restart) before failing the runs in hand; pg-boss then retries them', '60')
     .addHelpText('after', '\nWorkers need Node, git, bubblewrap and the database URL.\n\nExample:\n  acia worker --db postgres://fleet@db/acia --concurrency 2')
-    .action(async (flags: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string }) => {
+    .action(async (flags: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string; dbPatience: string }) => {
       const { workerCommand } = await import('../fleet-action.js');
       process.exitCode = await workerCommand(flags);
     });
@@ -54,7 +55,7 @@ export function register(program: Command): void {
     .command('fleet')
     .description('the fleet at a glance')
     .command('status')
-    .description('workers (alive or not, last heartbeat), queue depth, and runs by status')
+    .description('workers (alive, stale or stopped; last heartbeat), queue depth, leases (which worker holds which run, since when), runs by status')
     .option('--db <url>', 'the fleet database (default: $ACIA_DATABASE_URL)')
     .option('--json', 'print JSON')
     .action(async (flags: { db?: string; json?: boolean }) => {

@@ -67,7 +67,7 @@ export function register(program: Command): void {
       .description('continue a run from its ledger (the latest unfinished one when no id is given)')
       .argument('[runId]', 'the run to resume')
       .option('--answer <text>', 'your answer to the open escalation: guidance text, or retry | skip | approve | abort')
-      .option('--db <url>', 'a fleet run: record the answer there and queue the run for a worker')
+      .option('--db <url>', 'a fleet run: record the answer there (or, without --answer, continue a run that stopped on an error) and queue it for a worker')
       .option('--apply', 'after success, merge the run branch into your current branch')
       .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
   )

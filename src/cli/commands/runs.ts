@@ -7,12 +7,12 @@ export function register(program: Command): void {
     .description('list the runs in a repository with status, cost and duration')
     .option('--repo <dir>', 'the repository', '.')
     .option('--json', 'print JSON')
-    .option('--db <url>', 'list the fleet’s runs in this database instead (or set ACIA_DATABASE_URL)')
+    .option('--db [url]', 'list the fleet’s runs in this database instead (bare --db: $ACIA_DATABASE_URL)')
     .addHelpText('after', '\nExample:\n  acia runs --repo ~/src/app')
-    .action(async (opts: { repo: string; json?: boolean; db?: string }) => {
+    .action(async (opts: { repo: string; json?: boolean; db?: string | boolean }) => {
       if (opts.db !== undefined) {
         const { listFleetRunsCommand } = await import('../fleet-action.js');
-        return listFleetRunsCommand(opts.db, opts.json ?? false);
+        return listFleetRunsCommand(typeof opts.db === 'string' ? opts.db : undefined, opts.json ?? false);
       }
       const { listRunsCommand } = await import('../runs-action.js');
       await listRunsCommand(opts.repo, opts.json ?? false);
@@ -24,8 +24,13 @@ export function register(program: Command): void {
     .option('--repo <dir>', 'the repository', '.')
     .option('--json', 'print the ledger entries as JSON')
     .option('--output <seq|task>', "print the output of the tool result (or verification) at ledger seq <seq>, or of every tool result of task <task>")
+    .option('--db [url]', 'a fleet run: read it from this PostgreSQL database (bare --db: $ACIA_DATABASE_URL)')
     .addHelpText('after', '\nExamples:\n  acia show 20261123-070102-ab12cd\n  acia show 20261123-070102-ab12cd --output 42\n  acia show 20261123-070102-ab12cd --output t2')
-    .action(async (runId: string, opts: { repo: string; json?: boolean; output?: string }) => {
+    .action(async (runId: string, opts: { repo: string; json?: boolean; output?: string; db?: string | boolean }) => {
+      if (opts.db !== undefined) {
+        const { showFleet } = await import('../fleet-read.js');
+        return showFleet(opts.db, runId, { json: opts.json ?? false, ...(opts.output === undefined ? {} : { output: opts.output }) });
+      }
       const { showRunCommand, showOutputCommand } = await import('../runs-action.js');
       if (opts.output !== undefined) await showOutputCommand(opts.repo, runId, opts.output);
       else await showRunCommand(opts.repo, runId, opts.json ?? false);

@@ -11,8 +11,8 @@ import { EXIT } from '../../app/exit-codes.js';
 import { repoOf } from '../runs-action.js';
 import { forTerminal } from '../../core/text/terminal.js';
 
-export async function verifyCommand(target: string | undefined, options: { repo: string; json?: boolean }): Promise<number> {
-  const report = await buildReport(target, options.repo);
+export async function verifyCommand(target: string | undefined, options: { repo: string; json?: boolean; db?: string | boolean }): Promise<number> {
+  const report = options.db === undefined ? await buildReport(target, options.repo) : await (await import('../fleet-read.js')).verifyFleet(options.db, target);
   if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else for (const run of report.runs) process.stdout.write(`${describe(run)}\n`);
   return report.ok ? EXIT.OK : EXIT.FAILED;

@@ -12,6 +12,7 @@ import type { LedgerEntry } from '../acm/contracts.js';
 import { asRunId, type Clock, type RunId } from '../acm/ids.js';
 import { AciaError, errorMessage, isAciaError } from '../errors.js';
 import { entryHash } from './hash.js';
+import { retryTransient } from './pg-retry.js';
 import { sealEntry } from './seal.js';
 import type { AppendInput, LedgerHead, RunLedger } from './types.js';
 import { checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
@@ -122,7 +123,7 @@ class PgRunLedger implements RunLedger {
   refresh(): Promise<void> {
     const next = this.chain.then(async () => {
       if (this.failure) throw this.failure;
-      await this.catchUp(this.db);
+      await retryTransient(() => this.catchUp(this.db));
     });
     this.chain = next.catch(() => undefined);
     return next;
@@ -136,7 +137,16 @@ class PgRunLedger implements RunLedger {
   private async appendUnfenced(input: AppendInput): Promise<LedgerEntry> {
     const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
     try {
-      await this.db.query('INSERT INTO acia_ledger (run_id, seq, hash, line) VALUES ($1, $2, $3, $4)', [this.runId, entry.seq, entry.hash, line.trimEnd()]);
+      // A restart of the server is waited out; a retried insert that finds its seq taken checks whether
+      // the row is its own (the first attempt committed, its answer was lost) before calling it a rival.
+      await retryTransient(async (attempt) => {
+        try {
+          await this.db.query('INSERT INTO acia_ledger (run_id, seq, hash, line) VALUES ($1, $2, $3, $4)', [this.runId, entry.seq, entry.hash, line.trimEnd()]);
+        } catch (e) {
+          if (attempt > 0 && (e as { code?: string }).code === '23505' && (await this.holds(entry))) return;
+          throw e;
+        }
+      });
     } catch (e) {
       // 23505: that seq exists. Another writer got there first: stop writing.
       this.failure =
@@ -149,29 +159,52 @@ class PgRunLedger implements RunLedger {
     return entry;
   }
 
-  /** One transaction: lock the lease row, check the epoch, catch up with the other writers, seal on the true tail, insert. */
+  private async holds(entry: LedgerEntry): Promise<boolean> {
+    const r = await this.db.query<{ hash: string }>('SELECT hash FROM acia_ledger WHERE run_id = $1 AND seq = $2', [this.runId, entry.seq]);
+    return r.rows[0]?.hash === entry.hash;
+  }
+
+  /**
+   * One transaction: lock the lease row, check the epoch, catch up with the other writers, seal on the
+   * true tail, insert. A server restart is waited out by running the whole transaction again; when the
+   * previous attempt's COMMIT reached the server but its answer was lost, the catch-up finds that very
+   * entry (same hash) at the tail and adopts it instead of appending it twice. Fencing is never retried.
+   */
   private async appendFenced(fence: LedgerFence, input: AppendInput): Promise<LedgerEntry> {
-    let client: PoolClient | undefined;
+    let sealed: LedgerEntry | undefined;
     try {
-      client = await this.db.connect();
-      await client.query('BEGIN');
-      // A writer cut off while it holds the lease row must not hold it for ever: the server ends a
-      // transaction left idle this long, which releases the row for the worker that took over.
-      await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TXN_TIMEOUT}'`);
-      await checkFence(client, this.runId, fence, true);
-      await this.catchUp(client);
-      const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
-      await client.query('INSERT INTO acia_ledger (run_id, seq, hash, line, epoch) VALUES ($1, $2, $3, $4, $5)', [this.runId, entry.seq, entry.hash, line.trimEnd(), fence.epoch]);
-      await client.query('COMMIT');
-      client.release();
-      client = undefined;
-      this.list.push(entry);
-      return entry;
+      return await retryTransient(async () => {
+        let client: PoolClient | undefined;
+        try {
+          client = await this.db.connect();
+          await client.query('BEGIN');
+          // A writer cut off while it holds the lease row must not hold it for ever: the server ends a
+          // transaction left idle this long, which releases the row for the worker that took over.
+          await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TXN_TIMEOUT}'`);
+          await checkFence(client, this.runId, fence, true);
+          const before = this.list.length;
+          await this.catchUp(client);
+          const mine = sealed && this.list.slice(before).find((e) => e.hash === sealed!.hash);
+          if (mine) {
+            await client.query('COMMIT');
+            return mine;
+          }
+          const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+          sealed = entry;
+          await client.query('INSERT INTO acia_ledger (run_id, seq, hash, line, epoch) VALUES ($1, $2, $3, $4, $5)', [this.runId, entry.seq, entry.hash, line.trimEnd(), fence.epoch]);
+          await client.query('COMMIT');
+          this.list.push(entry);
+          return entry;
+        } catch (e) {
+          if (client) await client.query('ROLLBACK').catch(() => undefined);
+          client?.release(true);
+          client = undefined;
+          throw e;
+        } finally {
+          client?.release();
+        }
+      });
     } catch (e) {
-      if (client) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        client.release(true);
-      }
       this.failure = isAciaError(e) && (e.code === 'LEDGER_FENCED' || e.code === 'LEDGER_CORRUPT') ? e : new AciaError('LEDGER_IO', `run ${this.runId}: cannot append to the database ledger: ${errorMessage(e)}`, { cause: e });
       throw this.failure;
     }
@@ -180,12 +213,12 @@ class PgRunLedger implements RunLedger {
   async putBlob(content: string | Uint8Array): Promise<string> {
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
     const ref = `sha256:${sha256Hex(bytes)}`;
-    await this.db.query('INSERT INTO acia_blobs (run_id, ref, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [this.runId, ref, bytes]);
+    await retryTransient(() => this.db.query('INSERT INTO acia_blobs (run_id, ref, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [this.runId, ref, bytes]));
     return ref;
   }
 
   async getBlob(ref: string): Promise<Buffer> {
-    const r = await this.db.query<{ content: Buffer }>('SELECT content FROM acia_blobs WHERE run_id = $1 AND ref = $2', [this.runId, ref]);
+    const r = await retryTransient(() => this.db.query<{ content: Buffer }>('SELECT content FROM acia_blobs WHERE run_id = $1 AND ref = $2', [this.runId, ref]));
     const row = r.rows[0];
     if (!row) throw new AciaError('BLOB_MISSING', `run ${this.runId}: no blob ${ref} in the database`);
     return row.content;
