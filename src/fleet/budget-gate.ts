@@ -2,7 +2,7 @@
 // (limits and what its recorded calls cost) and one row per call in flight (its estimate, held until the
 // call ends). A reservation is taken in one transaction that locks the run's row (SELECT ... FOR UPDATE),
 // so N workers reserving at once are serialised and cannot pass the limit together.
-import { retryTransient } from '../core/ledger/pg-retry.js';
+import { connectGuarded, retryTransient } from '../core/ledger/pg-retry.js';
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { AciaError, errorMessage } from '../core/errors.js';
@@ -228,7 +228,7 @@ async function lockBudget(c: PoolClient, runId: string): Promise<BudgetRow> {
 }
 
 async function transaction<T>(db: Pool, body: (c: PoolClient) => Promise<T>): Promise<T> {
-  const c = await db.connect();
+  const c = await connectGuarded(db);
   let failed = false;
   try {
     await c.query('BEGIN');

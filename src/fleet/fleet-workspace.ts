@@ -5,7 +5,6 @@
 // worker last saw on the remote, so a branch another worker moved is never overwritten. Merges into
 // the run branch happen under a per-run database lock, after fetching the branch: the run's tasks
 // may finish on different machines at once.
-import { AciaError } from '../core/errors.js';
 import { fencedError } from '../core/ledger/pg-lease.js';
 import type { Git } from '../team/git.js';
 import { Workspace, type TaskWorktree } from '../team/workspace.js';

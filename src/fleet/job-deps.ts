@@ -1,6 +1,7 @@
 // The team's dependencies for a fleet job (a whole run, or one task of it): the user's settings from
 // submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
 // to the remote under the same fence.
+import { connectGuarded } from '../core/ledger/pg-retry.js';
 import { asRunId, systemClock } from '../core/acm/ids.js';
 import { loadConfig } from '../core/config/load.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
@@ -51,7 +52,7 @@ export async function jobDeps(
  * worker that dies (or loses the database) lets it go with the connection.
  */
 export async function withRunLock<T>(fleet: Fleet, runId: string, fn: () => Promise<T>): Promise<T> {
-  const client = await fleet.db.connect();
+  const client = await connectGuarded(fleet.db);
   const key = `acia-run-git:${runId}`;
   try {
     // A holder cut off from the database must not keep every other merge of the run waiting: the

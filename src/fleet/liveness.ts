@@ -3,6 +3,7 @@
 // heartbeat is older than the lease goes back to the queue (its old job cancelled), and the next
 // worker resumes it from its ledger and pushed branches. The PgLedger's (run, seq) key makes sure a
 // worker that was only cut off, not dead, cannot add to the chain once the run moved on.
+import { connectGuarded } from '../core/ledger/pg-retry.js';
 import type { Fleet } from './fleet-db.js';
 import { RUN_QUEUE } from './fleet-db.js';
 import { enqueue, type RunJob } from './submit.js';
@@ -51,7 +52,7 @@ export async function startHeartbeat(fleet: Fleet, name: string, concurrency: nu
 
 /** Requeues runs whose worker's lease ran out; returns their ids. One reaper wins each run (row locks). */
 export async function reapRuns(fleet: Fleet): Promise<string[]> {
-  const client = await fleet.db.connect();
+  const client = await connectGuarded(fleet.db);
   const reaped: { runId: string; jobId: string | null; job: RunJob }[] = [];
   try {
     await client.query('BEGIN');

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import { checkFence, takeLease } from '../core/ledger/pg-lease.js';
+import { dbOutageToleranceMs } from '../core/ledger/pg-retry.js';
 import { rm } from 'node:fs/promises';
 import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
@@ -104,10 +105,19 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
   const sent = Date.now();
   let checked = sent;
   let warned = false;
+  // Since when this wait has seen the database answer without a break. Right after an outage every
+  // heartbeat is stale, live workers' included, until they beat again: a task's worker is judged lost
+  // only once the database has been up for a whole lease here (as the run reaper does).
+  let upSince: number | null = null;
+  // Since when it has not: past the worker's patience the wait fails, and with it the run in hand, as
+  // any other database operation of the run would (pg-boss then retries the run; it resumes).
+  let downSince: number | null = null;
   for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS));
     try {
       const job = (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id)) ?? (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id, { includeArchive: true }));
+      upSince ??= Date.now();
+      downSince = null;
       if (job?.state === 'completed') return { kind: 'finished', output: job.output as TaskJobOutput };
       if (job === null || job.state === 'failed' || job.state === 'cancelled') {
         return { kind: 'lost', why: `its job ended ${job?.state ?? 'missing'}${job?.output ? `: ${JSON.stringify(job.output).slice(0, 200)}` : ''}` };
@@ -117,7 +127,7 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
         warned = true;
         w.log(`${runId}: task job ${id} still waits for a worker with a free task slot`);
       }
-      if (job.state === 'active') {
+      if (job.state === 'active' && Date.now() - upSince >= w.leaseSeconds * 1000) {
         const holder = await fleet.db.query<{ worker: string; stale: boolean }>(
           `SELECT t.worker, (w.name IS NULL OR w.seen_at < now() - make_interval(secs => $2)) AS stale
            FROM acia_task_jobs t LEFT JOIN acia_workers w ON w.name = t.worker WHERE t.job_id = $1`,
@@ -133,7 +143,10 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
       }
     } catch (e) {
       if (isAciaError(e) && e.code === 'LEDGER_FENCED') throw e;
-      // The database is away for a moment: look again.
+      // The database is away for a moment: look again, for as long as the worker's patience allows.
+      upSince = null;
+      downSince ??= Date.now();
+      if (Date.now() - downSince > dbOutageToleranceMs()) throw e;
     }
   }
 }

@@ -12,7 +12,7 @@ import type { LedgerEntry } from '../acm/contracts.js';
 import { asRunId, type Clock, type RunId } from '../acm/ids.js';
 import { AciaError, errorMessage, isAciaError } from '../errors.js';
 import { entryHash } from './hash.js';
-import { retryTransient } from './pg-retry.js';
+import { connectGuarded, retryTransient } from './pg-retry.js';
 import { sealEntry } from './seal.js';
 import type { AppendInput, LedgerHead, RunLedger } from './types.js';
 import { checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
@@ -176,7 +176,7 @@ class PgRunLedger implements RunLedger {
       return await retryTransient(async () => {
         let client: PoolClient | undefined;
         try {
-          client = await this.db.connect();
+          client = await connectGuarded(this.db);
           await client.query('BEGIN');
           // A writer cut off while it holds the lease row must not hold it for ever: the server ends a
           // transaction left idle this long, which releases the row for the worker that took over.

@@ -2,6 +2,7 @@
 // the server goes away for a few seconds (a restart, a failover) the worker's queries fail with
 // connection errors, and they must wait and try again rather than fail the run. Anything else (a
 // constraint, a syntax error, a refused login) is not retried: it would fail the same way again.
+import type { Pool, PoolClient } from 'pg';
 
 /** How long a fleet operation waits for the database to come back before it fails (ms), by default. */
 export const DB_OUTAGE_TOLERANCE_MS = 60_000;
@@ -10,6 +11,11 @@ let tolerance = DB_OUTAGE_TOLERANCE_MS;
 
 export function setDbOutageTolerance(ms: number): void {
   tolerance = ms;
+}
+
+/** How long this process waits for the database to come back (`acia worker --db-patience`), in ms. */
+export function dbOutageToleranceMs(): number {
+  return tolerance;
 }
 
 // SQLSTATE classes and codes that mean "the server or the connection went away", not "your query is wrong".
@@ -53,4 +59,22 @@ export async function retryTransient<T>(op: (attempt: number) => Promise<T>, o: 
       await sleep(Math.min(2_000, 200 * 2 ** Math.min(attempt, 4)));
     }
   }
+}
+
+/**
+ * A pooled client for a transaction or a lock. The pool listens for errors only on idle clients; a
+ * checked-out client whose server goes away between two queries emits `error` with nobody listening,
+ * which kills the process (and every run a worker holds). Here that error is swallowed for the checkout:
+ * the client's next query fails, and its caller rolls back and releases it destroyed, as for any failure.
+ */
+export async function connectGuarded(db: Pool): Promise<PoolClient> {
+  const client = await db.connect();
+  const swallow = (): void => undefined;
+  client.on('error', swallow);
+  const release = client.release.bind(client);
+  client.release = (err?: Error | boolean) => {
+    client.off('error', swallow);
+    release(err);
+  };
+  return client;
 }
