@@ -5,7 +5,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { AciaError, errorMessage } from '../errors.js';
 import { completeWithRetries, type Emit } from './chunks.js';
 import { classifyHttpFailure } from './http-failure.js';
-import { toChatParams } from './openai-mapping.js';
+import { toChatParams, type TokenLimitParam } from './openai-mapping.js';
 import { ChatStreamAssembly } from './openai-stream.js';
 import {
   DEFAULT_RETRY_POLICY,
@@ -40,12 +40,14 @@ export class OpenAiCompatibleClient implements LlmClient {
   readonly provider = 'openai';
   readonly baseURL: string;
   private readonly sdk: OpenAI;
+  private readonly tokenLimit: TokenLimitParam;
   private readonly sleep: Sleep;
   private readonly policy: LlmRetryPolicy;
 
   constructor(options: OpenAiClientOptions = {}) {
     const env = options.env ?? process.env;
     this.baseURL = (options.baseURL ?? env['OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+    this.tokenLimit = endpointHost(this.baseURL) === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens';
     const key = options.apiKey ?? env['OPENAI_API_KEY'];
     const hasKey = key !== undefined && key.trim() !== '';
     // Every SDK option that would otherwise fall back to process.env is given here, so `env` is the
@@ -77,7 +79,7 @@ export class OpenAiCompatibleClient implements LlmClient {
     let opened;
     try {
       opened = await this.sdk.chat.completions
-        .create(toChatParams(request), { headers: { 'x-acia-caller': request.caller }, ...(signal ? { signal } : {}) })
+        .create(toChatParams(request, this.tokenLimit), { headers: { 'x-acia-caller': request.caller }, ...(signal ? { signal } : {}) })
         .withResponse();
     } catch (e) {
       throw this.classify(e, signal, false);
@@ -143,6 +145,20 @@ export class OpenAiCompatibleClient implements LlmClient {
       cause: e,
     });
   }
+}
+
+/** A base URL that is no http(s) URL would fail every attempt alike; say so once, up front. */
+function endpointHost(baseURL: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    throw new AciaError('CONFIG_INVALID', `OpenAI-compatible base URL "${baseURL}" is not a URL`, { hint: 'set OPENAI_BASE_URL (or openaiBaseUrl) to e.g. http://127.0.0.1:11434/v1' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new AciaError('CONFIG_INVALID', `OpenAI-compatible base URL "${baseURL}" is not http(s)`, { hint: 'set OPENAI_BASE_URL (or openaiBaseUrl) to e.g. http://127.0.0.1:11434/v1' });
+  }
+  return url.hostname;
 }
 
 /** The server's own words: `error.message`, a bare `error` string, or the head of a non-JSON body. */

@@ -7,7 +7,14 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { LlmRequest, StopReason } from './types.js';
 
-export function toChatParams(req: LlmRequest): ChatCompletionCreateParamsStreaming {
+/**
+ * The output cap's name: OpenAI's own API rejects `max_tokens` for its reasoning models and takes
+ * `max_completion_tokens` for all; the local servers this adapter also serves (Ollama, LM Studio, older
+ * vLLM) read only `max_tokens`.
+ */
+export type TokenLimitParam = 'max_tokens' | 'max_completion_tokens';
+
+export function toChatParams(req: LlmRequest, tokenLimit: TokenLimitParam = 'max_tokens'): ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = req.system === '' ? [] : [{ role: 'system', content: req.system }];
   for (const m of req.messages) {
     if (typeof m.content === 'string') {
@@ -36,9 +43,7 @@ export function toChatParams(req: LlmRequest): ChatCompletionCreateParamsStreami
   return {
     model: req.model,
     messages,
-    // max_tokens, not max_completion_tokens: the local servers this adapter exists for (Ollama, vLLM,
-    // LM Studio) read the former.
-    max_tokens: req.maxTokens,
+    [tokenLimit]: req.maxTokens,
     ...(tools.length > 0 ? { tools } : {}),
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
     stream: true,

@@ -257,3 +257,26 @@ describe('OpenAiCompatibleClient on the openai SDK: keys, usage, faults, abort',
     expect(fake.requests[0]?.path).toBe('/v1/chat/completions');
   });
 });
+
+describe('OpenAiCompatibleClient endpoint configuration', () => {
+  it("sends max_completion_tokens to OpenAI's own API and max_tokens to other servers", async () => {
+    const { client, fake } = await setup([
+      { caller: 'qa:t3', text: 'local' },
+      { caller: 'qa:t3', text: 'official' },
+    ]);
+    await client.complete(request);
+    // The official host, served by the fake: the injected fetch only changes where the bytes go.
+    const toFake: typeof fetch = (input, init) => fetch(String(input instanceof Request ? input.url : input).replace('https://api.openai.com', fake.url), init);
+    const official = new OpenAiCompatibleClient({ baseURL: 'https://api.openai.com/v1', env: { OPENAI_API_KEY: 'sk-test' }, fetch: toFake });
+    expect((await official.complete(request)).content).toEqual([{ type: 'text', text: 'official' }]);
+    expect([fake.requests[0]?.body['max_tokens'], fake.requests[0]?.body['max_completion_tokens']]).toEqual([512, undefined]);
+    expect([fake.requests[1]?.body['max_tokens'], fake.requests[1]?.body['max_completion_tokens']]).toEqual([undefined, 512]);
+    expect(fake.requests.map((r) => r.maxTokens)).toEqual([512, 512]);
+  });
+
+  it('refuses a base URL that is not an http(s) URL, before any call', () => {
+    for (const baseURL of ['localhost:11434/v1', 'file:///etc/passwd']) {
+      expect(() => new OpenAiCompatibleClient({ baseURL, env: {} })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    }
+  });
+});
