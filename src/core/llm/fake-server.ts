@@ -7,6 +7,7 @@ import { isAciaError, errorMessage } from '../errors.js';
 import { PromptCacheEmulator } from './cache-emulation.js';
 import { anthropicErrorBody, writeAnthropicJson, writeAnthropicStream, type TurnReply } from './fake-anthropic-wire.js';
 import { openAiErrorBody, writeOpenAiJson, writeOpenAiStream } from './fake-openai-wire.js';
+import { OpenAiPrefixCacheEmulator } from './openai-cache-emulation.js';
 import { estimateTokens } from './pricing.js';
 import { anthropicRequestProblems, openAiRequestProblems } from './request-invariants.js';
 import { ScriptEngine, type Fault, type Script, type ServedTurn } from './script.js';
@@ -63,6 +64,7 @@ const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'proxy-authorizati
 export async function startFakeAnthropicServer(options: FakeServerOptions): Promise<FakeServer> {
   const engine = options.script instanceof ScriptEngine ? options.script : new ScriptEngine(options.script);
   const cache = new PromptCacheEmulator();
+  const openAiCache = new OpenAiPrefixCacheEmulator();
   const requests: RecordedRequest[] = [];
   const violations: string[] = [];
   let counter = 0;
@@ -94,7 +96,7 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
       return;
     }
     const caller = headerOf(req, 'x-acia-caller') ?? 'unknown';
-    const measure = api === 'anthropic' ? cache.measure(body) : openAiMeasure(body);
+    const measure = api === 'anthropic' ? cache.measure(body) : openAiCache.measure(body);
     const record: RecordedRequest = {
       api,
       path,
@@ -246,11 +248,6 @@ function parseBody(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function openAiMeasure(body: Record<string, unknown>): { totalTokens: number; cacheReadTokens: number; cacheWriteTokens: number; inputTokens: number } {
-  const total = Math.ceil((charsOf(body['tools']) + charsOf(body['messages'])) / 4);
-  return { totalTokens: total, cacheReadTokens: 0, cacheWriteTokens: 0, inputTokens: total };
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

@@ -1,9 +1,12 @@
 // LlmClient for any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio) on
-// global fetch: streamed SSE, tool-call argument assembly, and the shared retry and error mapping.
+// the official `openai` SDK: streamed calls, tool-call argument assembly, and our own bounded retries
+// (the SDK's are off, as in anthropic-client.ts) decided by the shared HTTP failure table.
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, type ClientOptions } from 'openai';
 import { AciaError, errorMessage } from '../errors.js';
 import { completeWithRetries, type Emit } from './chunks.js';
 import { classifyHttpFailure } from './http-failure.js';
-import { mapFinishReason, toChatBody } from './openai-mapping.js';
+import { toChatParams, type TokenLimitParam } from './openai-mapping.js';
+import { ChatStreamAssembly } from './openai-stream.js';
 import {
   DEFAULT_RETRY_POLICY,
   RetryableFailure,
@@ -13,42 +16,57 @@ import {
   type LlmRetryPolicy,
   type Sleep,
 } from './retry.js';
-import { readSse } from './sse.js';
-import { parseToolInput } from './tool-input.js';
-import type { AssistantBlock, LlmCallOptions, LlmClient, LlmRequest, LlmResponse, Usage } from './types.js';
+import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse } from './types.js';
 
 export interface OpenAiClientOptions {
   /** Optional: local servers need none. Defaults to env OPENAI_API_KEY. */
   apiKey?: string | undefined;
   /** Defaults to env OPENAI_BASE_URL, then https://api.openai.com/v1. */
   baseURL?: string | undefined;
+  /** Retries after the first attempt (default 4, so at most 5 tries). */
   maxRetries?: number;
   sleep?: Sleep;
-  fetch?: typeof fetch;
+  fetch?: NonNullable<ClientOptions['fetch']>;
   env?: Readonly<Record<string, string | undefined>>;
+  /** How long to wait for the response headers of one attempt (the SDK's default: 10 minutes). */
+  timeoutMs?: number;
   retry?: Partial<Omit<LlmRetryPolicy, 'maxRetries'>>;
 }
 
-interface ToolCallBuild {
-  id: string;
-  name: string;
-  args: string;
-}
+const SILENT_LOGGER = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
+const AUTH_HINT = 'check OPENAI_API_KEY (and OPENAI_BASE_URL)';
 
 export class OpenAiCompatibleClient implements LlmClient {
   readonly provider = 'openai';
   readonly baseURL: string;
-  private readonly apiKey: string | undefined;
-  private readonly fetchImpl: typeof fetch;
+  private readonly sdk: OpenAI;
+  private readonly tokenLimit: TokenLimitParam;
   private readonly sleep: Sleep;
   private readonly policy: LlmRetryPolicy;
 
   constructor(options: OpenAiClientOptions = {}) {
     const env = options.env ?? process.env;
     this.baseURL = (options.baseURL ?? env['OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+    this.tokenLimit = endpointHost(this.baseURL) === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens';
     const key = options.apiKey ?? env['OPENAI_API_KEY'];
-    this.apiKey = key === undefined || key.trim() === '' ? undefined : key;
-    this.fetchImpl = options.fetch ?? fetch;
+    const hasKey = key !== undefined && key.trim() !== '';
+    // Every SDK option that would otherwise fall back to process.env is given here, so `env` is the
+    // only source. The SDK insists on a key; a keyless local server gets a placeholder the SDK never
+    // sends, because the Authorization header is explicitly removed.
+    this.sdk = new OpenAI({
+      apiKey: hasKey ? key : 'unused',
+      adminAPIKey: null,
+      organization: env['OPENAI_ORG_ID'] ?? null,
+      project: env['OPENAI_PROJECT_ID'] ?? null,
+      webhookSecret: null,
+      baseURL: this.baseURL,
+      ...(hasKey ? {} : { defaultHeaders: { authorization: null } }),
+      maxRetries: 0,
+      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+      logger: SILENT_LOGGER,
+      logLevel: 'off',
+    });
     this.sleep = options.sleep ?? realSleep;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry, maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries };
   }
@@ -58,135 +76,110 @@ export class OpenAiCompatibleClient implements LlmClient {
   }
 
   private async attempt(request: LlmRequest, emit: Emit, signal: AbortSignal | undefined): Promise<LlmResponse> {
-    let res: Response;
+    let opened;
     try {
-      res = await this.fetchImpl(`${this.baseURL}/chat/completions`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-acia-caller': request.caller,
-          ...(this.apiKey !== undefined ? { authorization: `Bearer ${this.apiKey}` } : {}),
-        },
-        body: JSON.stringify(toChatBody(request, true)),
-        ...(signal ? { signal } : {}),
-      });
+      opened = await this.sdk.chat.completions
+        .create(toChatParams(request, this.tokenLimit), { headers: { 'x-acia-caller': request.caller }, ...(signal ? { signal } : {}) })
+        .withResponse();
     } catch (e) {
-      if (signal?.aborted) throw abortedError();
-      throw new RetryableFailure('LLM_SERVER', `cannot reach ${this.baseURL}: ${errorMessage(e)}`, undefined, e);
+      throw this.classify(e, signal, false);
     }
-    const requestId = res.headers.get('x-request-id');
-    if (!res.ok) throw await this.httpError(res);
-    const contentType = res.headers.get('content-type') ?? '';
-    if (!contentType.includes('text/event-stream') || res.body === null) {
-      await res.body?.cancel().catch(() => undefined);
+    const { data: stream, response } = opened;
+    const contentType = response.headers.get('content-type') ?? '';
+    if (!contentType.includes('text/event-stream')) {
+      stream.controller.abort();
       throw new AciaError('LLM_BAD_RESPONSE', `${this.baseURL} answered with "${contentType || 'no content type'}" instead of an event stream`, {
         hint: 'check OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint',
       });
     }
-    let text = '';
-    const calls = new Map<number, ToolCallBuild>();
-    let finish: string | null = null;
-    let done = false;
-    let usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-    let model: string | undefined;
+    const state = new ChatStreamAssembly(emit);
     try {
-      for await (const ev of readSse(res.body)) {
-        if (ev.data === '[DONE]') {
-          done = true;
-          break;
-        }
-        const chunk = parseChunk(ev.data);
-        if (typeof chunk.model === 'string') model = chunk.model;
-        if (chunk.usage) usage = mapUsage(chunk.usage);
-        const choice = chunk.choices?.[0];
-        if (choice === undefined) continue;
-        const delta = choice.delta ?? {};
-        if (typeof delta.content === 'string' && delta.content !== '') {
-          text += delta.content;
-          emit({ kind: 'token', text: delta.content });
-        }
-        for (const tc of delta.tool_calls ?? []) {
-          const index = typeof tc.index === 'number' ? tc.index : 0;
-          const build = calls.get(index) ?? { id: '', name: '', args: '' };
-          if (typeof tc.id === 'string' && tc.id !== '') build.id = tc.id;
-          if (typeof tc.function?.name === 'string') build.name += tc.function.name;
-          if (typeof tc.function?.arguments === 'string' && tc.function.arguments !== '') {
-            build.args += tc.function.arguments;
-            emit({ kind: 'json_partial', toolUseId: build.id, partialJson: tc.function.arguments });
-          }
-          calls.set(index, build);
-        }
-        if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
-      }
+      for await (const chunk of stream) state.apply(chunk);
     } catch (e) {
-      if (signal?.aborted) throw abortedError();
-      if (e instanceof AciaError || e instanceof RetryableFailure) throw e;
-      throw new RetryableFailure('LLM_STREAM_CUT', `stream from ${this.baseURL} broke: ${errorMessage(e)}`, undefined, e);
-    } finally {
-      await res.body.cancel().catch(() => undefined);
+      throw this.classify(e, signal, true);
     }
+    // The SDK ends the iteration quietly when the caller aborts.
     if (signal?.aborted) throw abortedError();
-    // [DONE] is the end marker; a finish_reason without it is accepted from lenient local servers.
-    if (!done && finish === null) throw new RetryableFailure('LLM_STREAM_CUT', `stream from ${this.baseURL} ended before [DONE]`);
-    const content: AssistantBlock[] = text === '' ? [] : [{ type: 'text', text }];
-    for (const [index, c] of [...calls.entries()].sort(([a], [b]) => a - b)) {
-      const id = c.id === '' ? `call_${index}` : c.id;
-      const input = parseToolInput(c.name, c.args);
-      emit({ kind: 'tool_call', toolUseId: id, toolName: c.name, input });
-      content.push({ type: 'tool_use', id, name: c.name, input });
-    }
+    // A broken connection throws above; a body that ends cleanly but without a finish_reason was cut
+    // by something in between. ([DONE] is consumed by the SDK; a finish_reason is the end marker here.)
+    if (state.finish === null) throw new RetryableFailure('LLM_STREAM_CUT', `stream from ${this.baseURL} ended before a finish_reason`);
     const result: LlmResponse = {
-      content,
-      stopReason: mapFinishReason(finish, calls.size > 0),
-      usage,
-      model: model ?? request.model,
-      requestId,
+      content: state.content(),
+      stopReason: state.stopReason,
+      usage: state.usage,
+      model: state.model ?? request.model,
+      requestId: opened.request_id,
     };
     emit({ kind: 'final', result });
     return result;
   }
 
-  private async httpError(res: Response): Promise<Error> {
-    const body = await res.text().catch(() => '');
-    let message = body.slice(0, 300);
-    try {
-      const parsed = JSON.parse(body) as { error?: { message?: unknown } | string };
-      const m = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message;
-      if (typeof m === 'string') message = m;
-    } catch {
-      // Not JSON: keep the raw head of the body.
+  /** Maps an SDK or transport failure to a RetryableFailure or a final AciaError. */
+  private classify(e: unknown, signal: AbortSignal | undefined, midStream: boolean): Error {
+    if (e instanceof RetryableFailure || e instanceof AciaError) return e;
+    if (signal?.aborted || e instanceof APIUserAbortError) return abortedError();
+    if (e instanceof SyntaxError) {
+      return new AciaError('LLM_BAD_RESPONSE', `stream from ${this.baseURL} carried a chunk that is not JSON: ${e.message}`, { cause: e });
     }
-    const status = res.status;
-    const retryAfter = parseRetryAfter((n) => res.headers.get(n));
-    return classifyHttpFailure({ who: this.baseURL, status, message, retryAfterMs: retryAfter, authHint: 'check OPENAI_API_KEY (and OPENAI_BASE_URL)' });
+    if (e instanceof APIConnectionTimeoutError) {
+      return new RetryableFailure('LLM_SERVER', `${this.baseURL} sent no response headers in time`, undefined, e);
+    }
+    // `instanceof` narrows to APIError<any, ...>; the declared type keeps status and headers typed.
+    const api: APIError | undefined = e instanceof APIError ? e : undefined;
+    if (api?.status === undefined) {
+      // Connection failures, and `{"error": ...}` chunks inside a stream (an APIError without a status).
+      if (api?.type === 'rate_limit_error') return new RetryableFailure('LLM_RATE_LIMITED', `${this.baseURL} rate limit: ${apiMessage(e)}`, undefined, e);
+      if (api?.type === 'overloaded_error') return new RetryableFailure('LLM_OVERLOADED', `${this.baseURL} overloaded: ${apiMessage(e)}`, undefined, e);
+      return midStream
+        ? new RetryableFailure('LLM_STREAM_CUT', `stream from ${this.baseURL} broke: ${causeChain(e)}`, undefined, e)
+        : new RetryableFailure('LLM_SERVER', `cannot reach ${this.baseURL}: ${causeChain(e)}`, undefined, e);
+    }
+    const headers = api.headers;
+    return classifyHttpFailure({
+      who: this.baseURL,
+      status: api.status,
+      message: apiMessage(api),
+      retryAfterMs: parseRetryAfter((name) => headers?.get(name)),
+      errorType: api.type,
+      authHint: AUTH_HINT,
+      cause: e,
+    });
   }
 }
 
-interface ChatChunk {
-  model?: unknown;
-  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null } | null;
-  choices?: {
-    delta?: {
-      content?: unknown;
-      tool_calls?: { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
-    };
-    finish_reason?: unknown;
-  }[];
-}
-
-function parseChunk(data: string): ChatChunk {
-  let v: unknown;
+/** A base URL that is no http(s) URL would fail every attempt alike; say so once, up front. */
+function endpointHost(baseURL: string): string {
+  let url: URL;
   try {
-    v = JSON.parse(data);
+    url = new URL(baseURL);
   } catch {
-    throw new AciaError('LLM_BAD_RESPONSE', `stream chunk is not JSON: ${data.slice(0, 120)}`);
+    throw new AciaError('CONFIG_INVALID', `OpenAI-compatible base URL "${baseURL}" is not a URL`, { hint: 'set OPENAI_BASE_URL (or openaiBaseUrl) to e.g. http://127.0.0.1:11434/v1' });
   }
-  if (typeof v !== 'object' || v === null) throw new AciaError('LLM_BAD_RESPONSE', 'stream chunk is not a JSON object');
-  return v;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new AciaError('CONFIG_INVALID', `OpenAI-compatible base URL "${baseURL}" is not http(s)`, { hint: 'set OPENAI_BASE_URL (or openaiBaseUrl) to e.g. http://127.0.0.1:11434/v1' });
+  }
+  return url.hostname;
 }
 
-function mapUsage(u: NonNullable<ChatChunk['usage']>): Usage {
-  const num = (x: unknown): number => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
-  const cached = num(u.prompt_tokens_details?.cached_tokens);
-  return { inputTokens: Math.max(0, num(u.prompt_tokens) - cached), outputTokens: num(u.completion_tokens), cacheReadTokens: cached, cacheWriteTokens: 0 };
+/** The server's own words: `error.message`, a bare `error` string, or the head of a non-JSON body. */
+function apiMessage(e: unknown): string {
+  if (!(e instanceof APIError)) return errorMessage(e);
+  const body: unknown = e.error;
+  if (typeof body === 'string') return body.slice(0, 300);
+  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') return body.message;
+  // The SDK prefixes the status; the table adds it again.
+  return e.message.replace(/^\d{3} /, '').slice(0, 300);
+}
+
+/** "Connection error." alone says nothing: name the cause (ECONNREFUSED, ENOTFOUND, terminated, ...). */
+function causeChain(e: unknown): string {
+  const parts: string[] = [];
+  // The SDK's own "Connection error." adds nothing to what caused it.
+  const start = e instanceof APIConnectionError && e.cause instanceof Error ? e.cause : e;
+  for (let c: unknown = start, depth = 0; c instanceof Error && depth < 4; c = c.cause, depth++) {
+    const code = 'code' in c ? c.code : undefined;
+    const text = typeof code === 'string' && !c.message.includes(code) ? `${c.message} (${code})` : c.message;
+    if (text !== '' && !parts.includes(text)) parts.push(text);
+  }
+  return parts.length > 0 ? parts.join(': ') : errorMessage(e);
 }

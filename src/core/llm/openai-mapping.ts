@@ -1,19 +1,21 @@
-// Maps our LlmRequest to an OpenAI-compatible chat-completions body and finish reasons back to ours.
+// Maps our LlmRequest to the `openai` SDK's chat-completions params and finish reasons back to ours.
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageFunctionToolCall,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import type { LlmRequest, StopReason } from './types.js';
 
-export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
-  | { role: 'tool'; tool_call_id: string; content: string };
+/**
+ * The output cap's name: OpenAI's own API rejects `max_tokens` for its reasoning models and takes
+ * `max_completion_tokens` for all; the local servers this adapter also serves (Ollama, LM Studio, older
+ * vLLM) read only `max_tokens`.
+ */
+export type TokenLimitParam = 'max_tokens' | 'max_completion_tokens';
 
-export interface ChatToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export function toChatBody(req: LlmRequest, stream: boolean): Record<string, unknown> {
-  const messages: ChatMessage[] = req.system === '' ? [] : [{ role: 'system', content: req.system }];
+export function toChatParams(req: LlmRequest, tokenLimit: TokenLimitParam = 'max_tokens'): ChatCompletionCreateParamsStreaming {
+  const messages: ChatCompletionMessageParam[] = req.system === '' ? [] : [{ role: 'system', content: req.system }];
   for (const m of req.messages) {
     if (typeof m.content === 'string') {
       messages.push({ role: m.role, content: m.content });
@@ -28,22 +30,24 @@ export function toChatBody(req: LlmRequest, stream: boolean): Record<string, unk
       if (text !== '') messages.push({ role: 'user', content: text });
     } else {
       const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-      const calls: ChatToolCall[] = m.content.flatMap((b) =>
+      const calls: ChatCompletionMessageFunctionToolCall[] = m.content.flatMap((b) =>
         b.type === 'tool_use' ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }] : [],
       );
       messages.push({ role: 'assistant', content: text === '' ? null : text, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
     }
   }
+  const tools: ChatCompletionTool[] = req.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.inputSchema },
+  }));
   return {
     model: req.model,
     messages,
-    max_tokens: req.maxTokens,
-    ...(req.tools.length > 0
-      ? { tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
-      : {}),
+    [tokenLimit]: req.maxTokens,
+    ...(tools.length > 0 ? { tools } : {}),
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-    stream,
-    ...(stream ? { stream_options: { include_usage: true } } : {}),
+    stream: true,
+    stream_options: { include_usage: true },
   };
 }
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicClient } from '../../../src/core/llm/anthropic-client.js';
 import { toAnthropicParams } from '../../../src/core/llm/anthropic-mapping.js';
 import { startFakeAnthropicServer, type FakeServer } from '../../../src/core/llm/fake-server.js';
-import { toChatBody } from '../../../src/core/llm/openai-mapping.js';
+import { toChatParams } from '../../../src/core/llm/openai-mapping.js';
 import { anthropicRequestProblems, openAiRequestProblems } from '../../../src/core/llm/request-invariants.js';
 import type { LlmRequest, Message } from '../../../src/core/llm/types.js';
 import { failure } from '../../helpers/failure.js';
@@ -24,26 +24,27 @@ const req = (over: Partial<LlmRequest> = {}): LlmRequest => ({
   ...over,
 });
 const anthropicBody = (r: LlmRequest) => toAnthropicParams(r) as unknown as Record<string, unknown>;
+const openAiBody = (r: LlmRequest) => toChatParams(r) as unknown as Record<string, unknown>;
 
 describe('request invariants', () => {
   it('accept what the mappings produce for a paired tool conversation', () => {
     expect(anthropicRequestProblems(anthropicBody(req()))).toEqual([]);
-    expect(openAiRequestProblems(toChatBody(req(), true))).toEqual([]);
+    expect(openAiRequestProblems(openAiBody(req()))).toEqual([]);
   });
 
   it('catch an unfilled placeholder in the system prompt', () => {
     const r = req({ system: 'Do the task.\n{{instructions}}\n' });
     expect(anthropicRequestProblems(anthropicBody(r))).toEqual(['system prompt has an unfilled placeholder {{instructions}}']);
-    expect(openAiRequestProblems(toChatBody(r, false))).toEqual(['system prompt has an unfilled placeholder {{instructions}}']);
+    expect(openAiRequestProblems(openAiBody(r))).toEqual(['system prompt has an unfilled placeholder {{instructions}}']);
   });
 
   it('catch a tool_use without its result and a result without its call', () => {
     const unanswered = req({ messages: [...conversation.slice(0, 2), { role: 'user', content: 'go on' }] });
     expect(anthropicRequestProblems(anthropicBody(unanswered))).toEqual(['tool_use tu_1 in message 1 has no tool_result in message 2']);
-    expect(openAiRequestProblems(toChatBody(unanswered, false))).toEqual(['tool call tu_1 in message 2 has no tool message after it']);
+    expect(openAiRequestProblems(openAiBody(unanswered))).toEqual(['tool call tu_1 in message 2 has no tool message after it']);
     const orphan = req({ messages: [conversation[0]!, { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, conversation[2]!] });
     expect(anthropicRequestProblems(anthropicBody(orphan))).toEqual(['tool_result tu_1 in message 2 answers no tool_use of message 1']);
-    expect(openAiRequestProblems(toChatBody(orphan, false))).toEqual([
+    expect(openAiRequestProblems(openAiBody(orphan))).toEqual([
       'tool message 3 answers tu_1, which the assistant message before it did not call',
     ]);
   });
