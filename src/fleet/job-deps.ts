@@ -1,7 +1,7 @@
 // The team's dependencies for a fleet job (a whole run, or one task of it): the user's settings from
 // submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
 // to the remote under the same fence.
-import { connectGuarded } from '../core/ledger/pg-retry.js';
+import { connectGuarded, retryTransient } from '../core/ledger/pg-retry.js';
 import { asRunId, systemClock } from '../core/acm/ids.js';
 import { loadConfig } from '../core/config/load.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
@@ -52,17 +52,22 @@ export async function jobDeps(
  * worker that dies (or loses the database) lets it go with the connection.
  */
 export async function withRunLock<T>(fleet: Fleet, runId: string, fn: () => Promise<T>): Promise<T> {
-  const client = await connectGuarded(fleet.db);
   const key = `acia-run-git:${runId}`;
-  try {
-    // A holder cut off from the database must not keep every other merge of the run waiting: the
-    // server closes a session idle this long, which releases its lock (a merge takes seconds).
-    await client.query(`SET idle_session_timeout = '${LOCK_IDLE_TIMEOUT}'`);
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
-  } catch (e) {
-    client.release(true);
-    throw e;
-  }
+  // Taking the lock waits out a database restart like any other query of the run (a fresh connection
+  // each time: a lock held by a connection that died was released with it).
+  const client = await retryTransient(async () => {
+    const c = await connectGuarded(fleet.db);
+    try {
+      // A holder cut off from the database must not keep every other merge of the run waiting: the
+      // server closes a session idle this long, which releases its lock (a merge takes seconds).
+      await c.query(`SET idle_session_timeout = '${LOCK_IDLE_TIMEOUT}'`);
+      await c.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+      return c;
+    } catch (e) {
+      c.release(true);
+      throw e;
+    }
+  });
   let broken = false;
   try {
     return await fn();

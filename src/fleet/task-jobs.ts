@@ -5,11 +5,12 @@
 // the job's output. The orchestrator waits, folds the entries the task wrote, pulls the run branch
 // and goes on. A task whose worker stops answering is handed to another: its token moves on (the lost
 // worker's late writes are refused) and the attempt restarts from its last pushed checkpoint.
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import { checkFence, takeLease } from '../core/ledger/pg-lease.js';
-import { dbOutageToleranceMs } from '../core/ledger/pg-retry.js';
+import { dbOutageToleranceMs, retryTransient } from '../core/ledger/pg-retry.js';
 import { rm } from 'node:fs/promises';
 import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
@@ -68,8 +69,13 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
         await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `${lost}; the attempt restarts from its last checkpoint on another worker`, resetTo: t?.lastCheckpoint ?? 'run head' });
       }
       const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
-      const id = await fleet.boss.send(TASK_QUEUE, data, { retryLimit: 0, expireInSeconds: 23 * 3600 });
-      if (id === null) throw new AciaError('INTERNAL', `task ${taskId}: the task queue refused the job`);
+      // The job's id is chosen here, so a send retried after a database restart (its first attempt may
+      // have committed, its answer lost) can never put the same hand-out on the queue twice.
+      const id = randomUUID();
+      await retryTransient(async (attempt) => {
+        const sent = await fleet.boss.send(TASK_QUEUE, data, { id, retryLimit: 0, expireInSeconds: 23 * 3600 });
+        if (sent === null && attempt === 0) throw new AciaError('INTERNAL', `task ${taskId}: the task queue refused the job`);
+      });
       await announceTaskJob(fleet);
       const end = await waitForTaskJob(fleet, job.runId, epoch, id, w);
       if (end.kind === 'lost') {
@@ -157,7 +163,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
   const dir = join(w.cacheDir, 'tasks', `${job.runId}-${job.taskId}-${id.slice(0, 8)}`);
   const fence = { epoch: job.epoch, task: { taskId: job.taskId, token: job.token } };
   try {
-    await fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]);
+    await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
     // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
     await checkFence(fleet.db, job.runId, fence, false);
     const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir });

@@ -103,7 +103,11 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
     taskIds.push(
       await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<TaskJob>[]) => {
         if (!job) return;
-        return hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }));
+        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }));
+        // The orchestrator waits for this output: recorded here, waiting out a database that is away, since
+        // pg-boss's own record of it is not awaited (a lost one would leave the task active for a day).
+        await retryTransient(() => fleet.boss.complete(TASK_QUEUE, job.id, output), { toleranceMs: 10 * 60_000 }).catch(() => undefined);
+        return output;
       }),
     );
   }
@@ -179,7 +183,7 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
     };
     // The run's local directory (manifest, wiki pages) in the clone; its ledger is in the database.
     await mkdir(join(dir, '.acia', 'runs', job.runId), { recursive: true });
-    const resumed = (await fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1 LIMIT 1', [job.runId])).rowCount !== 0;
+    const resumed = (await retryTransient(() => fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1 LIMIT 1', [job.runId]))).rowCount !== 0;
     const result = resumed ? await resumeRun(deps, { dir, runId: job.runId, ...(job.answer === undefined ? {} : { answer: job.answer }) }) : await startRun(deps, { dir, goal: job.goal });
     // A run whose last entries were refused ends on that error: the new owner decides how it ends.
     if (result.errorCode === 'LEDGER_FENCED') {

@@ -3,8 +3,18 @@
 // PgLedger append and every push checks the writer's epoch (and token) against these rows, so a worker
 // that was cut off while its lease expired cannot add to the chain or move a branch once another
 // worker has taken over, however late its writes arrive.
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { AciaError } from '../errors.js';
+import { retryTransient } from './pg-retry.js';
+
+/**
+ * A query on the pool waits out a database restart (a lease taken twice only skips an epoch nobody
+ * holds); inside a caller's transaction (a checked-out client) it does not: the caller retries the whole
+ * transaction.
+ */
+function leaseQuery<R extends QueryResultRow>(db: Pool | PoolClient, sql: string, params: unknown[]) {
+  return 'release' in db ? db.query<R>(sql, params) : retryTransient(() => db.query<R>(sql, params));
+}
 
 /** Scope '' is the run's lease (its orchestrator); any other scope is a task id. */
 export const LEASE_SCHEMA = `
@@ -27,7 +37,8 @@ export interface LedgerFence {
 
 /** Takes the lease of a run (scope '') or of one of its tasks: the epoch goes up by one, atomically. */
 export async function takeLease(db: Pool | PoolClient, runId: string, scope: string, holder: string): Promise<number> {
-  const r = await db.query<{ epoch: string }>(
+  const r = await leaseQuery<{ epoch: string }>(
+    db,
     `INSERT INTO acia_leases (run_id, scope, epoch, holder) VALUES ($1, $2, 1, $3)
      ON CONFLICT (run_id, scope) DO UPDATE SET epoch = acia_leases.epoch + 1, holder = $3, taken_at = now()
      RETURNING epoch`,
@@ -47,11 +58,11 @@ export function fencedError(runId: string, what: string): AciaError {
  * lease row stays locked until it ends, so no takeover can slip between this check and the insert.
  */
 export async function checkFence(db: Pool | PoolClient, runId: string, fence: LedgerFence, lock: boolean): Promise<void> {
-  const run = await db.query<{ epoch: string }>(`SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = '' ${lock ? 'FOR UPDATE' : ''}`, [runId]);
+  const run = await leaseQuery<{ epoch: string }>(db, `SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = '' ${lock ? 'FOR UPDATE' : ''}`, [runId]);
   const epoch = run.rows[0] ? Number(run.rows[0].epoch) : null;
   if (epoch !== fence.epoch) throw fencedError(runId, `its lease epoch ${fence.epoch} is no longer current (now ${epoch ?? 'none'})`);
   if (!fence.task) return;
-  const task = await db.query<{ epoch: string }>('SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = $2', [runId, fence.task.taskId]);
+  const task = await leaseQuery<{ epoch: string }>(db, 'SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = $2', [runId, fence.task.taskId]);
   const token = task.rows[0] ? Number(task.rows[0].epoch) : null;
   if (token !== fence.task.token) throw fencedError(runId, `task ${fence.task.taskId} was handed to another worker (token ${fence.task.token}, now ${token ?? 'none'})`);
 }
