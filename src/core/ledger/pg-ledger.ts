@@ -40,7 +40,7 @@ ${LEASE_SCHEMA}
 /** Creates the ledger tables when missing (idempotent; safe to run from every worker). */
 export async function migrateLedger(db: Pool | PoolClient): Promise<void> {
   // Two workers starting at once may race on CREATE TABLE IF NOT EXISTS: serialise on an advisory lock.
-  await db.query(`SELECT pg_advisory_lock(472104); ${SCHEMA} SELECT pg_advisory_unlock(472104);`);
+  await retryTransient(() => db.query(`SELECT pg_advisory_lock(472104); ${SCHEMA} SELECT pg_advisory_unlock(472104);`));
 }
 
 export interface OpenPgLedgerOptions {
@@ -54,7 +54,7 @@ export interface OpenPgLedgerOptions {
 
 export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptions): Promise<RunLedger> {
   const id = asRunId(runId);
-  const rows = await db.query<{ line: string; hash: string }>('SELECT line, hash FROM acia_ledger WHERE run_id = $1 ORDER BY seq', [id]);
+  const rows = await retryTransient(() => db.query<{ line: string; hash: string }>('SELECT line, hash FROM acia_ledger WHERE run_id = $1 ORDER BY seq', [id]));
   if (rows.rowCount === 0 && !o.create) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found in the database`);
   const entries: LedgerEntry[] = [];
   extendChain(id, entries, rows.rows);
