@@ -144,7 +144,7 @@ describe.skipIf(!sandboxAvailable())('Claude Code as a Dev agent (ACP)', () => {
     expect(r.code, r.stderr + r.stdout).toBe(4);
     const entries = ledgerOf(repo, onlyRunId(repo));
     expect(entries.some((e) => e.type === 'BUDGET_EXCEEDED')).toBe(true);
-    expect((entries.at(-1)?.data as { reason: string }).reason).toBe('budget_exhausted');
+    expect((entries.at(-1)?.data as { reason: string }).reason, JSON.stringify(entries.slice(-4).map((e) => [e.type, e.actor, e.data]))).toBe('budget_exhausted');
     const spent = entries.filter((e) => e.type === 'LLM_CALL').reduce((n, e) => n + ((e.data as { usage: { inputTokens: number; outputTokens: number } }).usage.inputTokens + (e.data as { usage: { outputTokens: number } }).usage.outputTokens), 0);
     expect(spent).toBeLessThanOrEqual(30000);
     expect(server.requests.filter((q) => q.caller.startsWith('acp:claude-code:claude-sonnet'))).toHaveLength(0);

@@ -43,10 +43,13 @@ interface Metered {
 export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): Promise<MeteringProxy> {
   let breach: BudgetBreach | null = null;
   let calls = 0;
+  // Calls whose LLM_CALL entry is still being written: the agent has its reply before the entry is
+  // durable, so closing the proxy waits for them (a paid call is never recorded after its task ended).
+  const inFlight = new Set<Promise<unknown>>();
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     // What the fleet's shared budget holds for this call until it is settled or released.
     let reservation: BudgetReservation | null = null;
-    void collect(req).then(async (body) => {
+    const call = collect(req).then(async (body) => {
       const metered = req.method === 'POST' && /\/v1\/messages\/?(\?|$)/.test(req.url ?? '');
       let parsed: { model?: unknown; max_tokens?: unknown } = {};
       if (metered) {
@@ -120,6 +123,8 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       reservation = null;
       if (held) void ctx.deps.fleet?.budgetGate?.release(held).catch(() => undefined);
     });
+    inFlight.add(call);
+    void call.finally(() => inFlight.delete(call));
   };
   const tcp = http.createServer(handler);
   const unix = http.createServer(handler);
@@ -138,6 +143,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
         s.closeAllConnections();
         await new Promise<void>((resolve) => s.close(() => resolve()));
       }
+      await Promise.allSettled([...inFlight]);
       rmSync(socketDir, { recursive: true, force: true });
     },
   };
