@@ -42,10 +42,22 @@ function toolSignal(ctx: RunContext): { signal?: AbortSignal } {
   const signals = ctx.deps.runtime.signal ? [ctx.deps.runtime.signal] : [];
   if (maxMinutes !== undefined) {
     const left = ctx.sessionStartMs + maxMinutes * 60_000 - ctx.deps.runtime.clock.now().getTime();
-    signals.push(AbortSignal.timeout(Math.max(0, Math.min(left, 2_147_483_647))));
+    signals.push(deadlineSignal(Math.max(0, Math.min(left, 2_147_483_647))));
   }
   if (signals.length === 0) return {};
   return { signal: signals.length === 1 ? signals[0]! : AbortSignal.any(signals) };
+}
+
+/**
+ * Aborts after `ms`. Not `AbortSignal.timeout`: inside `AbortSignal.any` (Ctrl-C or the deadline) node 20
+ * holds its sources weakly, so a timeout signal nothing else references can be garbage-collected and
+ * never fire, and a command then outlived --max-minutes (seen under load). The timer holds this
+ * controller; unref'd, it keeps no process alive.
+ */
+function deadlineSignal(ms: number): AbortSignal {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new DOMException('the run reached its --max-minutes deadline', 'TimeoutError')), ms).unref();
+  return controller.signal;
 }
 
 export function toolsFor(ctx: RunContext, names: readonly string[]) {
