@@ -19,7 +19,7 @@ export async function coldStart({ runs = 15, log = () => {} } = {}) {
     cli_cold_start_ratio: {
       value: round(ratio),
       unit: 'x',
-      how: `median wall time of \`node dist/cli/main.js --version\` over \`node -e 0\`, ${runs} interleaved runs each`,
+      how: `median wall time of \`node dist/bin/acia.js --version\` over \`node -e 0\`, ${runs} interleaved runs each`,
       goal: '<= 1.4',
       met: ratio <= 1.4,
       detail: { medianMs: { node: round(m.node, 1), version: round(m.version, 1), help: round(m.help, 1) } },
@@ -27,7 +27,7 @@ export async function coldStart({ runs = 15, log = () => {} } = {}) {
     cli_help_cold_start_ratio: {
       value: round(m.help / m.node),
       unit: 'x',
-      how: `median wall time of \`node dist/cli/main.js --help\` over \`node -e 0\`, same interleaved runs`,
+      how: `median wall time of \`node dist/bin/acia.js --help\` over \`node -e 0\`, same interleaved runs`,
       goal: null,
       met: null,
     },

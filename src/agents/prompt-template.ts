@@ -3,6 +3,7 @@
 // values differ: a hole left in a prompt reaches the model silently, so it must fail before the call.
 import { readFileSync } from 'node:fs';
 import { AciaError } from '../core/errors.js';
+import { packagePath } from '../core/package-root.js';
 
 const cache = new Map<string, string>();
 const PLACEHOLDER = /\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g;
@@ -10,7 +11,7 @@ const PLACEHOLDER = /\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g;
 export function loadTemplate(file: string): string {
   let text = cache.get(file);
   if (text === undefined) {
-    text = readFileSync(new URL(`./prompts/${file}`, import.meta.url), 'utf8');
+    text = readFileSync(packagePath('src', 'agents', 'prompts', file), 'utf8');
     cache.set(file, text);
   }
   return text;

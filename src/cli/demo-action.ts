@@ -3,7 +3,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../core/package-root.js';
 import { z } from 'zod';
 import { AciaError } from '../core/errors.js';
 import { Git } from '../team/git.js';
@@ -13,7 +13,7 @@ import { runCommand, type RunKind } from './run-action.js';
 import type { RunFlags } from './commands/run.js';
 import { demoScenarioOf, markDemoRepo } from './demo-marker.js';
 
-export const SCENARIOS_DIR = fileURLToPath(new URL('../../workspace/scenarios/', import.meta.url));
+export const SCENARIOS_DIR = `${packagePath('workspace', 'scenarios')}/`;
 
 const Scenario = z.object({
   name: z.string(),

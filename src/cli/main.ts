@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The acia entry point: a fast path for --version, then commander with each command's work loaded lazily.
 import { readFileSync } from 'node:fs';
+import { packagePath } from '../core/package-root.js';
 
 // A reader that goes away (`acia runs | head`) is not an error worth a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -19,6 +20,6 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
 }
 
 function readVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }

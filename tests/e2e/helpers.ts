@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LedgerEntry } from '../../src/core/acm/contracts.js';
 
-export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
+export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'bin', 'acia.js');
 
 export interface CliResult {
   code: number;

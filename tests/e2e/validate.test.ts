@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const cli = join(root, 'dist/cli/main.js');
+const cli = join(root, 'dist/bin/acia.js');
 const examplePlan = join(root, 'schemas/examples/plan-guarded-join.json');
 let dir = '';
 
@@ -27,7 +27,7 @@ function planWith(edit: (plan: PlanDoc) => void): string {
 }
 
 beforeAll(() => {
-  if (!existsSync(cli)) throw new Error('dist/cli/main.js is missing: run `npm run build` before the e2e tests');
+  if (!existsSync(cli)) throw new Error('dist/bin/acia.js is missing: run `npm run build` before the e2e tests');
   dir = mkdtempSync(join(tmpdir(), 'acia-validate-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

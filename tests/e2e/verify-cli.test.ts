@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, writeSampleRun } from '../helpers/sample-run.js';
 
-const cli = resolve('dist/cli/main.js');
+const cli = resolve('dist/bin/acia.js');
 function acia(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [cli, ...args], { cwd, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnCapture } from '../../src/core/sandbox/spawn-collect.js';
 
-export const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
+export const CLI = path.resolve(import.meta.dirname, '../../dist/bin/acia.js');
 export const SECRET = 'S3CRET-do-not-leak-7c1f';
 export const ENV_SECRETS = { ANTHROPIC_API_KEY: 'sk-ant-leak-1111', FOO_TOKEN: 'tok-leak-2222', AWS_SECRET_ACCESS_KEY: 'aws-leak-3333', GITHUB_TOKEN: 'ghp-leak-4444' };
 

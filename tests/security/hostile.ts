@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LedgerEntry } from '../../src/core/acm/contracts.js';
 
-export const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
+export const CLI = path.resolve(import.meta.dirname, '../../dist/bin/acia.js');
 const BASE = path.resolve(import.meta.dirname, '../../workspace/scenarios/_base');
 export const SECRET = 'S3CRET-id-rsa-9d2e';
 export const FAKE_KEY = 'sk-ant-leak-5555';

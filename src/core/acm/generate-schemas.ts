@@ -1,6 +1,7 @@
 // Generates schemas/<id>.schema.json from the zod contracts; `npm run schemas` runs it, a test checks disk matches.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { packagePath } from '../package-root.js';
 import { z } from 'zod';
 import { SCHEMA_IDS, SCHEMAS } from './schema-validator.js';
 
@@ -23,7 +24,7 @@ function titleOf(id: string): string {
 }
 
 /** schemas/ at the package root, from either src/core/acm or dist/core/acm. */
-export const SCHEMAS_DIR = fileURLToPath(new URL('../../../schemas/', import.meta.url));
+export const SCHEMAS_DIR = `${packagePath('schemas')}/`;
 
 export function writeSchemas(dir: string = SCHEMAS_DIR): string[] {
   mkdirSync(dir, { recursive: true });

@@ -9,7 +9,7 @@ import { buildSandboxEnv } from './env.js';
 import { dependencyDirsCached } from './deps.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { checkoutsToMask, enclosingCheckout, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../package-root.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
 import { proxyEnv, parseHostRule, SANDBOX_PROXY_PORT, startEgressProxy, type EgressProxy } from './egress-proxy.js';
@@ -227,8 +227,8 @@ function scratchDir(): string {
   return scratch;
 }
 
-/** This package's root (dist/core/sandbox or src/core/sandbox, three levels down) and node's install prefix. */
-const TOOLCHAIN: readonly string[] = [fileURLToPath(new URL('../../..', import.meta.url)), nodePath.dirname(nodePath.dirname(process.execPath))].flatMap((d) => {
+/** This package's root and node's install prefix. */
+const TOOLCHAIN: readonly string[] = [packageRoot(), nodePath.dirname(nodePath.dirname(process.execPath))].flatMap((d) => {
   try {
     return [fs.realpathSync(d)];
   } catch {

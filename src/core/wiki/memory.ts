@@ -3,6 +3,8 @@
 import { constants } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { packagePath } from '../package-root.js';
 import { AciaError, errorMessage, isAciaError } from '../errors.js';
 import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularFile, writeRegularFile } from '../fs/no-follow.js';
 import type { RunLedger } from '../ledger/types.js';
@@ -27,7 +29,7 @@ export function memoryDir(repoRoot: string): string {
 }
 
 /** Templates ship in the package's top-level `wiki/templates/` (next to dist/ and src/ alike). */
-const TEMPLATE_DIR = new URL('../../../wiki/templates/', import.meta.url);
+const TEMPLATE_DIR = pathToFileURL(`${packagePath('wiki', 'templates')}/`);
 
 export async function memoryTemplate(page: string): Promise<string> {
   try {
