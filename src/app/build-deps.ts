@@ -23,7 +23,7 @@ import { costUsd, estimateCallCost, estimateRequestTokens } from '../core/llm/pr
 import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
-import { createRunner, detectSandbox } from '../core/sandbox/detect.js';
+import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
@@ -119,7 +119,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       return (await made).complete(request, options);
     },
   };
-  const { runnerFor, mode } = chooseRunner(o);
+  const { runnerFor, mode } = await chooseRunner(o);
   const mcp = mcpHub(o, mode);
   const base = staticDeps(o.config, o.warn);
   return {
@@ -214,13 +214,14 @@ function mcpHub(o: BuildDepsOptions, mode: 'bwrap' | 'off'): McpHub | null {
 }
 
 /** Decides the sandbox once, then hands out one runner per worktree. */
-function chooseRunner(o: BuildDepsOptions): { runnerFor: (root: string) => CommandRunner; mode: 'bwrap' | 'off' } {
+async function chooseRunner(o: BuildDepsOptions): Promise<{ runnerFor: (root: string) => CommandRunner; mode: 'bwrap' | 'off' }> {
   let mode: 'bwrap' | 'off' = 'bwrap';
   if (o.config.sandbox === 'off') {
     o.warn('the sandbox is off: agent commands run with your permissions, files and network');
     mode = 'off';
   } else {
-    const sb = detectSandbox();
+    // The probe `acia run` started on its way in, or a new one.
+    const sb = await probeSandbox();
     if (sb.status === 'unavailable') {
       if (o.allowSandboxFallback && o.config.sandbox === 'auto') {
         o.warn(`${sb.reason}; the demo runs its scripted commands without a sandbox (install: ${sb.install})`);

@@ -17,7 +17,8 @@ import { describeIgnored, loadConfig } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
-import { Git, repoRoot, requireCommit } from '../team/git.js';
+import { Git, probeRepo } from '../team/git.js';
+import { probeSandbox } from '../core/sandbox/detect.js';
 import { reviewApply } from '../team/apply.js';
 import { noHuman, type Escalator } from '../team/deps.js';
 import { latestResumableRun, resumeRun, startRun, type RunResult } from '../team/team.js';
@@ -46,9 +47,10 @@ export interface RunEnvironment {
 }
 
 export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnvironment = {}): Promise<number> {
+  // The sandbox probe (a bwrap process) runs while git answers; buildDeps finds its answer cached.
+  if (flags.sandbox !== 'off') probeSandbox().catch(() => undefined);
   const git = new Git(systemClock);
-  const repo = await repoRoot(git, resolve(flags.repo));
-  await requireCommit(git, repo);
+  const repo = (await probeRepo(git, resolve(flags.repo))).root;
   const given: Record<string, unknown> = Object.fromEntries(Object.entries(flagConfig(flags)).filter(([, v]) => v !== undefined));
   if (what.kind === 'resume') {
     // Resume with the model the run started with, unless --model says otherwise.
@@ -84,7 +86,10 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   if (loaded.ignored) stderr.write(`${chalk.yellow('warning:')} ${describeIgnored(loaded.ignored)}\n`);
   // Before anything is recorded: a resume without credentials leaves the run as it was, resumable.
   preflightModel(config, process.env, env.anthropic !== undefined, repo);
-  if (flags.apply && (await git.isDirty(repo))) {
+  // Asked once, while the config is read and the deps are built.
+  const dirty = flags.apply || (what.kind === 'run' && !flags.includeUncommitted) ? git.isDirty(repo) : Promise.resolve(false);
+  dirty.catch(() => undefined);
+  if (flags.apply && (await dirty)) {
     throw new AciaError('USAGE', 'not starting: --apply needs a clean working tree, and yours has uncommitted changes', {
       hint: 'commit or stash them first, or run without --apply and merge the run branch yourself',
     });
@@ -92,7 +97,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const saved = what.kind === 'exec' ? readPlanFile(what.file) : null;
   const givenPacket = what.kind === 'plan' && what.context !== undefined ? readContextPacket(what.context) : null;
 
-  if (what.kind === 'run' && !flags.includeUncommitted && (await git.isDirty(repo))) {
+  if (what.kind === 'run' && !flags.includeUncommitted && (await dirty)) {
     stderr.write(`${chalk.yellow('warning:')} the working tree has uncommitted changes; the team works from the last commit and will not see them (use --include-uncommitted to include them)\n`);
   }
 

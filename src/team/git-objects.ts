@@ -99,6 +99,23 @@ export async function changedPaths(reader: GitBatchReader, a: string, b: string)
   return out.map((p) => Buffer.from(p, 'latin1').toString('utf8'));
 }
 
+/**
+ * `git ls-tree -r -z --name-only <commit>` from the tree objects: every path that is not a tree (files,
+ * symlinks, gitlinks) in git's order, decoded as UTF-8. The subtrees are asked for all at once, so the
+ * reads queue on the pipe instead of waiting on each other. Null for a SHA-256 repository (the tree
+ * parser reads 20-byte ids) or a missing commit: ask `ls-tree` then.
+ */
+export async function listTreePaths(reader: GitBatchReader, commit: string): Promise<string[] | null> {
+  const root = await treeOf(reader, commit);
+  if (root === null || root.length !== 40) return null;
+  const walk = async (tree: string, prefix: string): Promise<string[]> => {
+    const entries = await entriesOf(reader, tree);
+    const parts = await Promise.all(entries.map((e) => (isTree(e.mode) ? walk(e.sha, `${prefix}${e.name}/`) : Promise.resolve([prefix + e.name]))));
+    return parts.flat();
+  };
+  return (await walk(root, '')).map((p) => Buffer.from(p, 'latin1').toString('utf8'));
+}
+
 async function entriesOf(reader: GitBatchReader, tree: string | null): Promise<TreeEntry[]> {
   if (tree === null) return [];
   const o = await reader.read(tree);

@@ -222,18 +222,51 @@ function splitZ(out: string): string[] {
 /** Git helpers that read the repository itself (not an agent's worktree). */
 export async function repoRoot(git: Git, dir: string): Promise<string> {
   const r = await git.run(dir, ['rev-parse', '--show-toplevel'], { allowFail: true });
-  if (r.exitCode !== 0) {
-    throw new AciaError('NOT_A_GIT_REPO', `${dir} is not inside a git repository`, { hint: 'run `git init` and commit your code first, or pass --repo <dir>' });
-  }
+  if (r.exitCode !== 0) throw notARepo(dir);
   return r.stdout;
 }
 
 export async function requireCommit(git: Git, repo: string): Promise<string> {
   const r = await git.run(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { allowFail: true });
-  if (r.exitCode !== 0) {
-    throw new AciaError('REPO_NO_COMMITS', `${repo} has no commits yet`, { hint: 'commit your code first: git add -A && git commit -m "initial"' });
-  }
+  if (r.exitCode !== 0) throw noCommits(repo);
   return r.stdout;
+}
+
+const notARepo = (dir: string) => new AciaError('NOT_A_GIT_REPO', `${dir} is not inside a git repository`, { hint: 'run `git init` and commit your code first, or pass --repo <dir>' });
+const noCommits = (repo: string) => new AciaError('REPO_NO_COMMITS', `${repo} has no commits yet`, { hint: 'commit your code first: git add -A && git commit -m "initial"' });
+
+/** What starting a run asks of the repository, from one git process. */
+export interface RepoFacts {
+  /** The top of the work tree. */
+  root: string;
+  /** The common git dir (shared by linked worktrees), absolute. */
+  commonDir: string;
+  /** HEAD's commit. */
+  head: string;
+  /** The checked-out branch's short name; null when HEAD is detached. */
+  branch: string | null;
+}
+
+/**
+ * `repoRoot`, `requireCommit`, the common dir and the current branch in one `git rev-parse` (each was a
+ * process of its own, on the path to a run's first model request). rev-parse prints its answers in the
+ * order asked and stops at the first it cannot give, so an unborn HEAD shows as a missing commit line.
+ *
+ * @throws AciaError NOT_A_GIT_REPO, REPO_NO_COMMITS
+ */
+export async function probeRepo(git: Git, dir: string): Promise<RepoFacts> {
+  const r = await git.run(dir, ['rev-parse', '--show-toplevel', '--git-common-dir', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], { allowFail: true });
+  const lines = r.stdout.split('\n');
+  const [root, common, commit, ref] = lines;
+  if (root === undefined || root === '' || common === undefined) throw notARepo(dir);
+  if (r.exitCode !== 0 || commit === undefined || !/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit)) throw noCommits(root);
+  if (lines.length !== 4 || ref === undefined) {
+    // A path with a newline in it: ask one question at a time.
+    const top = await repoRoot(git, dir);
+    const gitDir = (await git.run(top, ['rev-parse', '--git-common-dir'])).stdout;
+    return { root: top, commonDir: resolve(top, gitDir), head: await requireCommit(git, top), branch: await git.currentBranch(top) };
+  }
+  return { root, commonDir: resolve(dir, common), head: commit, branch: ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null };
 }
 
 /** Past this many untracked files, --include-uncommitted refuses unless forced. */
@@ -284,8 +317,8 @@ export async function checkUntracked(git: Git, repo: string, force: boolean): Pr
 }
 
 /** Keeps .acia/ out of `git status` without touching a tracked file. */
-export async function excludeAciaDir(git: Git, repo: string): Promise<void> {
-  const common = (await git.run(repo, ['rev-parse', '--git-common-dir'])).stdout;
+export async function excludeAciaDir(git: Git, repo: string, commonDir?: string): Promise<void> {
+  const common = commonDir ?? (await git.run(repo, ['rev-parse', '--git-common-dir'])).stdout;
   const dir = isAbsolute(common) ? common : join(repo, common);
   const file = join(dir, 'info', 'exclude');
   const text = await readFile(file, 'utf8').catch(() => '');

@@ -5,17 +5,31 @@ import { safeGit } from '../core/sandbox/safe-git.js';
 import { testCommandFor } from '../core/tools/run-tests.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { Git } from './git.js';
+import type { GitBatchReader } from '../core/sandbox/git-batch.js';
+import { listTreePaths } from './git-objects.js';
 
 /** The largest file the detector reads (package.json), whole. */
 const MANIFEST_BYTES = 1024 * 1024;
 
-export function gitReader(git: Git, repo: string, commit: string): RepoReader {
+/**
+ * With `objects` (the run's `cat-file --batch`, already running for the workspace) the tree and the files
+ * are read over its pipe, without a process of their own: they are on the path to the PM's first call.
+ */
+export function gitReader(git: Git, repo: string, commit: string, objects?: GitBatchReader): RepoReader {
   let files: Promise<string[]> | null = null;
   const readTexts = async (paths: readonly string[], maxBytes: number): Promise<Map<string, string | null>> => {
     const out = new Map<string, string | null>(paths.map((p) => [p, null]));
     // A path with a newline cannot be named on cat-file's line-based input; it reads as missing.
     const named = paths.filter((p) => !p.includes('\n'));
     if (named.length === 0) return out;
+    if (objects) {
+      const read = await Promise.all(named.map((p) => objects.read(`${commit}:${p}`).catch(() => null)));
+      named.forEach((p, i) => {
+        const o = read[i];
+        if (o?.type === 'blob') out.set(p, o.content.toString('utf8').slice(0, maxBytes));
+      });
+      return out;
+    }
     const r = await safeGit(repo, ['cat-file', '--batch'], { input: named.map((p) => `${commit}:${p}\n`).join('') });
     if (r.exitCode !== 0) return out;
     const bytes = r.stdoutBytes;
@@ -35,7 +49,9 @@ export function gitReader(git: Git, repo: string, commit: string): RepoReader {
   };
   return {
     listFiles: () =>
-      (files ??= git.run(repo, ['ls-tree', '-r', '-z', '--name-only', commit]).then((r) => r.stdout.split('\0').filter((f) => f !== ''))),
+      (files ??= (objects ? listTreePaths(objects, commit).catch(() => null) : Promise.resolve(null)).then(
+        async (walked) => walked ?? (await git.run(repo, ['ls-tree', '-r', '-z', '--name-only', commit])).stdout.split('\0').filter((f) => f !== ''),
+      )),
     readText: async (path, maxBytes) => (await readTexts([path], maxBytes)).get(path) ?? null,
     readTexts,
     head: () => Promise.resolve(commit),

@@ -9,6 +9,7 @@ import type { TeamDeps } from './deps.js';
 import type { Recorder } from './recorder.js';
 import type { RunState } from './run-state.js';
 import type { RunWorkspace } from './workspace.js';
+import type { Lazy } from './lazy.js';
 
 export interface RunContext {
   deps: TeamDeps;
@@ -18,8 +19,12 @@ export interface RunContext {
   rec: Recorder;
   state: RunState;
   workspace: RunWorkspace;
-  /** Settles when the run worktree is checked out; only the PM's tools run before that and wait on it. */
-  workspaceReady: Promise<void>;
+  /**
+   * Settles when the run worktree is checked out; only the PM's tools run before that and wait on it.
+   * The checkout starts when something waits for it, or just after the run's first model request goes
+   * out (`start()`), so its processes overlap the model's answer instead of delaying the question.
+   */
+  workspaceReady: Lazy<void>;
   instructions: InstructionFile[];
   facts: Record<string, unknown>;
   testCommand: string | null;

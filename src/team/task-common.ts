@@ -1,4 +1,6 @@
 // Pieces every task runner shares: how a task ends, the agent's toolbox and task message, retries.
+import type { LlmRequest } from '../core/llm/types.js';
+import { lazy } from './lazy.js';
 import { relative } from 'node:path';
 import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
@@ -254,8 +256,8 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
   try {
     // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
     // once the worktree its tools act on exists.
-    const toolCtx = o.waitForWorkspace ? ctx.workspaceReady.then(() => toolContext(ctx, o.root)) : Promise.resolve(toolContext(ctx, o.root));
-    toolCtx.catch(() => undefined); // surfaces at the first tool call
+    const toolCtx = o.waitForWorkspace ? lazy(() => Promise.resolve(ctx.workspaceReady).then(() => toolContext(ctx, o.root))) : Promise.resolve(toolContext(ctx, o.root));
+    const hooks = modelHooks(ctx, o.actor, o.taskId === 'plan' ? undefined : o.taskId);
     return await runAgent({
       llm: ctx.deps.model.client,
       model: ctx.deps.model.id,
@@ -281,7 +283,17 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
       ...(ctx.deps.runtime.signal ? { signal: ctx.deps.runtime.signal } : {}),
       ...(ctx.deps.runtime.onEvent ? { onChunk: (chunk) => ctx.deps.runtime.onEvent?.({ kind: 'chunk', chunk }) } : {}),
-      ...modelHooks(ctx, o.actor, o.taskId === 'plan' ? undefined : o.taskId),
+      ...hooks,
+      // The PM's first request is on its way after this turn of the event loop: the run worktree's
+      // checkout starts then, in the time the model takes to answer.
+      ...(o.waitForWorkspace
+        ? {
+            beforeModelCall: async (request: LlmRequest) => {
+              await hooks.beforeModelCall(request);
+              setTimeout(() => ctx.workspaceReady.start(), 0);
+            },
+          }
+        : {}),
     });
   } catch (e) {
     if (isStopError(e)) throw e;

@@ -10,7 +10,7 @@ import type { EventDataOf, HumanAction, RunManifest } from '../core/ledger/event
 import type { RunLedger } from '../core/ledger/types.js';
 import type { TeamDeps } from './deps.js';
 import { execute, recordAnswer } from './executor.js';
-import { checkUntracked, excludeAciaDir, Git, repoRoot, requireCommit, snapshotWorkingTree } from './git.js';
+import { checkUntracked, excludeAciaDir, Git, probeRepo, repoRoot, snapshotWorkingTree } from './git.js';
 import { adoptPlan, ensureContext, planRun } from './planning.js';
 import { Recorder } from './recorder.js';
 import type { RunContext } from './run-context.js';
@@ -18,6 +18,7 @@ import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEsc
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
+import { lazy } from './lazy.js';
 import { latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
@@ -56,13 +57,14 @@ export interface StartOptions {
  */
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
   const git = new Git(deps.runtime.clock);
-  const repo = await repoRoot(git, opts.dir);
-  const head = await requireCommit(git, repo);
+  const facts = await probeRepo(git, opts.dir);
+  const repo = facts.root;
+  const head = facts.head;
   if (opts.includeUncommitted) await checkUntracked(git, repo, opts.forceUncommitted ?? false);
   const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
   const now = deps.runtime.clock.now();
   const runId = deps.runtime.ids.runId(now);
-  await excludeAciaDir(git, repo);
+  await excludeAciaDir(git, repo, facts.commonDir);
   await guardAciaState(git, repo);
   const runDir = ensureAciaDir(repo, 'runs', runId);
   // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
@@ -80,7 +82,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     goal,
     repo,
     baseCommit: base,
-    baseBranch: await git.currentBranch(repo),
+    baseBranch: facts.branch,
     runBranch: ctx.workspace.runBranch,
     model: deps.model.spec,
     settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget, memoryLessons: deps.config.memoryLessons },
@@ -238,7 +240,7 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
     rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry }) : undefined),
     state,
     workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId),
-    workspaceReady: Promise.resolve(),
+    workspaceReady: lazy(() => Promise.resolve()),
     instructions: [],
     facts: {},
     testCommand: deps.config.testCommand ?? null,
@@ -249,13 +251,13 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
 
 async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   let outcome: DriveOutcome;
-  // The run worktree is checked out while the context is read from git objects and the PM's first call
-  // goes out (a checkout of a large repository takes seconds); the PM's tools, and execution, wait for it.
-  const opening = ctx.workspace.openRun(base, ctx.state.lastSeq <= 0);
-  opening.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  // The run worktree is checked out while the PM's first call is out (a checkout of a large repository
+  // takes seconds; the context is read from git objects); the PM's tools, and execution, wait for it.
+  const create = ctx.state.lastSeq <= 0;
+  const opening = lazy(() => ctx.workspace.openRun(base, create));
   ctx.workspaceReady = opening;
   try {
-    const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base);
+    const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
     ctx.testCommand ??= await detectTestCommandInGit(reader);
     await openMcp(ctx, opening);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
@@ -274,12 +276,12 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }
   // finish() reads the run worktree: the checkout must have ended, however the run did.
-  await opening.catch(() => undefined);
+  await Promise.resolve(opening).catch(() => undefined);
   return finish(ctx, outcome);
 }
 
 /** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
-async function openMcp(ctx: RunContext, opening: Promise<void>): Promise<void> {
+async function openMcp(ctx: RunContext, opening: PromiseLike<void>): Promise<void> {
   if (!ctx.deps.tools.mcp) return;
   // The servers serve the run worktree: only MCP runs wait for its checkout before the PM's call.
   await opening;

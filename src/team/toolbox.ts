@@ -12,7 +12,7 @@ export interface ToolboxOptions {
   tools: readonly Tool[];
   toSpec: (tool: Tool) => LlmToolSpec;
   /** Resolved before the first tool call; the PM's may still be waiting for its worktree. */
-  ctx: Promise<ToolContext>;
+  ctx: PromiseLike<ToolContext>;
   callTool: CallTool;
   recorder: Recorder;
   actor: string;

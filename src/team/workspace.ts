@@ -55,6 +55,10 @@ export class Workspace implements RunWorkspace {
   private readonly setupOutputs = new Map<string, string[]>();
   /** The run's one `git cat-file --batch` in the repository: heads, trees and diffs without a process each. */
   private readonly reader: GitBatchReader;
+  /** The run's object reader, for what else reads the repository's objects during the run (the PM's context). */
+  get objects(): GitBatchReader {
+    return this.reader;
+  }
   /** Task branches checkpointed in this session and not merged since: they cannot be merged already. */
   private readonly unmerged = new Set<string>();
   readonly runBranch: string;
@@ -87,10 +91,9 @@ export class Workspace implements RunWorkspace {
     this.head = null;
     // Real directories all the way: a `.acia/worktrees` link from a clone would put worktrees elsewhere.
     ensureRealDir(this.repo, this.root());
-    const exists = await this.git.branchExists(this.repo, this.runBranch);
-    const at = create || !exists ? base : this.runBranch;
-    if (create || !exists) await this.git.run(this.repo, ['branch', '-f', this.runBranch, at]);
-    await this.git.run(this.repo, ['worktree', 'prune']);
+    // A new run's branch and worktree path are new (its id is); a resumed run's may be gone or stale.
+    if (create || !(await this.git.branchExists(this.repo, this.runBranch))) await this.git.run(this.repo, ['branch', '-f', this.runBranch, base]);
+    if (!create) await this.git.run(this.repo, ['worktree', 'prune']);
     await this.git.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch], { allowFail: true });
     if (!create) await this.recoverRunWorktree();
   }

@@ -10,7 +10,7 @@ import { systemClock } from '../../src/core/acm/ids.js';
 import { GitBatchReader } from '../../src/core/sandbox/git-batch.js';
 import { checkpointCommit } from '../../src/team/checkpoint.js';
 import { Git } from '../../src/team/git.js';
-import { blobSha, changedPaths, objectsDirOf, writeLooseObject } from '../../src/team/git-objects.js';
+import { blobSha, changedPaths, listTreePaths, objectsDirOf, writeLooseObject } from '../../src/team/git-objects.js';
 
 const dirs: string[] = [];
 const readers: GitBatchReader[] = [];
@@ -37,6 +37,24 @@ function reader(dir: string): GitBatchReader {
   readers.push(r);
   return r;
 }
+
+describe('listTreePaths', () => {
+  it('lists what git ls-tree -r --name-only lists, in the same order', async () => {
+    const { dir, git } = repo();
+    // Names whose order differs between "as a directory" and "as a file" (a.b sorts before a/, a0 after),
+    // deep nesting, a symlink, a non-ASCII name, a space, and a gitlink (listed, not entered).
+    for (const f of ['a.b', 'a/x', 'a/y/z', 'a0', 'b c/d', 'é/ü.txt', 'z']) write(dir, f, `${f}\n`);
+    fs.symlinkSync('a0', path.join(dir, 'link'));
+    git('add', '-A');
+    git('commit', '-qm', 'one');
+    git('update-index', '--add', '--cacheinfo', `160000,${git('rev-parse', 'HEAD')},sub`);
+    git('commit', '-qm', 'gitlink');
+    const want = execFileSync('git', ['ls-tree', '-r', '-z', '--name-only', 'HEAD'], { cwd: dir, encoding: 'utf8' }).split('\0').filter((f) => f !== '');
+    expect(await listTreePaths(reader(dir), git('rev-parse', 'HEAD'))).toEqual(want);
+    expect(want).toContain('sub');
+    expect(await listTreePaths(reader(dir), '0'.repeat(40))).toBeNull();
+  });
+});
 
 describe('changedPaths', () => {
   it('lists what git diff --name-only --ignore-submodules=all lists, in the same order', async () => {

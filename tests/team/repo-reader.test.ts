@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/acm/ids.js';
 import { Git } from '../../src/team/git.js';
 import { detectTestCommandInGit, gitReader } from '../../src/team/repo-reader.js';
+import { GitBatchReader } from '../../src/core/sandbox/git-batch.js';
 
 let repo: string;
 let commit: string;
@@ -27,9 +28,21 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
-describe('gitReader', () => {
+// Both ways of reading: a git process per read, and the run's cat-file pipe (the workspace's reader).
+const objects: GitBatchReader[] = [];
+afterAll(() => objects.forEach((o) => o.close()));
+const ways = {
+  processes: () => gitReader(new Git(systemClock), repo, commit),
+  'the batch pipe': () => {
+    const o = new GitBatchReader(repo);
+    objects.push(o);
+    return gitReader(new Git(systemClock), repo, commit, o);
+  },
+};
+
+describe.each(Object.entries(ways))('gitReader through %s', (_, make) => {
   it('lists the commit tree with raw (unquoted) names and reads many files in one go', async () => {
-    const reader = gitReader(new Git(systemClock), repo, commit);
+    const reader = make();
     expect((await reader.listFiles()).sort()).toEqual(['README.md', 'bin.dat', 'café.txt', 'package.json', 'pkg/AGENTS.md']);
     const texts = await reader.readTexts!(['README.md', 'missing.md', 'bin.dat', 'pkg/AGENTS.md', 'café.txt', 'pkg'], 1000);
     expect(texts.get('README.md')).toBe('héllo\nwörld\n');
@@ -42,6 +55,6 @@ describe('gitReader', () => {
   });
 
   it('detects the test command from the commit, not the working tree', async () => {
-    expect(await detectTestCommandInGit(gitReader(new Git(systemClock), repo, commit))).toBe('npm test --');
+    expect(await detectTestCommandInGit(make())).toBe('npm test --');
   });
 });

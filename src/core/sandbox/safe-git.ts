@@ -61,11 +61,18 @@ export interface SafeGitResult {
   stderr: string;
 }
 
+/**
+ * Subcommands that only name refs and objects: they never read a work tree file through a filter, diff
+ * or merge, so the driver query (a process of its own when its answer is not cached) is not needed.
+ */
+const NO_CONTENT_COMMANDS: ReadonlySet<string> = new Set(['rev-parse', 'symbolic-ref', 'for-each-ref', 'update-ref']);
+
 /** Runs `git <args>` in `cwd` with hardened config and env. Diff-like commands get --no-ext-diff --no-textconv. */
 export async function safeGit(cwd: string, args: readonly string[], opts: SafeGitOptions = {}): Promise<SafeGitResult> {
   if (opts.expectedGitDir !== undefined) assertGitPointer(cwd, opts.expectedGitDir);
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
-  const full = ['--no-pager', ...config, ...(await driverOverrides(cwd)), ...hardenSubcommand(args)];
+  const drivers = NO_CONTENT_COMMANDS.has(args[0] ?? '') ? [] : await driverOverrides(cwd);
+  const full = ['--no-pager', ...config, ...drivers, ...hardenSubcommand(args)];
   const result = await spawnCapture(['git', ...full], {
     cwd,
     env: gitEnv(opts.env),
