@@ -25,6 +25,22 @@ export class Recorder {
   }
 
   /**
+   * Records without waiting for the entry to be durable (where the ledger can queue it): for entries a
+   * crash may lose at the cost of a redo, never of a wrong state (a model call's record, a tool's result).
+   * The entry is in order and folded at once; it is durable with the next group commit, a millisecond or
+   * two later, and the next `record` waits for it. Before anything that changes the world outside the
+   * ledger, ACIA records with `record` (a tool that can change something, a checkpoint, a merge).
+   */
+  async note<T extends LedgerEntryType>(actor: string, type: T, data: EventDataOf<T>): Promise<void> {
+    if (this.ledger.appendQueued === undefined) {
+      await this.record(actor, type, data);
+      return;
+    }
+    this.ledger.appendQueued({ actor, type, data });
+    this.catchUp();
+  }
+
+  /**
    * Folds what other writers appended since (a fleet run's task workers write to the same ledger):
    * the orchestrator calls it after a task ran elsewhere, before it acts on the task's outcome.
    */

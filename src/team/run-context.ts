@@ -72,9 +72,9 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
     afterModelCall: async (request: LlmRequest, response: LlmResponse): Promise<void> => {
       const costUsd = ctx.deps.model.costUsd(ctx.deps.model.id, response.usage);
       try {
-        // Both blobs at once: each waits on its own fsync.
         const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(canonicalJson(visibleRequest(request))), ctx.rec.blob(canonicalJson(response))]);
-        await ctx.rec.record(actor, 'LLM_CALL', {
+        // Not waited for: a crash in the next millisecond or two costs this call's record, not a wrong state.
+        await ctx.rec.note(actor, 'LLM_CALL', {
           ...(taskId === undefined ? {} : { taskId }),
           caller: request.caller,
           model: response.model,

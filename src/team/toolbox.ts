@@ -28,28 +28,24 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
     readOnly: (name) => byName.get(name)?.readOnly ?? false,
     async invoke(call) {
       const tool = byName.get(call.name);
-      // Write-ahead: a call is durable before it runs. ACIA's own read-only tools (not an MCP server's, whose
-      // read-only hint is the server's word) change nothing a crash could leave half done, so they run while
-      // their TOOL_CALL is being synced (the entry is already in order); the result is recorded only once
-      // the call is durable.
-      const recorded = o.recorder.record(o.actor, 'TOOL_CALL', { taskId: o.taskId, toolUseId: call.id, name: call.name, input: call.input ?? null });
-      if (!(tool?.readOnly === true && tool.descriptor.provider === 'acia')) await recorded;
-      else recorded.catch(() => undefined); // awaited below; this only keeps a failure from going unhandled first
+      // Write-ahead: a call that can change something is durable before it runs. ACIA's own read-only tools
+      // (not an MCP server's, whose read-only hint is the server's word) change nothing a crash could leave
+      // half done: their call and result go out with the ledger's next group commit, unwaited.
+      const entry = { taskId: o.taskId, toolUseId: call.id, name: call.name, input: call.input ?? null };
+      if (tool?.readOnly === true && tool.descriptor.provider === 'acia') await o.recorder.note(o.actor, 'TOOL_CALL', entry);
+      else await o.recorder.record(o.actor, 'TOOL_CALL', entry);
       const started = o.recorder.now();
-      let result: ToolResult;
-      try {
-        result = tool
-          ? await o.callTool(tool, call.input, await o.ctx)
-          : {
-              ok: false,
-              forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
-              forDisplay: `unknown tool ${call.name}`,
-            };
-      } finally {
-        await recorded;
-      }
+      const result: ToolResult = tool
+        ? await o.callTool(tool, call.input, await o.ctx)
+        : {
+            ok: false,
+            forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
+            forDisplay: `unknown tool ${call.name}`,
+          };
       const outputRef = await o.recorder.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
-      await o.recorder.record(o.actor, 'TOOL_RESULT', {
+      // Its effects happened already; the next call that can change something (or the task's next step)
+      // waits for this entry with its own.
+      await o.recorder.note(o.actor, 'TOOL_RESULT', {
         taskId: o.taskId,
         toolUseId: call.id,
         name: call.name,

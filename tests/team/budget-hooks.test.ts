@@ -50,6 +50,10 @@ function context(o: { gate?: BudgetGate; spentUsd?: number; maxCostUsd?: number;
         recorded.push(type);
         return Promise.resolve();
       },
+      note: (_actor: string, type: string) => {
+        recorded.push(type);
+        return Promise.resolve();
+      },
     },
   };
   return ctx as unknown as RunContext & { recorded: string[] };

@@ -1,5 +1,6 @@
 // Write-ahead in the toolbox: a tool that can change something runs only once its TOOL_CALL is durable;
-// ACIA's own read-only tools run while it is being synced; an MCP tool's read-only hint earns nothing.
+// ACIA's own read-only tools do not wait for the ledger at all (their call and result are queued for its
+// next group commit); an MCP tool's read-only hint earns nothing. Results are queued: their tool has run.
 import { describe, expect, it } from 'vitest';
 import type { Tool, ToolContext, ToolResult } from '../../src/core/tools/types.js';
 import type { Recorder } from '../../src/team/recorder.js';
@@ -16,10 +17,14 @@ function fakeTool(name: string, readOnly: boolean, provider: 'acia' | 'mcp'): To
   };
 }
 
-/** A recorder whose TOOL_CALL becomes durable only when the test says so. */
+/** A recorder whose awaited TOOL_CALL becomes durable only when the test says so; queued entries are logged. */
 function slowRecorder(log: string[]): { recorder: Recorder; release: () => void } {
   let release = (): void => undefined;
   const recorder = {
+    note: (_actor: string, type: string) => {
+      log.push(`queue ${type}`);
+      return Promise.resolve();
+    },
     record: (_actor: string, type: string) => {
       log.push(`append ${type}`);
       if (type !== 'TOOL_CALL') return Promise.resolve({});
@@ -60,14 +65,14 @@ async function order(tool: Tool): Promise<string[]> {
 
 describe('toolbox write-ahead', () => {
   it('runs a tool that may change something only after its TOOL_CALL is durable', async () => {
-    expect(await order(fakeTool('write_file', false, 'acia'))).toEqual(['append TOOL_CALL', 'durable TOOL_CALL', 'run', 'append TOOL_RESULT']);
+    expect(await order(fakeTool('write_file', false, 'acia'))).toEqual(['append TOOL_CALL', 'durable TOOL_CALL', 'run', 'queue TOOL_RESULT']);
   });
 
-  it("runs ACIA's read-only tool while the TOOL_CALL syncs, and records the result after it is durable", async () => {
-    expect(await order(fakeTool('read_file', true, 'acia'))).toEqual(['append TOOL_CALL', 'run', 'durable TOOL_CALL', 'append TOOL_RESULT']);
+  it("runs ACIA's read-only tool without waiting for the ledger: call and result are queued in order", async () => {
+    expect(await order(fakeTool('read_file', true, 'acia'))).toEqual(['queue TOOL_CALL', 'run', 'queue TOOL_RESULT']);
   });
 
   it('waits for durability before an MCP tool that only claims to be read-only', async () => {
-    expect(await order(fakeTool('mcp__x__read', true, 'mcp'))).toEqual(['append TOOL_CALL', 'durable TOOL_CALL', 'run', 'append TOOL_RESULT']);
+    expect(await order(fakeTool('mcp__x__read', true, 'mcp'))).toEqual(['append TOOL_CALL', 'durable TOOL_CALL', 'run', 'queue TOOL_RESULT']);
   });
 });

@@ -6,17 +6,20 @@ import { errnoCode, syncDir, type LedgerFs } from './ledger-fs.js';
 
 export interface BlobStoreOptions {
   /**
-   * Leave the directory fsync that makes a blob's rename durable to syncPending(), which the owner calls
-   * before it makes durable anything that refers to the blob (the file ledger does, before each of its
-   * fsyncs). One directory fsync then covers every blob of a turn instead of one each (about 1 ms apiece).
+   * Leave the fsyncs that make a blob durable (its file's, then the directory's) to syncPending(), which
+   * the owner calls before it makes durable anything that refers to the blob (the file ledger does, before
+   * each of its group commits). A put then waits for no fsync at all, and one batch of fsyncs, run side by
+   * side, covers every blob of the commit instead of two in a row per blob (about 1.5 ms apiece here).
    */
-  deferDirSync?: boolean;
+  deferSync?: boolean;
 }
 
 export class BlobStore {
   private tmpCounter = 0;
-  /** A rename since the last directory fsync (deferDirSync only). */
+  /** A rename since the last directory fsync (deferSync only). */
   private dirDirty = false;
+  /** Blobs written since the last syncPending() whose data is not yet fsynced (deferSync only). */
+  private unsynced = new Set<string>();
   private dirMade = false;
   constructor(
     readonly dir: string,
@@ -29,14 +32,22 @@ export class BlobStore {
   }
 
   /**
-   * Durable before it resolves: temp file, fsync, rename, fsync of the directory (with deferDirSync, the
-   * directory's fsync waits for syncPending()).
+   * Durable before it resolves: temp file, fsync, rename, fsync of the directory (with deferSync, both
+   * fsyncs wait for syncPending()). A blob already there is kept when its size is right: a file cut short
+   * by a power loss before its deferred fsync (no durable entry can name it) is written again.
    */
   async put(content: string | Uint8Array): Promise<string> {
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     const hex = sha256Hex(bytes);
     const path = join(this.dir, hex);
-    if (await exists(this.fs, path)) return `sha256:${hex}`;
+    if ((await sizeOf(this.fs, path)) === bytes.length) {
+      // Maybe written by a session killed before its fsync: synced with this commit's blobs (cheap when clean).
+      if (this.options.deferSync) {
+        this.unsynced.add(path);
+        this.dirDirty = true;
+      }
+      return `sha256:${hex}`;
+    }
     const tmp = join(this.dir, `.${hex}.${process.pid}.${(this.tmpCounter += 1)}.tmp`);
     try {
       if (!this.dirMade) await this.fs.mkdir(this.dir, { recursive: true });
@@ -44,13 +55,15 @@ export class BlobStore {
       const handle = await this.fs.open(tmp, 'wx');
       try {
         await handle.writeFile(bytes);
-        await handle.sync();
+        if (!this.options.deferSync) await handle.sync();
       } finally {
         await handle.close();
       }
       await this.fs.rename(tmp, path);
-      if (this.options.deferDirSync) this.dirDirty = true;
-      else await syncDir(this.fs, this.dir);
+      if (this.options.deferSync) {
+        this.unsynced.add(path);
+        this.dirDirty = true;
+      } else await syncDir(this.fs, this.dir);
     } catch (e) {
       this.dirMade = false; // the directory may be what went missing
       await this.fs.unlink(tmp).catch(() => undefined);
@@ -59,11 +72,23 @@ export class BlobStore {
     return `sha256:${hex}`;
   }
 
-  /** Makes every blob renamed so far durable (one fsync of the directory); a no-op when none was. */
+  /**
+   * Makes every blob written so far durable: each file's fsync (side by side), then one of the directory;
+   * a no-op when none was written.
+   */
   async syncPending(): Promise<void> {
     if (!this.dirDirty) return;
-    // Cleared first: a rename that lands while the fsync runs sets it again for the next call.
+    // Taken first: a blob that lands while the fsyncs run is left for the next call.
+    const files = [...this.unsynced];
+    this.unsynced = new Set();
     this.dirDirty = false;
+    try {
+      await Promise.all(files.map((f) => syncFile(this.fs, f)));
+    } catch (e) {
+      for (const f of files) this.unsynced.add(f);
+      this.dirDirty = true;
+      throw new AciaError('LEDGER_IO', `cannot write blob ${this.dir}: ${(e as Error).message}`, { cause: e });
+    }
     try {
       await syncDir(this.fs, this.dir);
     } catch (e) {
@@ -88,12 +113,21 @@ export function hexOf(ref: string): string {
   return ref.slice('sha256:'.length);
 }
 
-async function exists(fs: LedgerFs, path: string): Promise<boolean> {
+/** The file's size, or -1 when there is none. */
+async function sizeOf(fs: LedgerFs, path: string): Promise<number> {
   try {
-    await fs.stat(path);
-    return true;
+    return (await fs.stat(path)).size;
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return false;
+    if (errnoCode(e) === 'ENOENT') return -1;
     throw e;
+  }
+}
+
+async function syncFile(fs: LedgerFs, path: string): Promise<void> {
+  const handle = await fs.open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

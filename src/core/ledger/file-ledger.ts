@@ -46,7 +46,7 @@ export async function openRunLedger(runDir: string, runId: string, options: Open
     if (loaded.torn) await truncateTo(fs, path, loaded.goodBytes);
     const handle = await openForAppend(fs, path);
     if (!existed) await syncDir(fs, runDir);
-    const ledger = new FileRunLedger(id, runDir, path, handle, lock, options.clock, new BlobStore(join(runDir, 'blobs'), fs, { deferDirSync: true }), loaded.entries);
+    const ledger = new FileRunLedger(id, runDir, path, handle, lock, options.clock, new BlobStore(join(runDir, 'blobs'), fs, { deferSync: true }), loaded.entries);
     if (loaded.torn) await ledger.append({ actor: 'team', type: 'LEDGER_RECOVERED', data: loaded.torn });
     return ledger;
   } catch (e) {
@@ -105,6 +105,14 @@ class FileRunLedger implements RunLedger {
       // Cleared synchronously by the loop when the queue is empty, so no append is ever stranded.
       this.flushing ??= this.flushLoop();
     });
+  }
+
+  appendQueued(input: AppendInput): LedgerEntry {
+    if (this.closed) throw new AciaError('LEDGER_IO', `ledger ${this.path} is closed`);
+    if (this.failure) throw this.failure;
+    // The promise's failure is this.failure, which the next append reports.
+    this.append(input).catch(() => undefined);
+    return this.list.at(-1)!;
   }
 
   private seal(input: AppendInput): { entry: LedgerEntry; line: string } {

@@ -21,6 +21,12 @@ export interface RunLedger {
   head(): LedgerHead | null;
   /** Resolves once the entry is durable (fsync'd, possibly with others in one group commit). */
   append(input: AppendInput): Promise<LedgerEntry>;
+  /**
+   * Seals the entry (seq, chain) now and returns it without waiting for it to be durable: it goes out with
+   * the ledger's next group commit, and the next `append` that is awaited is a barrier for it. A write
+   * that fails makes later appends fail. Absent where every append is its own transaction (PostgreSQL).
+   */
+  appendQueued?(input: AppendInput): LedgerEntry;
   /** Stores content write-once under its sha256; returns `sha256:<hex>`. */
   putBlob(content: string | Uint8Array): Promise<string>;
   getBlob(ref: string): Promise<Buffer>;

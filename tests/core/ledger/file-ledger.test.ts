@@ -155,7 +155,7 @@ describe('openRunLedger', () => {
     await expect(ledger.getBlob(`sha256:${'0'.repeat(64)}`)).rejects.toMatchObject({ code: 'BLOB_MISSING' });
     await ledger.close();
   });
-  it('makes the blob directory durable before any entry that could name its blobs, once per group of blobs', async () => {
+  it('makes blobs (files, then their directory) durable before any entry that could name them, once per group commit', async () => {
     const dir = join(tempDir(), 'r-order');
     const events: string[] = [];
     const tracingFs: LedgerFs = {
@@ -181,7 +181,37 @@ describe('openRunLedger', () => {
     await ledger.append({ actor: 'human', type: 'GOAL_AMENDED', data: { by: 'human', delta: `${a} ${b}` } });
     await ledger.append(goalAmended('no new blob'));
     await ledger.close();
-    expect(events).toEqual(['sync blob-file', 'rename blob', 'sync blob-file', 'rename blob', 'sync blobs-dir', 'datasync ledger', 'datasync ledger']);
+    // A put waits for no fsync; the group commit syncs both files (side by side), then the directory.
+    expect(events).toEqual(['rename blob', 'rename blob', 'sync blob-file', 'sync blob-file', 'sync blobs-dir', 'datasync ledger', 'datasync ledger']);
+  });
+
+  it('writes queued entries with the next group commit, in order, and an awaited append is a barrier for them', async () => {
+    const dir = join(tempDir(), 'r-queued');
+    const ledger = await openRunLedger(dir, 'r-queued', { clock: fixedClock(), create: true });
+    const queued = ledger.appendQueued!(goalAmended('queued one'));
+    expect(queued.seq).toBe(0);
+    expect(ledger.entries().at(-1)).toBe(queued); // sealed and in order at once
+    const ref = await ledger.putBlob('named by the queued entry');
+    ledger.appendQueued!({ actor: 'human', type: 'GOAL_AMENDED', data: { by: 'human', delta: ref } });
+    const barrier = await ledger.append(goalAmended('awaited'));
+    // Read back by a fresh reader: all three are on disk, in order, and the blob with them.
+    const onDisk = readFileSync(join(dir, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { seq: number; hash: string });
+    expect(onDisk.map((e) => e.seq)).toEqual([0, 1, 2]);
+    expect(onDisk[2]!.hash).toBe(barrier.hash);
+    expect(readFileSync(join(dir, 'blobs', ref.slice('sha256:'.length)), 'utf8')).toBe('named by the queued entry');
+    await ledger.close();
+    expect(() => ledger.appendQueued!(goalAmended('after close'))).toThrow(/closed/);
+  });
+
+  it('a blob cut short (a power loss before its deferred fsync) is written again, not taken as stored', async () => {
+    const dir = join(tempDir(), 'r-short');
+    const ledger = await openRunLedger(dir, 'r-short', { clock: fixedClock(), create: true });
+    const ref = await ledger.putBlob('whole content');
+    const file = join(dir, 'blobs', ref.slice('sha256:'.length));
+    writeFileSync(file, 'whole'); // what a crash could leave under the final name
+    expect(await ledger.putBlob('whole content')).toBe(ref);
+    expect(readFileSync(file, 'utf8')).toBe('whole content');
+    await ledger.close();
   });
 });
 
