@@ -53,6 +53,7 @@ export { HostRunner, type HostRunnerOptions } from './core/sandbox/host-runner.j
 export { runAgent, type AgentOutcome, type AgentToolbox } from './agents/agent-loop.js';
 export { defineAgent, type AgentDefinition } from './agents/define-agent.js';
 export { startRun, resumeRun, type RunResult, type StartOptions, type ResumeOptions } from './team/team.js';
+export { probeRepo, type RepoFacts } from './team/git.js';
 export type { TeamDeps, ModelDeps, ToolDeps, StoreDeps, GovernanceDeps, RuntimeDeps, Escalator, EscalationQuestion, HumanAnswer, TeamEvent } from './team/deps.js';
 export { foldRun, type RunState } from './team/run-state.js';
 export { replayRun, type ReplayReport } from './team/replay.js';

@@ -21,7 +21,7 @@ import { Git, probeRepo } from '../team/git.js';
 import { probeSandbox } from '../core/sandbox/detect.js';
 import { reviewApply } from '../team/apply.js';
 import { noHuman, type Escalator } from '../team/deps.js';
-import { latestResumableRun, resumeRun, startRun, type RunResult } from '../team/team.js';
+import { latestResumableRun, notStarted, resumeRun, startRun, type RunResult } from '../team/team.js';
 import { buildDeps, checkResumable, preflightModel, type BuildDepsOptions } from '../app/build-deps.js';
 import { EXIT } from '../app/exit-codes.js';
 import { forTerminal } from '../core/text/terminal.js';
@@ -50,7 +50,11 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   // The sandbox probe (a bwrap process) runs while git answers; buildDeps finds its answer cached.
   if (flags.sandbox !== 'off') probeSandbox().catch(() => undefined);
   const git = new Git(systemClock);
-  const repo = (await probeRepo(git, resolve(flags.repo))).root;
+  const facts = await probeRepo(git, resolve(flags.repo));
+  const repo = facts.root;
+  // Asked once, while the config is read and the deps are built.
+  const dirty = flags.apply || (what.kind === 'run' && !flags.includeUncommitted) ? git.isDirty(repo) : Promise.resolve(false);
+  dirty.catch(() => undefined);
   const given: Record<string, unknown> = Object.fromEntries(Object.entries(flagConfig(flags)).filter(([, v]) => v !== undefined));
   if (what.kind === 'resume') {
     // Resume with the model the run started with, unless --model says otherwise.
@@ -61,7 +65,11 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     await checkResumable(process.env, repo, runId);
     // The run's recorded settings carry over; flags given now override them. The sandbox never does: it is
     // what the user's config and flags say now, so no ledger can turn it off.
-    const started = (await readEntries(join(repo, '.acia', 'runs', runId)).catch(() => [])).find((e) => e.type === 'RUN_STARTED');
+    const entries = existsSync(join(repo, '.acia', 'runs', runId, 'ledger.jsonl')) ? await readEntries(join(repo, '.acia', 'runs', runId)).catch(() => null) : [];
+    const started = entries?.find((e) => e.type === 'RUN_STARTED');
+    // Said before the model's credentials are asked for: there is nothing to resume with them. (A ledger
+    // that cannot be read goes on to resumeRun, which says what is wrong with it.)
+    if (entries !== null && started === undefined) throw notStarted(runId);
     const recorded = started?.data as { model?: string; settings?: { parallel?: number; maxIterations?: number; budget?: Record<string, number> } } | undefined;
     if (env.anthropic === undefined && flags.model === undefined && recorded?.model !== undefined) {
       // A demo goes on offline like the demo itself, when this repo is one `acia demo` made.
@@ -86,9 +94,6 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   if (loaded.ignored) stderr.write(`${chalk.yellow('warning:')} ${describeIgnored(loaded.ignored)}\n`);
   // Before anything is recorded: a resume without credentials leaves the run as it was, resumable.
   preflightModel(config, process.env, env.anthropic !== undefined, repo);
-  // Asked once, while the config is read and the deps are built.
-  const dirty = flags.apply || (what.kind === 'run' && !flags.includeUncommitted) ? git.isDirty(repo) : Promise.resolve(false);
-  dirty.catch(() => undefined);
   if (flags.apply && (await dirty)) {
     throw new AciaError('USAGE', 'not starting: --apply needs a clean working tree, and yours has uncommitted changes', {
       hint: 'commit or stash them first, or run without --apply and merge the run branch yourself',
@@ -142,7 +147,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     const deps = await buildDeps(options);
     switch (what.kind) {
       case 'run':
-        result = await startRun(deps, { dir: repo, goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false, forceUncommitted: flags.forceUncommitted ?? false });
+        result = await startRun(deps, { dir: repo, repoFacts: facts, goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false, forceUncommitted: flags.forceUncommitted ?? false });
         break;
       case 'plan':
         result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true, ...(givenPacket ? { contextPacket: givenPacket } : {}) });

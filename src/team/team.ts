@@ -10,7 +10,7 @@ import type { EventDataOf, HumanAction, RunManifest } from '../core/ledger/event
 import type { RunLedger } from '../core/ledger/types.js';
 import type { TeamDeps } from './deps.js';
 import { execute, recordAnswer } from './executor.js';
-import { checkUntracked, excludeAciaDir, Git, probeRepo, repoRoot, snapshotWorkingTree } from './git.js';
+import { checkUntracked, excludeAciaDir, Git, probeRepo, repoRoot, snapshotWorkingTree, type RepoFacts } from './git.js';
 import { adoptPlan, ensureContext, planRun } from './planning.js';
 import { Recorder } from './recorder.js';
 import type { RunContext } from './run-context.js';
@@ -32,6 +32,11 @@ import { checkRealDir, checkRegularOrMissing } from '../core/fs/no-follow.js';
 export interface StartOptions {
   /** Any directory inside the repository. */
   dir: string;
+  /**
+   * What `probeRepo` answered for `dir` a moment ago (the CLI asks before it reads the repository's
+   * config), so it is not asked again on the way to the first model request.
+   */
+  repoFacts?: RepoFacts;
   goal: string;
   /** Snapshot uncommitted changes into the run's base commit. */
   includeUncommitted?: boolean;
@@ -57,7 +62,7 @@ export interface StartOptions {
  */
 export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunResult> {
   const git = new Git(deps.runtime.clock);
-  const facts = await probeRepo(git, opts.dir);
+  const facts = opts.repoFacts ?? (await probeRepo(git, opts.dir));
   const repo = facts.root;
   const head = facts.head;
   if (opts.includeUncommitted) await checkUntracked(git, repo, opts.forceUncommitted ?? false);
@@ -144,9 +149,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const state = foldRun(ledger.entries());
   if (!state.started) {
     await ledger.close();
-    throw new AciaError('RUN_NOT_FOUND', `run ${runId} was interrupted before it started (its ledger has no RUN_STARTED); there is nothing to resume`, {
-      hint: 'start it again with `acia run "<task>"`',
-    });
+    throw notStarted(runId);
   }
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
   ctx.mode = await recordedMode(ledger, state.started);
@@ -183,6 +186,13 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: open.seq, action: 'retry', text: raised });
   }
   return drive(ctx, state.started.baseCommit);
+}
+
+/** A run whose ledger has no RUN_STARTED (killed while it was being created): nothing to resume. */
+export function notStarted(runId: string): AciaError {
+  return new AciaError('RUN_NOT_FOUND', `run ${runId} was interrupted before it started (its ledger has no RUN_STARTED); there is nothing to resume`, {
+    hint: 'start it again with `acia run "<task>"`',
+  });
 }
 
 /** An `--answer` checked against the options the open escalation offered, before anything is recorded. */

@@ -102,7 +102,7 @@ describe('acia run on unusual repositories', () => {
     const { entries } = expectWorked(repo, runCli(repo, faultScript()));
     const pmCall = entries.find((e) => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === 'pm')!.data as { usage: { inputTokens: number } };
     expect(pmCall.usage.inputTokens).toBeLessThan(20_000);
-  });
+  }, 120_000); // four checkouts of 10,000 files: over half a minute on a loaded machine
 
   it('a 50 MB file: reading it is refused with its size, the run works and the file is unchanged', () => {
     const repo = sampleRepo('repo-50mb', (d) => writeFileSync(join(d, 'big.txt'), Buffer.alloc(50 * 1024 * 1024, 'all work and no play\n')));
