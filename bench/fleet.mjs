@@ -188,10 +188,11 @@ async function throughput(url, root, { runs, workers: n, log }) {
     const rss = workers.map((w) => peakRssMb(w.child.pid));
     const statuses = {};
     for (const r of rows) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-    const perWorker = Object.fromEntries((await db.query('SELECT worker, count(*)::int AS n FROM acia_runs WHERE run_id = ANY($1) GROUP BY worker ORDER BY worker', [ids])).rows.map((r) => [r.worker, r.n]));
+    const runsPerWorker = Object.fromEntries((await db.query('SELECT worker, count(*)::int AS n FROM acia_runs WHERE run_id = ANY($1) GROUP BY worker ORDER BY worker', [ids])).rows.map((r) => [r.worker, r.n]));
     const c = await coordination(db, ids);
     log(`  ${runs} runs in ${round(wallMs / 1000, 1)} s; peak RSS per worker max ${round(Math.max(...rss), 1)} MB; dequeue->agent ${round(median(c.toAgent), 1)} ms, agent->merged ${round(median(c.toMerged), 1)} ms`);
-    return { wallMs, rss, statuses, perWorker, coordination: c };
+    // detail: as fleet_throughput_runs_per_min reports it.
+    return { detail: { wallMs, statuses, runsPerWorker }, rss, coordination: c };
   } finally {
     await stopWorkers(workers);
     await db.end();
@@ -222,6 +223,13 @@ async function parallelOn(url, root, n, i) {
   }
 }
 
+/** A per-Dev-task coordination figure (ms, goal <= 50): the median of `samples`, their count and p90 in its detail. */
+function coordinationFigure(samples, how, detail) {
+  const value = median(samples);
+  const p90 = [...samples].sort((a, b) => a - b)[Math.floor(samples.length * 0.9)] ?? NaN;
+  return { value: round(value, 1), unit: 'ms', how, goal: '<= 50', met: value <= 50, detail: { tasks: samples.length, p90: round(p90, 1), ...detail } };
+}
+
 export async function fleetFigures({ quick = false, runs = quick ? 40 : 200, workers = 8, pairs = quick ? 1 : 2, log = () => {} } = {}) {
   const bin = postgresBin();
   if (!bin) {
@@ -243,18 +251,17 @@ export async function fleetFigures({ quick = false, runs = quick ? 40 : 200, wor
       log(`  parallel pair ${i + 1}: 1 worker ${round(got[1].wallMs / 1000, 1)} s, 4 workers ${round(got[4].wallMs / 1000, 1)} s`);
     }
     const speedup = median(ratios);
-    const toAgent = median(tp.coordination.toAgent);
-    const toMerged = median(tp.coordination.toMerged);
-    const distributed = tp.coordination.taskJobs > 0;
+    const c = tp.coordination;
+    const distributed = c.taskJobs > 0;
     const where = `${runs} queued \`happy\` runs (zero-latency scripted model, sandbox auto) taken by ${workers} \`acia worker\` processes (--concurrency 1) on one PostgreSQL 15 (fsync off) on this ${(await import('node:os')).cpus().length}-CPU machine`;
     return {
       fleet_throughput_runs_per_min: {
-        value: round((runs / tp.wallMs) * 60_000, 1),
+        value: round((runs / tp.detail.wallMs) * 60_000, 1),
         unit: 'runs/min',
         how: `${where}: runs / (first worker started -> last run finished); bench/fleet.mjs`,
         goal: null,
         met: null,
-        detail: { wallMs: tp.wallMs, statuses: tp.statuses, runsPerWorker: tp.perWorker },
+        detail: tp.detail,
       },
       fleet_peak_rss_mb_per_worker: {
         value: round(Math.max(...tp.rss), 1),
@@ -264,32 +271,18 @@ export async function fleetFigures({ quick = false, runs = quick ? 40 : 200, wor
         met: null,
         detail: { perWorkerMb: tp.rss.map((x) => round(x, 1)) },
       },
-      fleet_coordination_ms_dequeue_to_agent: {
-        value: round(toAgent, 1),
-        unit: 'ms',
-        how: `median over the Dev tasks of those runs: ${distributed ? "the task job's started_on (pg-boss)" : 'TASK_STARTED (tasks are not jobs of their own yet: they run on the worker holding the run)'} -> the agent's first model request (first LLM_CALL ts - durationMs)`,
-        goal: '<= 50',
-        met: toAgent <= 50,
-        detail: {
-          tasks: tp.coordination.toAgent.length,
-          p90: round([...tp.coordination.toAgent].sort((a, b) => a - b)[Math.floor(tp.coordination.toAgent.length * 0.9)] ?? NaN, 1),
-          // Per run, not per task: the run job's started_on (pg-boss) -> RUN_STARTED (clone, fetch, set-up).
-          medianRunJobToRunStartedMs: round(median(tp.coordination.runStart), 1),
-        },
-      },
-      fleet_coordination_ms_agent_to_merged: {
-        value: round(toMerged, 1),
-        unit: 'ms',
-        how: 'median over the same Dev tasks: the agent\'s last LLM_CALL -> the task\'s MERGE entry (checkpoint commit, push of acia-tasks/<run>/<task>, merge into acia/<run>, push)',
-        goal: '<= 50',
-        met: toMerged <= 50,
-        detail: {
-          tasks: tp.coordination.toMerged.length,
-          p90: round([...tp.coordination.toMerged].sort((a, b) => a - b)[Math.floor(tp.coordination.toMerged.length * 0.9)] ?? NaN, 1),
-          // Where it goes: up to CHECKPOINT is the commit and the push of the task branch; the rest, the merge and the run branch's push.
-          medianToCheckpointMs: round(median(tp.coordination.toCheckpoint), 1),
-        },
-      },
+      fleet_coordination_ms_dequeue_to_agent: coordinationFigure(
+        c.toAgent,
+        `median over the Dev tasks of those runs: ${distributed ? "the task job's started_on (pg-boss)" : 'TASK_STARTED (tasks are not jobs of their own yet: they run on the worker holding the run)'} -> the agent's first model request (first LLM_CALL ts - durationMs)`,
+        // Per run, not per task: the run job's started_on (pg-boss) -> RUN_STARTED (clone, fetch, set-up).
+        { medianRunJobToRunStartedMs: round(median(c.runStart), 1) },
+      ),
+      fleet_coordination_ms_agent_to_merged: coordinationFigure(
+        c.toMerged,
+        'median over the same Dev tasks: the agent\'s last LLM_CALL -> the task\'s MERGE entry (checkpoint commit, push of acia-tasks/<run>/<task>, merge into acia/<run>, push)',
+        // Where it goes: up to CHECKPOINT is the commit and the push of the task branch; the rest, the merge and the run branch's push.
+        { medianToCheckpointMs: round(median(c.toCheckpoint), 1) },
+      ),
       fleet_parallel_speedup_4_workers: {
         value: round(speedup),
         unit: 'x',
@@ -308,15 +301,9 @@ export async function fleetFigures({ quick = false, runs = quick ? 40 : 200, wor
 // On its own: measure, then merge these figures into bench/results.json (other figures untouched).
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  const opt = (name) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : undefined);
-  const quick = args.includes('--quick');
-  const figures = await fleetFigures({
-    quick,
-    ...(opt('--runs') === undefined ? {} : { runs: opt('--runs') }),
-    ...(opt('--workers') === undefined ? {} : { workers: opt('--workers') }),
-    ...(opt('--pairs') === undefined ? {} : { pairs: opt('--pairs') }),
-    log: (m) => process.stderr.write(`${m}\n`),
-  });
+  // --runs N, --workers W, --pairs P where given; the rest keep fleetFigures' defaults.
+  const given = ['runs', 'workers', 'pairs'].filter((name) => args.includes(`--${name}`)).map((name) => [name, Number(args[args.indexOf(`--${name}`) + 1])]);
+  const figures = await fleetFigures({ quick: args.includes('--quick'), ...Object.fromEntries(given), log: (m) => process.stderr.write(`${m}\n`) });
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
   if (!args.includes('--no-write')) {
     const file = join(ROOT, 'bench', 'results.json');

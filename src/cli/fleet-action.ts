@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { isTransientDbError, setDbOutageTolerance } from '../core/ledger/pg-retry.js';
 import { forTerminal } from '../core/text/terminal.js';
-import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE } from '../fleet/fleet-db.js';
+import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE, type Fleet } from '../fleet/fleet-db.js';
 import { LEASE_SECONDS } from '../fleet/liveness.js';
 import { exportRun } from '../fleet/export.js';
 import { answerRun, submitRun } from '../fleet/submit.js';
@@ -18,6 +18,16 @@ const positive = (v: string | undefined, name: string): number | undefined => {
   return n;
 };
 
+/** Opens the fleet database without working the queue, runs `fn` on it, and closes it whatever happens. */
+async function withFleet<T>(db: string | undefined, fn: (fleet: Fleet) => Promise<T>): Promise<T> {
+  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
+  try {
+    return await fn(fleet);
+  } finally {
+    await fleet.close();
+  }
+}
+
 export async function submitCommand(goal: string, f: SubmitFlags): Promise<number> {
   const settings: Record<string, unknown> = {
     ...(f.model === undefined ? {} : { model: f.model.startsWith('scripted:') ? `scripted:${resolve(f.model.slice(9))}` : f.model }),
@@ -29,14 +39,11 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
     ...(f.testCommand === undefined ? {} : { testCommand: f.testCommand }),
     ...(f.sandbox === undefined ? {} : { sandbox: f.sandbox }),
   };
-  const fleet = await openFleet(databaseUrl(f.db, process.env), { queue: false });
-  try {
+  return withFleet(f.db, async (fleet) => {
     const runId = await submitRun(fleet, { goal, repoUrl: f.repo, base: f.base ?? 'HEAD', settings });
     process.stdout.write(f.json ? `${JSON.stringify({ runId })}\n` : `queued ${runId} (watch it: acia runs --db ...)\n`);
     return 0;
-  } finally {
-    await fleet.close();
-  }
+  });
 }
 
 export async function workerCommand(f: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string; dbPatience: string }): Promise<number> {
@@ -75,19 +82,15 @@ export async function workerCommand(f: { db?: string; concurrency: string; taskC
 }
 
 export async function exportCommand(runId: string, f: { db?: string; repo: string }): Promise<number> {
-  const fleet = await openFleet(databaseUrl(f.db, process.env), { queue: false });
-  try {
+  return withFleet(f.db, async (fleet) => {
     const r = await exportRun(fleet.db, runId, resolve(f.repo));
     process.stdout.write(`wrote ${r.dir}: ${r.entries} entries, ${r.blobs} blobs (check it: acia verify ${runId} --repo ${resolve(f.repo)})\n`);
     return 0;
-  } finally {
-    await fleet.close();
-  }
+  });
 }
 
 export async function listFleetRunsCommand(db: string | undefined, json: boolean): Promise<void> {
-  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
-  try {
+  await withFleet(db, async (fleet) => {
     const rows = await listFleetRuns(fleet.db);
     if (json) {
       process.stdout.write(`${JSON.stringify(rows)}\n`);
@@ -98,26 +101,20 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
     const tasks = (r: (typeof rows)[number]) => (r.task_workers.length === 0 ? '' : `  (tasks on ${forTerminal(r.task_workers.join(', '))})`);
     const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${forTerminal(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${forTerminal(r.goal.slice(0, 60))}${tasks(r)}${why(r)}`);
     process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
-  } finally {
-    await fleet.close();
-  }
+  });
 }
 
 export async function resumeFleetCommand(runId: string | undefined, answer: string | undefined, db: string): Promise<number> {
   if (runId === undefined) throw new AciaError('USAGE', 'a fleet run is resumed by its id: acia resume <runId> [--answer "..."] --db <url>');
-  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
-  try {
+  return withFleet(db, async (fleet) => {
     await answerRun(fleet, runId, answer);
     process.stdout.write(`queued ${runId}${answer === undefined ? '' : ' with your answer'}; a worker resumes it (watch it: acia runs --db ...)\n`);
     return 0;
-  } finally {
-    await fleet.close();
-  }
+  });
 }
 
 export async function fleetStatusCommand(db: string | undefined, json: boolean): Promise<number> {
-  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
-  try {
+  return withFleet(db, async (fleet) => {
     const workers = (
       await fleet.db.query<{ name: string; concurrency: number; seen_s: number; stopped: boolean; runs: string }>(
         `SELECT w.name, w.concurrency, EXTRACT(EPOCH FROM now() - w.seen_at)::float AS seen_s, w.stopped,
@@ -150,7 +147,5 @@ export async function fleetStatusCommand(db: string | undefined, json: boolean):
     if (leases.length === 0) lines.push('  none');
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
-  } finally {
-    await fleet.close();
-  }
+  });
 }

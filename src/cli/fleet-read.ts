@@ -7,12 +7,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import pg from 'pg';
 import { RunId } from '../core/acm/ids.js';
-import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
+import { AciaError, isAciaError } from '../core/errors.js';
 import type { RunAnchor } from '../core/ledger/anchor.js';
 import type { RunManifest } from '../core/ledger/events.js';
-import { databaseUrl } from '../fleet/fleet-db.js';
+import { connectFleetDb, databaseUrl } from '../fleet/fleet-db.js';
 import { exportRun } from '../fleet/export.js';
 import { checkRegularOrMissing, ensureRealDir } from '../core/fs/no-follow.js';
 import { buildBundle, bundleDirOf } from '../core/ledger/bundle.js';
@@ -31,19 +30,6 @@ export interface FleetCopy {
   runs: { runId: string; runDir: string; manifest: RunManifest; anchor: RunAnchor | null; settings: Record<string, unknown> }[];
 }
 
-/** Opens the database for reading only: no migration, no queue; an unreachable server is one clear line. */
-async function openReader(flag: string | undefined): Promise<pg.Pool> {
-  const db = new pg.Pool({ connectionString: databaseUrl(flag, process.env), max: 2 });
-  db.on('error', () => undefined);
-  try {
-    await db.query('SELECT 1');
-  } catch (e) {
-    await db.end();
-    throw new AciaError('CONFIG_INVALID', `cannot reach the fleet database: ${errorMessage(e)}`, { hint: 'check --db / ACIA_DATABASE_URL and that PostgreSQL is running' });
-  }
-  return db;
-}
-
 const isMissingTable = (e: unknown): boolean => (e as { code?: string }).code === '42P01';
 
 /**
@@ -52,7 +38,8 @@ const isMissingTable = (e: unknown): boolean => (e as { code?: string }).code ==
  */
 export async function withFleetRuns<T>(db: DbFlag, runIds: readonly string[] | undefined, fn: (copy: FleetCopy) => Promise<T>): Promise<T> {
   for (const id of runIds ?? []) if (!RunId.safeParse(id).success) throw new AciaError('USAGE', `${id} is not a run id`, { hint: 'list fleet runs with `acia runs --db ...`' });
-  const pool = await openReader(typeof db === 'string' ? db : undefined);
+  // For reading only: no migration, no queue.
+  const pool = await connectFleetDb(databaseUrl(typeof db === 'string' ? db : undefined, process.env), 2);
   const repo = await mkdtemp(join(tmpdir(), 'acia-fleet-read-'));
   try {
     let ids: string[];

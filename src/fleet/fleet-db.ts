@@ -63,8 +63,12 @@ export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): s
   return url;
 }
 
-export async function openFleet(url: string, o: { queue?: boolean } = {}): Promise<Fleet> {
-  const db = new pg.Pool({ connectionString: url, max: 8 });
+/**
+ * A pool on the fleet database, checked with one query: an unreachable server is one clear line
+ * (CONFIG_INVALID) and no pool is left open. No migration, no queue: `openFleet` adds those.
+ */
+export async function connectFleetDb(url: string, max: number): Promise<pg.Pool> {
+  const db = new pg.Pool({ connectionString: url, max });
   // An idle client that loses its server (a restart) must not crash the process; the next query reconnects.
   db.on('error', () => undefined);
   try {
@@ -73,6 +77,11 @@ export async function openFleet(url: string, o: { queue?: boolean } = {}): Promi
     await db.end();
     throw new AciaError('CONFIG_INVALID', `cannot reach the fleet database: ${errorMessage(e)}`, { hint: 'check --db / ACIA_DATABASE_URL and that PostgreSQL is running' });
   }
+  return db;
+}
+
+export async function openFleet(url: string, o: { queue?: boolean } = {}): Promise<Fleet> {
+  const db = await connectFleetDb(url, 8);
   await migrateLedger(db);
   await db.query(`SELECT pg_advisory_lock(472105); ${RUNS_SCHEMA} SELECT pg_advisory_unlock(472105);`);
   const boss = new PgBoss({ connectionString: url, max: 4, supervise: o.queue !== false, schedule: false });

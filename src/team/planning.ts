@@ -130,17 +130,20 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
   if (outcome.kind !== 'returned' || planSet === null) {
     return { kind: 'failed', message: `the PM produced no valid plan (${outcome.kind}${'message' in outcome ? `: ${outcome.message}` : ''})` };
   }
+  return admitAndSelect(ctx, planSet, planSet.selection.method, planSet.selection.rationale);
+}
+
+/**
+ * The valid plan set's chosen plan (the first when the choice names none), admitted by policy
+ * (`plan.admit`) and recorded as PLAN_SELECTED with `method` and `rationale`; a refusal is `denied`.
+ */
+async function admitAndSelect(ctx: RunContext, planSet: PlanSet, method: EventDataOf<'PLAN_SELECTED'>['method'], rationale: string): Promise<PlanOutcome> {
   const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
   ctx.state.plan = chosen; // policyCheck reads the plan being admitted
   const admit = await policyCheck(ctx, 'plan.admit', null);
   ctx.state.plan = null;
   if (!admit.allow) return { kind: 'denied', message: `policy refused plan ${chosen.id}: ${admit.reason ?? 'no reason given'}` };
-  await ctx.rec.record('pm', 'PLAN_SELECTED', {
-    planId: chosen.id,
-    method: planSet.selection.method,
-    rationale: planSet.selection.rationale,
-    alternatives: planSet.plans.filter((p) => p.id !== chosen.id).map((p) => p.id),
-  });
+  await ctx.rec.record('pm', 'PLAN_SELECTED', { planId: chosen.id, method, rationale, alternatives: planSet.plans.filter((p) => p.id !== chosen.id).map((p) => p.id) });
   return { kind: 'planned' };
 }
 
@@ -172,18 +175,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
   const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
   await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
-  const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
-  ctx.state.plan = chosen;
-  const admit = await policyCheck(ctx, 'plan.admit', null);
-  ctx.state.plan = null;
-  if (!admit.allow) return { kind: 'denied', message: `policy refused plan ${chosen.id}: ${admit.reason ?? 'no reason given'}` };
-  await ctx.rec.record('pm', 'PLAN_SELECTED', {
-    planId: chosen.id,
-    method: 'human',
-    rationale: `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`,
-    alternatives: planSet.plans.filter((p) => p.id !== chosen.id).map((p) => p.id),
-  });
-  return { kind: 'planned' };
+  return admitAndSelect(ctx, planSet, 'human', `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`);
 }
 
 /** The run's MCP tools as the PM sees them in its capability list: what a dev or qa task may be told to use. */

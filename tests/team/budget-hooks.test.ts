@@ -6,58 +6,20 @@ import { z } from 'zod';
 import { runAgent } from '../../src/agents/agent-loop.js';
 import { AciaError } from '../../src/core/errors.js';
 import type { LlmClient, LlmResponse } from '../../src/core/llm/types.js';
-import { BudgetExceededError, type BudgetAmount, type BudgetGate, type BudgetReservation, type ReserveOutcome } from '../../src/team/budget.js';
+import { BudgetExceededError, type BudgetGate } from '../../src/team/budget.js';
 import { modelHooks, type RunContext } from '../../src/team/run-context.js';
+import { budgetContext, RecordingGate } from './budget-rig.js';
 
-/** An in-memory gate that keeps a log of what the hooks asked of it. */
-class RecordingGate implements BudgetGate {
-  readonly log: string[] = [];
-  private n = 0;
-  constructor(private readonly refuse: boolean = false) {}
-  reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome> {
-    this.log.push(`reserve ${runId} ${estimate.tokens} ${o.enforce ? 'enforce' : 'waived'}`);
-    if (this.refuse && o.enforce) return Promise.resolve({ breach: { limit: 'cost', spent: 2.5, max: 2 } });
-    return Promise.resolve({ reservation: { id: `r${++this.n}`, runId, amount: estimate } });
-  }
-  settle(r: BudgetReservation, actual: BudgetAmount): Promise<void> {
-    this.log.push(`settle ${r.id} ${String(actual.usd)} ${actual.tokens}`);
-    return Promise.resolve();
-  }
-  release(r: BudgetReservation): Promise<void> {
-    this.log.push(`release ${r.id}`);
-    return Promise.resolve();
-  }
-}
-
-function context(o: { gate?: BudgetGate; spentUsd?: number; maxCostUsd?: number; waived?: boolean; minutesAgo?: number; maxMinutes?: number }): RunContext & { recorded: string[] } {
-  const recorded: string[] = [];
-  const now = Date.parse('2026-11-23T12:00:00Z');
-  const ctx = {
+function context({ maxCostUsd, maxMinutes, ...o }: { gate?: BudgetGate; spentUsd?: number; maxCostUsd?: number; waived?: boolean; minutesAgo?: number; maxMinutes?: number }) {
+  return budgetContext({
     runId: 'run-1',
-    recorded,
-    sessionStartMs: now - (o.minutesAgo ?? 0) * 60_000,
-    state: { budgetWaived: o.waived ?? false, costUsd: o.spentUsd ?? 0, tokens: 0 },
-    deps: {
-      ...(o.gate ? { fleet: { budgetGate: o.gate } } : {}),
-      model: { id: 'm', estimate: () => ({ usd: 0.5, tokens: 700 }), costUsd: () => 0.25 },
-      runtime: { clock: { now: () => new Date(now) } },
-      config: { budget: { maxCostUsd: o.maxCostUsd ?? 1, ...(o.maxMinutes === undefined ? {} : { maxMinutes: o.maxMinutes }) } },
-    },
-    rec: {
-      now: () => 0,
-      blob: () => Promise.resolve(`sha256:${'0'.repeat(64)}`),
-      record: (_actor: string, type: string) => {
-        recorded.push(type);
-        return Promise.resolve();
-      },
-      note: (_actor: string, type: string) => {
-        recorded.push(type);
-        return Promise.resolve();
-      },
-    },
-  };
-  return ctx as unknown as RunContext & { recorded: string[] };
+    ...o,
+    model: { id: 'm', estimate: () => ({ usd: 0.5, tokens: 700 }), costUsd: () => 0.25 },
+    config: { budget: { maxCostUsd: maxCostUsd ?? 1, ...(maxMinutes === undefined ? {} : { maxMinutes }) } },
+  });
 }
+
+const refusal = { limit: 'cost', spent: 2.5, max: 2 } as const;
 
 const reply: LlmResponse = {
   content: [{ type: 'tool_use', id: 'a', name: 'return_result', input: { summary: 'done' } }],
@@ -88,7 +50,7 @@ describe('model hooks with a shared budget gate', () => {
   });
 
   it('a refusal is a BudgetExceededError carrying the gate’s breach, and no call is made', async () => {
-    const gate = new RecordingGate(true);
+    const gate = new RecordingGate(refusal);
     const ctx = context({ gate });
     const err = await run(ctx, answering).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BudgetExceededError);
@@ -100,7 +62,7 @@ describe('model hooks with a shared budget gate', () => {
     // Locally $0.9 + $0.5 would pass $1, but with a gate the shared count is the one that matters.
     const gate = new RecordingGate();
     expect((await run(context({ gate, spentUsd: 0.9 }), answering)).kind).toBe('returned');
-    const waived = new RecordingGate(true);
+    const waived = new RecordingGate(refusal);
     expect((await run(context({ gate: waived, waived: true }), answering)).kind).toBe('returned');
     expect(waived.log[0]).toBe('reserve run-1 700 waived');
   });

@@ -5,28 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseScript } from '../../src/core/llm/script.js';
 import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fake-server.js';
 import type { Usage } from '../../src/core/llm/types.js';
-import type { BudgetAmount, BudgetGate, BudgetReservation, ReserveOutcome } from '../../src/team/budget.js';
 import { startMeteringProxy } from '../../src/team/agents-acp/metering-proxy.js';
-import type { RunContext } from '../../src/team/run-context.js';
-
-class RecordingGate implements BudgetGate {
-  readonly log: string[] = [];
-  private n = 0;
-  refuse = false;
-  reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome> {
-    this.log.push(`reserve ${estimate.tokens} ${o.enforce}`);
-    if (this.refuse) return Promise.resolve({ breach: { limit: 'tokens', spent: 9000, max: 5000 } });
-    return Promise.resolve({ reservation: { id: `r${++this.n}`, runId, amount: estimate } });
-  }
-  settle(r: BudgetReservation, actual: BudgetAmount): Promise<void> {
-    this.log.push(`settle ${r.id} ${String(actual.usd)} ${actual.tokens}`);
-    return Promise.resolve();
-  }
-  release(r: BudgetReservation): Promise<void> {
-    this.log.push(`release ${r.id}`);
-    return Promise.resolve();
-  }
-}
+import { budgetContext, RecordingGate } from './budget-rig.js';
 
 let server: FakeServer;
 beforeAll(async () => {
@@ -40,21 +20,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-function context(gate: RecordingGate): RunContext {
-  const ctx = {
+const context = (gate: RecordingGate) =>
+  budgetContext({
     runId: 'run-acp',
-    sessionStartMs: Date.now(),
-    state: { budgetWaived: false, costUsd: 0, tokens: 0 },
-    deps: {
-      fleet: { budgetGate: gate },
-      runtime: { clock: { now: () => new Date() } },
-      config: { budget: { maxTokens: 5000 }, maxTokensPerCall: 1000 },
-      model: { costUsd: (_model: string, u: Usage) => (u.inputTokens + u.outputTokens) / 1_000_000 },
-    },
-    rec: { now: () => 0, blob: () => Promise.resolve(`sha256:${'0'.repeat(64)}`), record: () => Promise.resolve() },
-  };
-  return ctx as unknown as RunContext;
-}
+    gate,
+    config: { budget: { maxTokens: 5000 }, maxTokensPerCall: 1000 },
+    model: { costUsd: (_model: string, u: Usage) => (u.inputTokens + u.outputTokens) / 1_000_000 },
+  });
 
 const body = JSON.stringify({ model: 'claude-sonnet-5-5', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] });
 const post = (url: string) => fetch(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body });
@@ -66,11 +38,11 @@ describe('the metering proxy with a shared budget gate', () => {
     try {
       const estimate = Math.ceil(Buffer.byteLength(body) / 4) + 1000;
       expect((await post(proxy.url)).status).toBe(200);
-      await expect.poll(() => gate.log).toEqual([`reserve ${estimate} true`, `settle r1 ${150 / 1_000_000} 150`]);
+      await expect.poll(() => gate.log).toEqual([`reserve run-acp ${estimate} enforce`, `settle r1 ${150 / 1_000_000} 150`]);
       expect((await post(proxy.url)).status).toBe(500);
-      await expect.poll(() => gate.log.slice(2)).toEqual([`reserve ${estimate} true`, 'release r2']);
+      await expect.poll(() => gate.log.slice(2)).toEqual([`reserve run-acp ${estimate} enforce`, 'release r2']);
       const forwarded = server.requests.length;
-      gate.refuse = true;
+      gate.refusal = { limit: 'tokens', spent: 9000, max: 5000 };
       const refused = await post(proxy.url);
       expect(refused.status).toBe(400);
       expect(proxy.breach()).toEqual({ limit: 'tokens', spent: 9000, max: 5000 });

@@ -7,37 +7,20 @@ import { mapStopReason, toAnthropicParams } from './anthropic-mapping.js';
 import { completeWithRetries, type Emit } from './chunks.js';
 import { classifyHttpFailure } from './http-failure.js';
 import { parseToolInput } from './tool-input.js';
-import {
-  DEFAULT_RETRY_POLICY,
-  RetryableFailure,
-  abortedError,
-  parseRetryAfter,
-  realSleep,
-  type LlmRetryPolicy,
-  type Sleep,
-} from './retry.js';
+import { RetryableFailure, abortedError, parseRetryAfter, type LlmRetryPolicy, type Sleep } from './retry.js';
+import { retrySettings, sdkTransport, type SdkClientOptions } from './sdk-options.js';
 import type { AssistantBlock, LlmCallOptions, LlmClient, LlmRequest, LlmResponse, StopReason, Usage } from './types.js';
 
-export interface AnthropicClientOptions {
+export interface AnthropicClientOptions extends SdkClientOptions<NonNullable<ClientOptions['fetch']>> {
   apiKey?: string | undefined;
   /** Defaults to env ANTHROPIC_BASE_URL, then the SDK's default. */
   baseURL?: string | undefined;
-  /** Retries after the first attempt (default 4, so at most 5 tries). */
-  maxRetries?: number;
-  sleep?: Sleep;
-  fetch?: NonNullable<ClientOptions['fetch']>;
-  env?: Readonly<Record<string, string | undefined>>;
-  timeoutMs?: number;
-  retry?: Partial<Omit<LlmRetryPolicy, 'maxRetries'>>;
 }
-
-const SILENT_LOGGER = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
 
 export class AnthropicClient implements LlmClient {
   readonly provider = 'anthropic';
   private readonly sdk: Anthropic;
-  private readonly sleep: Sleep;
-  private readonly policy: LlmRetryPolicy;
+  private readonly retry: { policy: LlmRetryPolicy; sleep: Sleep };
 
   constructor(options: AnthropicClientOptions = {}) {
     const env = options.env ?? process.env;
@@ -51,19 +34,14 @@ export class AnthropicClient implements LlmClient {
     this.sdk = new Anthropic({
       apiKey,
       ...(baseURL !== undefined && baseURL !== '' ? { baseURL } : {}),
-      maxRetries: 0,
-      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-      logger: SILENT_LOGGER,
-      logLevel: 'off',
+      ...sdkTransport(options),
       openTelemetry: false,
     });
-    this.sleep = options.sleep ?? realSleep;
-    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry, maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries };
+    this.retry = retrySettings(options);
   }
 
   complete(request: LlmRequest, options?: LlmCallOptions): Promise<LlmResponse> {
-    return completeWithRetries(request, options, { policy: this.policy, sleep: this.sleep }, (emit, signal) => this.attempt(request, emit, signal));
+    return completeWithRetries(request, options, this.retry, (emit, signal) => this.attempt(request, emit, signal));
   }
 
   private async attempt(request: LlmRequest, emit: Emit, signal: AbortSignal | undefined): Promise<LlmResponse> {

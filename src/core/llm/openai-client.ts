@@ -7,33 +7,17 @@ import { completeWithRetries, type Emit } from './chunks.js';
 import { classifyHttpFailure } from './http-failure.js';
 import { toChatParams, type TokenLimitParam } from './openai-mapping.js';
 import { ChatStreamAssembly } from './openai-stream.js';
-import {
-  DEFAULT_RETRY_POLICY,
-  RetryableFailure,
-  abortedError,
-  parseRetryAfter,
-  realSleep,
-  type LlmRetryPolicy,
-  type Sleep,
-} from './retry.js';
+import { RetryableFailure, abortedError, parseRetryAfter, type LlmRetryPolicy, type Sleep } from './retry.js';
+import { retrySettings, sdkTransport, type SdkClientOptions } from './sdk-options.js';
 import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse } from './types.js';
 
-export interface OpenAiClientOptions {
+export interface OpenAiClientOptions extends SdkClientOptions<NonNullable<ClientOptions['fetch']>> {
   /** Optional: local servers need none. Defaults to env OPENAI_API_KEY. */
   apiKey?: string | undefined;
   /** Defaults to env OPENAI_BASE_URL, then https://api.openai.com/v1. */
   baseURL?: string | undefined;
-  /** Retries after the first attempt (default 4, so at most 5 tries). */
-  maxRetries?: number;
-  sleep?: Sleep;
-  fetch?: NonNullable<ClientOptions['fetch']>;
-  env?: Readonly<Record<string, string | undefined>>;
-  /** How long to wait for the response headers of one attempt (the SDK's default: 10 minutes). */
-  timeoutMs?: number;
-  retry?: Partial<Omit<LlmRetryPolicy, 'maxRetries'>>;
 }
 
-const SILENT_LOGGER = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
 const AUTH_HINT = 'check OPENAI_API_KEY (and OPENAI_BASE_URL)';
 
 export class OpenAiCompatibleClient implements LlmClient {
@@ -41,8 +25,7 @@ export class OpenAiCompatibleClient implements LlmClient {
   readonly baseURL: string;
   private readonly sdk: OpenAI;
   private readonly tokenLimit: TokenLimitParam;
-  private readonly sleep: Sleep;
-  private readonly policy: LlmRetryPolicy;
+  private readonly retry: { policy: LlmRetryPolicy; sleep: Sleep };
 
   constructor(options: OpenAiClientOptions = {}) {
     const env = options.env ?? process.env;
@@ -61,18 +44,13 @@ export class OpenAiCompatibleClient implements LlmClient {
       webhookSecret: null,
       baseURL: this.baseURL,
       ...(hasKey ? {} : { defaultHeaders: { authorization: null } }),
-      maxRetries: 0,
-      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-      logger: SILENT_LOGGER,
-      logLevel: 'off',
+      ...sdkTransport(options),
     });
-    this.sleep = options.sleep ?? realSleep;
-    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry, maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries };
+    this.retry = retrySettings(options);
   }
 
   complete(request: LlmRequest, options?: LlmCallOptions): Promise<LlmResponse> {
-    return completeWithRetries(request, options, { policy: this.policy, sleep: this.sleep }, (emit, signal) => this.attempt(request, emit, signal));
+    return completeWithRetries(request, options, this.retry, (emit, signal) => this.attempt(request, emit, signal));
   }
 
   private async attempt(request: LlmRequest, emit: Emit, signal: AbortSignal | undefined): Promise<LlmResponse> {
