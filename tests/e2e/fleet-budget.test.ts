@@ -4,48 +4,26 @@
 // approve --db` waives the budget: a worker resumes it (re-deriving the spend from the ledger) to the end.
 // Four dev tasks calling at once, handed out as task jobs to several of the four workers, are held to
 // the limit together.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { acia, CLI, git, tempDir } from './helpers.js';
-import { cliEnv, sampleRepo, SCENARIOS } from './cli-helpers.js';
-import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { acia } from './helpers.js';
+import { FleetHarness, editedScript, fleetAvailable, scenarioOf } from './fleet-harness.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 
 // Each call of the happy script costs $0.003-0.007 and is budgeted at ~$0.086 (a full 8192-token reply):
 // the third call would pass $0.095; the whole run costs ~$0.03.
 const LIMIT = 0.095;
-let server: TestPostgres;
-const workers: ChildProcess[] = [];
-let workerLog = '';
+let fleet: FleetHarness;
 
-if (postgresBin() === null && process.env.ACIA_TEST_REQUIRE_POSTGRES === '1') throw new Error('ACIA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries under /usr/lib/postgresql');
-
-beforeAll(async () => {
-  if (postgresBin() !== null) server = await startPostgres();
-}, 60_000);
-afterAll(() => {
-  for (const w of workers) w.kill('SIGKILL');
-  server?.stop();
-});
-
-async function waitForStatus(db: pg.Pool, runId: string, done: (status: string) => boolean, timeoutMs: number): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const status = (await db.query<{ status: string }>('SELECT status FROM acia_runs WHERE run_id = $1', [runId])).rows[0]?.status ?? 'missing';
-    if (done(status) || Date.now() > end) return status;
-    await new Promise((r) => setTimeout(r, 300));
-  }
+/** The run's status once `done` accepts it (or whatever it is when `timeoutMs` ran out). */
+async function waitForStatus(runId: string, done: (status: string) => boolean, timeoutMs: number): Promise<string> {
+  await fleet.settled([runId], timeoutMs, done).catch(() => undefined);
+  return (await fleet.runRow(runId))?.status ?? 'missing';
 }
 
 function exported(runId: string, name: string): { type: string; actor: string; data: Record<string, unknown> }[] {
-  const out = sampleRepo(name);
-  const ex = acia(['export', runId, '--db', server.url, '--repo', out]);
-  expect(ex.code, ex.stderr).toBe(0);
-  const v = acia(['verify', runId, '--repo', out]);
-  expect(v.code, v.stdout + v.stderr).toBe(0);
+  const out = fleet.exportAndVerify(runId, name);
   return readFileSync(join(out, '.acia', 'runs', runId, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; actor: string; data: Record<string, unknown> });
 }
 
@@ -53,32 +31,25 @@ const ledgerCost = (entries: ReturnType<typeof exported>) => entries.filter((e) 
 
 /** Submits demo scenario `name` with --max-cost-usd `limit`, its script's latencies set by `latency`. */
 function submit(name: string, limit: number, latency: (caller: string) => number): string {
-  const repo = sampleRepo(`fleet-budget-${name}`);
-  const remote = join(tempDir(`fleet-budget-${name}-remote`), 'app.git');
-  git(repo, 'clone', '-q', '--bare', repo, remote);
-  const s = JSON.parse(readFileSync(join(SCENARIOS, name, 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string; parallel: number } };
-  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
-  for (const t of script.turns) t.latencyMs = latency(t.caller);
-  const file = join(tempDir(`fleet-budget-${name}-script`), 'script.json');
-  writeFileSync(file, JSON.stringify(script));
-  const args = ['submit', s.goal, '--repo', remote, '--base', 'main', '--db', server.url, '--json', '--model', `scripted:${file}`, '--max-cost-usd', String(limit)];
+  const remote = fleet.remote(`fleet-budget-${name}`);
+  const s = scenarioOf(name);
+  const file = editedScript(name, (turns) => {
+    for (const t of turns) t.latencyMs = latency(t.caller);
+  });
+  const args = ['submit', s.goal, '--repo', remote, '--base', 'main', '--db', fleet.url, '--json', '--model', `scripted:${file}`, '--max-cost-usd', String(limit)];
   args.push('--test-command', s.settings.testCommand, '--parallel', String(s.settings.parallel), '--sandbox', sandboxAvailable() ? 'auto' : 'off');
-  const sub = acia(args, { cwd: repo });
+  const sub = acia(args);
   expect(sub.code, sub.stderr).toBe(0);
   return (JSON.parse(sub.stdout) as { runId: string }).runId;
 }
 
 function startWorkers(): void {
-  if (workers.length > 0) return;
-  for (const name of ['b1', 'b2', 'b3', 'b4']) {
-    const w = spawn(process.execPath, [CLI, 'worker', '--db', server.url, '--concurrency', '1', '--name', name, '--cache', tempDir(`cache-${name}`)], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-    w.stderr?.on('data', (d: Buffer) => (workerLog += d.toString()));
-    workers.push(w);
-  }
+  if (fleet.workers.size > 0) return;
+  for (const name of ['b1', 'b2', 'b3', 'b4']) fleet.startWorker(name, { concurrency: 1 });
 }
 
-async function budgetRow(db: pg.Pool, runId: string): Promise<{ max_cost_usd: number; spent_usd: number; reservations: number }> {
-  const r = await db.query<{ max_cost_usd: number; spent_usd: number; reservations: string }>(
+async function budgetRow(runId: string): Promise<{ max_cost_usd: number; spent_usd: number; reservations: number }> {
+  const r = await fleet.db.query<{ max_cost_usd: number; spent_usd: number; reservations: string }>(
     'SELECT max_cost_usd, spent_usd, (SELECT count(*) FROM acia_budget_reservations r WHERE r.run_id = b.run_id) AS reservations FROM acia_budgets b WHERE run_id = $1',
     [runId],
   );
@@ -86,35 +57,37 @@ async function budgetRow(db: pg.Pool, runId: string): Promise<{ max_cost_usd: nu
   return { ...row, reservations: Number(row.reservations) };
 }
 
-describe.skipIf(postgresBin() === null)('a fleet run’s budget in the database', () => {
+describe.skipIf(!fleetAvailable())('a fleet run’s budget in the database', () => {
+  beforeAll(async () => {
+    fleet = await FleetHarness.start();
+  }, 60_000);
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
   it('4 workers: the run stops before passing --max-cost-usd, and a human’s approve waives it', async () => {
     const runId = submit('happy', LIMIT, () => 0);
     startWorkers();
-    const db = new pg.Pool({ connectionString: server.url });
-    try {
-      expect(await waitForStatus(db, runId, (st) => !['queued', 'running'].includes(st), 120_000), workerLog).toBe('budget_exhausted');
-      const stopped = exported(runId, 'fleet-budget-stopped');
-      const breach = stopped.find((e) => e.type === 'BUDGET_EXCEEDED')!.data as { limit: string; spent: number; max: number };
-      expect(breach).toMatchObject({ limit: 'cost', max: LIMIT });
-      expect(breach.spent).toBeGreaterThan(LIMIT);
-      expect(ledgerCost(stopped)).toBeLessThanOrEqual(LIMIT);
-      expect(stopped.find((e) => e.type === 'ESCALATION_REQUESTED')?.data).toMatchObject({ reason: 'budget_exceeded' });
-      // The limit came from the submitted --max-cost-usd; what the database counted is what the ledger holds.
-      const row = await budgetRow(db, runId);
-      expect(row.max_cost_usd).toBe(LIMIT);
-      expect(row.spent_usd).toBeCloseTo(ledgerCost(stopped), 9);
-      expect(row.reservations).toBe(0);
+    expect(await waitForStatus(runId, (st) => !['queued', 'running'].includes(st), 120_000), fleet.log).toBe('budget_exhausted');
+    const stopped = exported(runId, 'fleet-budget-stopped');
+    const breach = stopped.find((e) => e.type === 'BUDGET_EXCEEDED')!.data as { limit: string; spent: number; max: number };
+    expect(breach).toMatchObject({ limit: 'cost', max: LIMIT });
+    expect(breach.spent).toBeGreaterThan(LIMIT);
+    expect(ledgerCost(stopped)).toBeLessThanOrEqual(LIMIT);
+    expect(stopped.find((e) => e.type === 'ESCALATION_REQUESTED')?.data).toMatchObject({ reason: 'budget_exceeded' });
+    // The limit came from the submitted --max-cost-usd; what the database counted is what the ledger holds.
+    const row = await budgetRow(runId);
+    expect(row.max_cost_usd).toBe(LIMIT);
+    expect(row.spent_usd).toBeCloseTo(ledgerCost(stopped), 9);
+    expect(row.reservations).toBe(0);
 
-      const answered = acia(['resume', runId, '--answer', 'approve', '--db', server.url]);
-      expect(answered.code, answered.stderr).toBe(0);
-      expect(await waitForStatus(db, runId, (st) => !['queued', 'running', 'budget_exhausted'].includes(st), 120_000), workerLog).toBe('succeeded');
-      const finished = exported(runId, 'fleet-budget-finished');
-      expect(finished.find((e) => e.type === 'HUMAN_RESPONSE')?.data.action).toBe('approve');
-      expect(finished.filter((e) => e.type === 'LLM_CALL').length).toBeGreaterThan(stopped.filter((e) => e.type === 'LLM_CALL').length);
-      expect((await budgetRow(db, runId)).spent_usd).toBeCloseTo(ledgerCost(finished), 9);
-    } finally {
-      await db.end();
-    }
+    const answered = acia(['resume', runId, '--answer', 'approve', '--db', fleet.url]);
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(await waitForStatus(runId, (st) => !['queued', 'running', 'budget_exhausted'].includes(st), 120_000), fleet.log).toBe('succeeded');
+    const finished = exported(runId, 'fleet-budget-finished');
+    expect(finished.find((e) => e.type === 'HUMAN_RESPONSE')?.data.action).toBe('approve');
+    expect(finished.filter((e) => e.type === 'LLM_CALL').length).toBeGreaterThan(stopped.filter((e) => e.type === 'LLM_CALL').length);
+    expect((await budgetRow(runId)).spent_usd).toBeCloseTo(ledgerCost(finished), 9);
   }, 240_000);
 
   it('four dev tasks calling at once are held to --max-cost-usd together: the calls in flight count', async () => {
@@ -124,26 +97,21 @@ describe.skipIf(postgresBin() === null)('a fleet run’s budget in the database'
     const limit = 0.2;
     const runId = submit('parallel', limit, (caller) => (caller.startsWith('dev:') ? 1000 : 0));
     startWorkers();
-    const db = new pg.Pool({ connectionString: server.url });
-    try {
-      expect(await waitForStatus(db, runId, (st) => !['queued', 'running'].includes(st), 120_000), workerLog).toBe('budget_exhausted');
-      const entries = exported(runId, 'fleet-budget-parallel');
-      expect(ledgerCost(entries)).toBeLessThanOrEqual(limit);
-      const breach = entries.find((e) => e.type === 'BUDGET_EXCEEDED')!.data as { limit: string; spent: number; max: number; inFlight?: number };
-      expect(breach).toMatchObject({ limit: 'cost', max: limit });
-      expect(breach.spent).toBeGreaterThan(limit);
-      // What made it pass: the other tasks' calls under way (at least one full estimate), not what was spent.
-      expect(breach.inFlight).toBeGreaterThan(0.08);
-      // Several dev tasks were under way together when the limit was reached.
-      expect(new Set(entries.filter((e) => e.type === 'TASK_STARTED').map((e) => e.data.taskId)).size).toBeGreaterThanOrEqual(3);
-      // ... on more than one worker: the budget held across processes, not inside one.
-      const devWorkers = new Set(entries.filter((e) => e.type === 'TASK_STARTED' && String(e.data.capability).startsWith('dev.')).map((e) => e.data.worker));
-      expect(devWorkers.size, JSON.stringify([...devWorkers])).toBeGreaterThanOrEqual(2);
-      const row = await budgetRow(db, runId);
-      expect(row.spent_usd).toBeCloseTo(ledgerCost(entries), 9);
-      expect(row.reservations).toBe(0);
-    } finally {
-      await db.end();
-    }
+    expect(await waitForStatus(runId, (st) => !['queued', 'running'].includes(st), 120_000), fleet.log).toBe('budget_exhausted');
+    const entries = exported(runId, 'fleet-budget-parallel');
+    expect(ledgerCost(entries)).toBeLessThanOrEqual(limit);
+    const breach = entries.find((e) => e.type === 'BUDGET_EXCEEDED')!.data as { limit: string; spent: number; max: number; inFlight?: number };
+    expect(breach).toMatchObject({ limit: 'cost', max: limit });
+    expect(breach.spent).toBeGreaterThan(limit);
+    // What made it pass: the other tasks' calls under way (at least one full estimate), not what was spent.
+    expect(breach.inFlight).toBeGreaterThan(0.08);
+    // Several dev tasks were under way together when the limit was reached.
+    expect(new Set(entries.filter((e) => e.type === 'TASK_STARTED').map((e) => e.data.taskId)).size).toBeGreaterThanOrEqual(3);
+    // ... on more than one worker: the budget held across processes, not inside one.
+    const devWorkers = new Set(entries.filter((e) => e.type === 'TASK_STARTED' && String(e.data.capability).startsWith('dev.')).map((e) => e.data.worker));
+    expect(devWorkers.size, JSON.stringify([...devWorkers])).toBeGreaterThanOrEqual(2);
+    const row = await budgetRow(runId);
+    expect(row.spent_usd).toBeCloseTo(ledgerCost(entries), 9);
+    expect(row.reservations).toBe(0);
   }, 180_000);
 });

@@ -5,42 +5,39 @@
 // takeover, and the run finishes once, on the new worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from './helpers.js';
-import { FleetHarness } from './fleet-harness.js';
-import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
-let server: TestPostgres;
 let proxy: TcpProxy;
 let fleet: FleetHarness;
 
-if (postgresBin() === null && process.env.ACIA_TEST_REQUIRE_POSTGRES === '1') throw new Error('ACIA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)');
-
-describe.skipIf(postgresBin() === null)('a worker cut off from the database', () => {
+describe.skipIf(!fleetAvailable())('a worker cut off from the database', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    const port = Number(new URL(server.url).port);
-    proxy = await startTcpProxy('127.0.0.1', port);
-    fleet = new FleetHarness(server.url);
+    fleet = await FleetHarness.start();
+    proxy = await startTcpProxy('127.0.0.1', Number(new URL(fleet.url).port));
   }, 60_000);
   afterAll(async () => {
-    await fleet?.close();
     await proxy?.close();
-    server?.stop();
+    await fleet?.close();
   });
 
   it('is fenced out once another worker took its run: its late writes are refused, the chain stays whole', async () => {
     const remote = fleet.remote('partition');
     // The Dev agent's first reply is slow, so the cut lands while the task runs.
-    const { runId } = fleet.submit('happy', remote, (turns) => {
+    const { runId, script } = fleet.submit('happy', remote, (turns) => {
       for (const t of turns) t.latencyMs = 0;
       turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 5000;
     });
-    const behindProxy = new URL(server.url);
+    const behindProxy = new URL(fleet.url);
     behindProxy.port = String(proxy.port);
     fleet.startWorker('cutoff', { url: behindProxy.toString(), concurrency: 1 });
     await fleet.until('t1 to start on the worker behind the proxy', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1'), 60_000);
 
     proxy.cut();
+    // The slow reply was only there for the cut to land in: the rescuer's restart of t1 gets its reply at once.
+    rewriteScript(script, (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+    });
     fleet.startWorker('rescuer');
     // The lease runs out (10 s without a heartbeat); the rescuer takes the run at epoch 2 and restarts t1.
     await fleet.until('the rescuer to restart t1 at epoch 2', async () => (await fleet.rows(runId)).some((r) => r.epoch === 2 && r.type === 'TASK_STARTED'), 60_000);

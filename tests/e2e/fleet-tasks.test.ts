@@ -2,26 +2,19 @@
 // orchestrator hands each ready dev task to the task queue, any worker takes it, and the run ends as
 // it does locally with one intact chain. A worker killed while it holds a task (not the run) loses
 // only that attempt: the orchestrator hands the task to another worker, which restarts it.
-import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acia, git } from './helpers.js';
-import { FleetHarness } from './fleet-harness.js';
+import { FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
 import { expectCleanError } from './cli-helpers.js';
-import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
-let server: TestPostgres;
 let fleet: FleetHarness;
 
-if (postgresBin() === null && process.env.ACIA_TEST_REQUIRE_POSTGRES === '1') throw new Error('ACIA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)');
-
-describe.skipIf(postgresBin() === null)("one run's tasks over several workers", () => {
+describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    fleet = new FleetHarness(server.url);
+    fleet = await FleetHarness.start();
   }, 60_000);
   afterAll(async () => {
     await fleet?.close();
-    server?.stop();
   });
 
   it('the parallel demo on 3 workers: its dev tasks run on several of them, each completes once, the chain verifies', async () => {
@@ -41,11 +34,11 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     expect(ranOn.has(undefined), 'every attempt names its worker').toBe(false);
     expect(ranOn.size, `dev tasks ran on ${[...ranOn].join(', ')}`).toBeGreaterThanOrEqual(2);
     // `acia runs --db` says where the run's tasks ran.
-    const listed = acia(['runs', '--db', server.url, '--json']);
+    const listed = acia(['runs', '--db', fleet.url, '--json']);
     expect(listed.code, listed.stderr).toBe(0);
     const mine = (JSON.parse(listed.stdout) as { run_id: string; task_workers: string[] }[]).find((r) => r.run_id === runId);
     expect(mine?.task_workers).toEqual([...new Set(rows.filter((r) => r.type === 'TASK_STARTED').map((r) => r.data.worker!))].sort());
-    expect(acia(['runs', '--db', server.url]).stdout).toMatch(new RegExp(`${runId}.*\\(tasks on w\\d(, w\\d)+\\)`));
+    expect(acia(['runs', '--db', fleet.url]).stdout).toMatch(new RegExp(`${runId}.*\\(tasks on w\\d(, w\\d)+\\)`));
     const completed = rows.filter((r) => r.type === 'TASK_COMPLETED').map((r) => r.data.taskId);
     expect(new Set(completed).size, 'a task completed twice').toBe(completed.length);
     expect(completed.sort()).toEqual(['t1', 't2', 't3', 't4', 't5']);
@@ -60,11 +53,10 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
   }, 180_000);
 
   it('kill -9 of a worker holding a task: the task is handed to another worker, restarted from its checkpoint, and the run finishes', async () => {
-    for (const w of fleet.workers.values()) w.kill('SIGKILL');
-    fleet.workers.clear();
+    fleet.killWorkers();
     const remote = fleet.remote('task-kill');
     // t1's first attempt commits a checkpoint and fails its check; the second is slow, and the kill lands in it.
-    const { runId } = fleet.submit('happy', remote, (turns) => {
+    const { runId, script } = fleet.submit('happy', remote, (turns) => {
       for (const t of turns) t.latencyMs = 0;
       const pm = turns.find((t) => t.caller === 'pm') as unknown as { toolCalls: { input: { plans: { tasks: Record<string, unknown>[] }[] } }[] };
       const t1 = pm.toolCalls[0]!.input.plans[0]!.tasks.find((t) => t.id === 't1')!;
@@ -82,6 +74,11 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     const secondAttempt = async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'victim' && (r.data as { attempt?: number }).attempt === 2);
     await fleet.until("t1's second attempt to start on the victim", secondAttempt, 60_000);
     victim.kill('SIGKILL');
+    // The slow reply was only there for the kill to land in: the rescuer's attempts (each task job reads
+    // the script afresh) get theirs at once.
+    rewriteScript(script, (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+    });
     fleet.startWorker('rescuer', { concurrency: 1 });
 
     const row = await fleet.finished(runId, 120_000);
@@ -110,8 +107,7 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
   }, 180_000);
 
   it("kill -9 of the orchestrator while its task runs on another worker: the new orchestrator's epoch fences that task's late writes", async () => {
-    for (const w of fleet.workers.values()) w.kill('SIGKILL');
-    fleet.workers.clear();
+    fleet.killWorkers();
     const remote = fleet.remote('orch-kill');
     // The task's first model reply outlasts the takeover (about 10 s after the kill), so its write comes late.
     const { runId, script } = fleet.submit('happy', remote, (turns) => {
@@ -124,7 +120,9 @@ describe.skipIf(postgresBin() === null)("one run's tasks over several workers", 
     await fleet.until('t1 to start on the helper', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'helper'), 60_000);
     orchestrator.kill('SIGKILL');
     // The task handed out again after the takeover answers at once (each task job reads the script afresh).
-    writeFileSync(script, readFileSync(script, 'utf8').replace('"latencyMs":20000', '"latencyMs":0'));
+    rewriteScript(script, (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+    });
     fleet.startWorker('orch2', { concurrency: 1, taskConcurrency: 0 });
 
     const row = await fleet.finished(runId, 120_000);
