@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { CONTENT_REF, sha256Hex } from '../acm/canonical-json.js';
 import { AciaError } from '../errors.js';
+import type { FileHandle } from 'node:fs/promises';
 import { errnoCode, syncDir, type LedgerFs } from './ledger-fs.js';
 
 export interface BlobStoreOptions {
@@ -18,8 +19,11 @@ export class BlobStore {
   private tmpCounter = 0;
   /** A rename since the last directory fsync (deferSync only). */
   private dirDirty = false;
-  /** Blobs written since the last syncPending() whose data is not yet fsynced (deferSync only). */
-  private unsynced = new Set<string>();
+  /**
+   * Blobs written since the last syncPending() whose data is not yet fsynced (deferSync only), with the
+   * handle they were written through when it is still open (fsynced and closed by syncPending()).
+   */
+  private unsynced = new Map<string, FileHandle | null>();
   private dirMade = false;
   constructor(
     readonly dir: string,
@@ -32,26 +36,27 @@ export class BlobStore {
   }
 
   /**
-   * Durable before it resolves: temp file, fsync, rename, fsync of the directory (with deferSync, both
-   * fsyncs wait for syncPending()). A blob already there is kept when its size is right: a file cut short
-   * by a power loss before its deferred fsync (no durable entry can name it) is written again.
+   * Durable before it resolves: temp file, fsync, rename, fsync of the directory. With deferSync, both
+   * fsyncs wait for syncPending(), and a new blob is written under its final name at once (no entry can
+   * name it before syncPending(), so a file a crash cut short is one no durable entry names). A blob
+   * already there is kept when its size is right; one cut short is written again, through a temp file.
    */
   async put(content: string | Uint8Array): Promise<string> {
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     const hex = sha256Hex(bytes);
     const path = join(this.dir, hex);
+    if (this.options.deferSync) {
+      if (this.unsynced.has(path)) return `sha256:${hex}`;
+      if (await this.putNew(path, bytes)) return `sha256:${hex}`;
+    }
     if ((await sizeOf(this.fs, path)) === bytes.length) {
       // Maybe written by a session killed before its fsync: synced with this commit's blobs (cheap when clean).
-      if (this.options.deferSync) {
-        this.unsynced.add(path);
-        this.dirDirty = true;
-      }
+      if (this.options.deferSync) this.markUnsynced(path, null);
       return `sha256:${hex}`;
     }
     const tmp = join(this.dir, `.${hex}.${process.pid}.${(this.tmpCounter += 1)}.tmp`);
     try {
-      if (!this.dirMade) await this.fs.mkdir(this.dir, { recursive: true });
-      this.dirMade = true;
+      await this.makeDir();
       const handle = await this.fs.open(tmp, 'wx');
       try {
         await handle.writeFile(bytes);
@@ -60,16 +65,52 @@ export class BlobStore {
         await handle.close();
       }
       await this.fs.rename(tmp, path);
-      if (this.options.deferSync) {
-        this.unsynced.add(path);
-        this.dirDirty = true;
-      } else await syncDir(this.fs, this.dir);
+      if (this.options.deferSync) this.markUnsynced(path, null);
+      else await syncDir(this.fs, this.dir);
     } catch (e) {
       this.dirMade = false; // the directory may be what went missing
       await this.fs.unlink(tmp).catch(() => undefined);
-      throw new AciaError('LEDGER_IO', `cannot write blob ${path}: ${(e as Error).message}`, { cause: e });
+      throw blobError(path, e);
     }
     return `sha256:${hex}`;
+  }
+
+  /**
+   * deferSync: writes a blob not yet on disk under its final name, keeping the handle for syncPending().
+   * False when a file of that name is already there (the caller checks it).
+   */
+  private async putNew(path: string, bytes: Uint8Array): Promise<boolean> {
+    let handle: FileHandle;
+    try {
+      await this.makeDir();
+      handle = await this.fs.open(path, 'wx');
+    } catch (e) {
+      if (errnoCode(e) === 'EEXIST') return false;
+      this.dirMade = false;
+      throw blobError(path, e);
+    }
+    try {
+      await handle.writeFile(bytes);
+    } catch (e) {
+      await handle.close().catch(() => undefined);
+      // Ours (created with O_EXCL above) and named by nothing: a later put starts afresh.
+      await this.fs.unlink(path).catch(() => undefined);
+      throw blobError(path, e);
+    }
+    this.markUnsynced(path, handle);
+    return true;
+  }
+
+  private markUnsynced(path: string, handle: FileHandle | null): void {
+    const held = this.unsynced.get(path);
+    if (held && held !== handle) void held.close().catch(() => undefined);
+    this.unsynced.set(path, handle);
+    this.dirDirty = true;
+  }
+
+  private async makeDir(): Promise<void> {
+    if (!this.dirMade) await this.fs.mkdir(this.dir, { recursive: true });
+    this.dirMade = true;
   }
 
   /**
@@ -80,14 +121,17 @@ export class BlobStore {
     if (!this.dirDirty) return;
     // Taken first: a blob that lands while the fsyncs run is left for the next call.
     const files = [...this.unsynced];
-    this.unsynced = new Set();
+    this.unsynced = new Map();
     this.dirDirty = false;
-    try {
-      await Promise.all(files.map((f) => syncFile(this.fs, f)));
-    } catch (e) {
-      for (const f of files) this.unsynced.add(f);
+    const results = await Promise.allSettled(files.map(([path, handle]) => (handle ? syncHandle(handle) : syncFile(this.fs, path))));
+    const failed = results.findIndex((r) => r.status === 'rejected');
+    if (failed >= 0) {
+      // Every handle is closed by now: a retry reopens by path.
+      for (const [path] of files) this.unsynced.set(path, null);
       this.dirDirty = true;
-      throw new AciaError('LEDGER_IO', `cannot write blob ${this.dir}: ${(e as Error).message}`, { cause: e });
+      throw new AciaError('LEDGER_IO', `cannot write blob ${this.dir}: ${((results[failed] as PromiseRejectedResult).reason as Error).message}`, {
+        cause: (results[failed] as PromiseRejectedResult).reason,
+      });
     }
     try {
       await syncDir(this.fs, this.dir);
@@ -124,10 +168,18 @@ async function sizeOf(fs: LedgerFs, path: string): Promise<number> {
 }
 
 async function syncFile(fs: LedgerFs, path: string): Promise<void> {
-  const handle = await fs.open(path, 'r');
+  await syncHandle(await fs.open(path, 'r'));
+}
+
+/** fsync, then close (whatever the fsync did). */
+async function syncHandle(handle: FileHandle): Promise<void> {
   try {
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+function blobError(path: string, e: unknown): AciaError {
+  return new AciaError('LEDGER_IO', `cannot write blob ${path}: ${(e as Error).message}`, { cause: e });
 }

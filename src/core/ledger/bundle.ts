@@ -1,6 +1,6 @@
 // The replay bundle (ACM §14.3, guideline §17): a run's ACM artifacts, engine trace and ledger in one
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { checkRegularOrMissing, ensureRealDir } from '../fs/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
@@ -61,29 +61,36 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const jsonl = (path: string, list: readonly LedgerEntry[]): void => {
     if (list.length > 0) files.set(path, Buffer.from(list.map((e) => `${canonicalJson(e)}\n`).join('')));
   };
-  // Blobs land in the bundle up to twice (engine-trace/ and memory-ledger/): each is read once. Sync reads:
-  // the run is over, and a thread-pool round trip per small file was most of the bundle's time.
+  // Blobs land in the bundle up to three times (engine-trace/, planner/, memory-ledger/): each is read once,
+  // and a blob whose bytes match its name is hard-linked into place rather than written again (a write is
+  // an open with O_CREAT per file; a run of 200 turns has about 900 of them). Sync reads: the run is over,
+  // and a thread-pool round trip per small file was most of the bundle's time.
   const blobCache = new Map<string, Buffer | null>();
+  const linkable = new Set<string>();
   const readBlob = (ref: string): Buffer | null => {
     const hex = hexOf(ref);
     let content = blobCache.get(hex);
     if (content === undefined) {
-      try {
-        content = readFileSync(join(runDir, 'blobs', hex));
-      } catch {
-        content = null;
-      }
+      const read = readRegular(join(runDir, 'blobs', hex));
+      content = read;
+      if (read && sha256Hex(read) === hex) linkable.add(hex);
       blobCache.set(hex, content);
     }
     return content;
   };
+  /** Bundle path -> the run blob it is a copy of (when that blob's bytes are its name). */
+  const sources = new Map<string, string>();
+  const putBlob = (path: string, ref: string): void => {
+    const content = readBlob(ref);
+    if (!content) return;
+    files.set(path, content);
+    const hex = hexOf(ref);
+    if (linkable.has(hex)) sources.set(path, hex);
+  };
   const blobsInto = (prefix: string, list: readonly LedgerEntry[]): void => {
     const refs = new Set<string>();
     for (const e of list) collectBlobRefs(e.data, refs);
-    for (const ref of [...refs].sort()) {
-      const content = readBlob(ref);
-      if (content) files.set(`${prefix}/blobs/${hexOf(ref)}`, content);
-    }
+    for (const ref of [...refs].sort()) putBlob(`${prefix}/blobs/${hexOf(ref)}`, ref);
   };
   const ofType = (...types: string[]): LedgerEntry[] => entries.filter((e) => types.includes(e.type));
 
@@ -138,8 +145,7 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
     for (const e of list) {
       const ref = (e.data as { requestHash?: unknown }).requestHash;
       if (typeof ref !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(ref)) continue;
-      const content = readBlob(ref);
-      if (content) files.set(`${prefix}/${hexOf(ref)}`, content);
+      putBlob(`${prefix}/${hexOf(ref)}`, ref);
     }
   };
   requests('planner/prompts', planner);
@@ -157,13 +163,14 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const made = new Set<string>();
   for (const path of [...files.keys()].sort()) {
     const content = files.get(path)!;
-    manifest.files[path] = sha256Hex(content);
+    const source = sources.get(path);
+    manifest.files[path] = source ?? sha256Hex(content);
     const parent = dirname(join(dir, path));
     if (!made.has(parent)) {
       mkdirSync(parent, { recursive: true });
       made.add(parent);
     }
-    writeFileSync(join(dir, path), content);
+    if (source === undefined || !tryLink(join(runDir, 'blobs', source), join(dir, path))) writeFileSync(join(dir, path), content);
   }
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return { dir, files: files.size + 1 };
@@ -238,4 +245,31 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** A regular file's bytes (never through a symbolic link), or null when there is none. */
+function readRegular(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd) : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A hard link to a run blob; false when the file system will not have one (another device, no links). */
+function tryLink(source: string, target: string): boolean {
+  try {
+    linkSync(source, target);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -181,8 +181,9 @@ describe('openRunLedger', () => {
     await ledger.append({ actor: 'human', type: 'GOAL_AMENDED', data: { by: 'human', delta: `${a} ${b}` } });
     await ledger.append(goalAmended('no new blob'));
     await ledger.close();
-    // A put waits for no fsync; the group commit syncs both files (side by side), then the directory.
-    expect(events).toEqual(['rename blob', 'rename blob', 'sync blob-file', 'sync blob-file', 'sync blobs-dir', 'datasync ledger', 'datasync ledger']);
+    // A put waits for no fsync and writes a new blob under its name (no rename); the group commit syncs
+    // both files (side by side, through the handles they were written with), then the directory.
+    expect(events).toEqual(['sync blob-file', 'sync blob-file', 'sync blobs-dir', 'datasync ledger', 'datasync ledger']);
   });
 
   it('writes queued entries with the next group commit, in order, and an awaited append is a barrier for them', async () => {
@@ -205,12 +206,43 @@ describe('openRunLedger', () => {
 
   it('a blob cut short (a power loss before its deferred fsync) is written again, not taken as stored', async () => {
     const dir = join(tempDir(), 'r-short');
-    const ledger = await openRunLedger(dir, 'r-short', { clock: fixedClock(), create: true });
-    const ref = await ledger.putBlob('whole content');
+    const first = await openRunLedger(dir, 'r-short', { clock: fixedClock(), create: true });
+    const ref = await first.putBlob('whole content');
+    await first.append(goalAmended('so the run is there to reopen'));
+    await first.close();
     const file = join(dir, 'blobs', ref.slice('sha256:'.length));
     writeFileSync(file, 'whole'); // what a crash could leave under the final name
+    // The next session (a resume) stores the same content again: it is rewritten, not taken as stored.
+    const ledger = await openRunLedger(dir, 'r-short', { clock: fixedClock(), create: false });
     expect(await ledger.putBlob('whole content')).toBe(ref);
     expect(readFileSync(file, 'utf8')).toBe('whole content');
+    await ledger.close();
+  });
+
+  it('a blob whose write fails leaves no file under its name, and the next put of it stores it whole', async () => {
+    const dir = join(tempDir(), 'r-blob-fail');
+    let failNext = true;
+    const flakyFs: LedgerFs = {
+      ...nodeFs,
+      open: (async (...args: Parameters<typeof nodeFs.open>) => {
+        const handle = await nodeFs.open(...args);
+        const writeFile = handle.writeFile.bind(handle);
+        handle.writeFile = ((data: Uint8Array) => {
+          if (!failNext) return writeFile(data);
+          failNext = false;
+          // Half written, then the disk is full.
+          return writeFile(data.subarray(0, 3)).then(() => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })));
+        });
+        return handle;
+      }),
+    };
+    const ledger = await openRunLedger(dir, 'r-blob-fail', { clock: fixedClock(), create: true, fs: flakyFs });
+    await expect(ledger.putBlob('the whole content')).rejects.toThrow(/^cannot write blob \S+: ENOSPC/);
+    const file = join(dir, 'blobs', sha256Hex('the whole content'));
+    expect(() => statSync(file)).toThrow(/ENOENT/);
+    expect(await ledger.putBlob('the whole content')).toBe(`sha256:${sha256Hex('the whole content')}`);
+    await ledger.append(goalAmended('names it'));
+    expect(readFileSync(file, 'utf8')).toBe('the whole content');
     await ledger.close();
   });
 });

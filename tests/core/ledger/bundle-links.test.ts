@@ -1,0 +1,57 @@
+// The replay bundle takes a run's blobs by hard link when their bytes match their names, and by copy
+// (or not at all) otherwise: fewer file creations at the end of every run, and no way for a damaged or
+// planted blob to slip into the bundle as a link.
+import { readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../../src/core/acm/canonical-json.js';
+import { buildBundle, verifyBundle } from '../../../src/core/ledger/bundle.js';
+import { tempDir, writeSampleRun } from '../../helpers/sample-run.js';
+
+async function sample(): Promise<{ repo: string; runId: string; blobs: string }> {
+  const repo = tempDir('bundle-links-');
+  const { runId, runDir } = await writeSampleRun(repo);
+  return { repo, runId, blobs: join(runDir, 'blobs') };
+}
+
+describe('bundle blobs', () => {
+  it('are hard links to the run blobs, listed under their sha256, and the bundle verifies', async () => {
+    const { repo, runId, blobs } = await sample();
+    const { dir } = await buildBundle(repo, runId);
+    const hex = readdirSync(join(dir, 'memory-ledger', 'blobs'))[0]!;
+    const inBundle = statSync(join(dir, 'memory-ledger', 'blobs', hex));
+    expect(inBundle.ino).toBe(statSync(join(blobs, hex)).ino);
+    expect(inBundle.nlink).toBeGreaterThan(1);
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, string> };
+    expect(manifest.files[`memory-ledger/blobs/${hex}`]).toBe(hex);
+    expect((await verifyBundle(dir)).ok).toBe(true);
+  });
+
+  it('a run blob whose bytes do not match its name is copied as it is, listed under its real sha256, and fails verification', async () => {
+    const { repo, runId, blobs } = await sample();
+    const hex = readdirSync(blobs)[0]!;
+    writeFileSync(join(blobs, hex), 'altered after the run');
+    const { dir } = await buildBundle(repo, runId);
+    const copy = join(dir, 'memory-ledger', 'blobs', hex);
+    expect(statSync(copy).ino).not.toBe(statSync(join(blobs, hex)).ino);
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, string> };
+    expect(manifest.files[`memory-ledger/blobs/${hex}`]).toBe(sha256Hex('altered after the run'));
+    const verdict = await verifyBundle(dir);
+    expect(verdict.ok).toBe(false);
+    expect(verdict.problems.map((p) => p.message).join('\n')).toContain('does not hash to its name');
+  });
+
+  it('a run blob replaced by a symbolic link is neither followed nor linked: the bundle lacks it and says so', async () => {
+    const { repo, runId, blobs } = await sample();
+    const hex = readdirSync(blobs)[0]!;
+    const secret = join(tempDir('bundle-secret-'), 'secret');
+    writeFileSync(secret, 'outside the run');
+    rmSync(join(blobs, hex));
+    symlinkSync(secret, join(blobs, hex));
+    const { dir } = await buildBundle(repo, runId);
+    expect(readdirSync(join(dir, 'memory-ledger', 'blobs'))).not.toContain(hex);
+    const verdict = await verifyBundle(dir);
+    expect(verdict.ok).toBe(false);
+    expect(verdict.problems.map((p) => p.message).join('\n')).toContain(`blob sha256:${hex} is missing`);
+  });
+});
