@@ -1,15 +1,21 @@
-// marginal_ms_per_turn and git_processes_per_dev_attempt: a 20-turn and a 200-turn zero-latency
-// scripted run (sandbox off, parallel 1), interleaved. Start-up, planning, QA and the run's own git work
-// are the same in both, so the difference divided by the 180 extra turns is what one more model turn
-// costs the orchestrator (tool time taken out); the 6 extra dev tasks give the git processes per attempt.
+// marginal_ms_per_turn, dev_task_overhead_ms and git_processes_per_dev_attempt, from three zero-latency
+// scripted runs (sandbox off, parallel 1), interleaved:
+//   long    7 dev tasks, 200 turns (28 per task)
+//   short   the same 7 dev tasks, 20 turns (a write and a result each, 3 reads more in the first)
+//   single  1 dev task, 20 turns (15 reads, a write, a result)
+// long and short share the plan, so start-up, planning, QA and every task's worktree and merge are the
+// same in both: their difference over the 180 extra turns is what one more model turn costs the
+// orchestrator (tool time taken out). short and single share the turn count, so their difference over the
+// 6 extra tasks is what one more dev task costs, and gives the git processes per attempt.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acia, ledgerTimes, median, onlyLedger, round, scratch } from './util.mjs';
-import { longScript } from './long-script.mjs';
+import { DEV_TASKS, longScript } from './long-script.mjs';
 import { gitShim, runArgs, sampleRepo } from './orchestrator.mjs';
 
-const SHORT = { devTasks: 1, readsPerTask: 15, extraReads: 0 }; // 1 + 17 + 2 = 20 turns
 const LONG = {}; // the 200-turn run: 7 dev tasks
+const SHORT = { devTasks: DEV_TASKS, readsPerTask: 0, extraReads: 3 }; // 1 + 7 * 2 + 3 + 2 = 20 turns
+const SINGLE = { devTasks: 1, readsPerTask: 15, extraReads: 0 }; // 1 + 17 + 2 = 20 turns
 
 async function timedRun(root, name, script, env) {
   const repo = sampleRepo(join(root, name));
@@ -26,50 +32,55 @@ function gitCount(log) {
 export async function marginalTurnCost({ runs = 3, log = () => {} } = {}) {
   const root = scratch('marginal');
   try {
-    const short = join(root, 'short.json');
-    const long = join(root, 'long.json');
-    writeFileSync(short, JSON.stringify(longScript(SHORT)));
-    writeFileSync(long, JSON.stringify(longScript(LONG)));
-    const s = [];
-    const l = [];
-    for (let i = 0; i < runs; i++) {
-      s.push(await timedRun(root, `s${i}`, short));
-      l.push(await timedRun(root, `l${i}`, long));
+    const scripts = {};
+    const samples = {};
+    for (const [name, shape] of [['long', LONG], ['short', SHORT], ['single', SINGLE]]) {
+      scripts[name] = join(root, `${name}.json`);
+      writeFileSync(scripts[name], JSON.stringify(longScript(shape)));
+      samples[name] = [];
     }
-    const ms = (xs) => median(xs.map((x) => x.ownMs));
+    for (let i = 0; i < runs; i++) for (const name of Object.keys(scripts)) samples[name].push(await timedRun(root, `${name}${i}`, scripts[name]));
+    const ms = (name) => median(samples[name].map((x) => x.ownMs));
+    const { long: l, short: s, single: one } = samples;
     const turns = l[0].turns - s[0].turns;
-    const value = (ms(l) - ms(s)) / turns;
-    // Git processes: the same two runs once more with a logging `git` first on PATH.
+    const value = (ms('long') - ms('short')) / turns;
+    const extraTasks = DEV_TASKS - SINGLE.devTasks;
+    const perTask = (ms('short') - ms('single')) / extraTasks;
+    // Git processes: the short and single runs once more with a logging `git` first on PATH.
     const counts = {};
-    for (const [name, script] of [['short', short], ['long', long]]) {
+    for (const name of ['short', 'single']) {
       const shim = gitShim(join(root, `shim-${name}`));
-      await timedRun(root, `g-${name}`, script, { ...process.env, PATH: `${shim.bin}:${process.env.PATH}` });
+      await timedRun(root, `g-${name}`, scripts[name], { ...process.env, PATH: `${shim.bin}:${process.env.PATH}` });
       counts[name] = gitCount(shim.log);
     }
-    const extraAttempts = LONG_DEV_TASKS - SHORT.devTasks;
-    const perAttempt = (counts.long - counts.short) / extraAttempts;
-    log(`  marginal ${round(value, 2)} ms/turn over ${turns} turns; git ${counts.short} vs ${counts.long} processes, ${round(perAttempt, 1)} per dev attempt`);
+    const perAttempt = (counts.short - counts.single) / extraTasks;
+    log(`  marginal ${round(value, 2)} ms/turn over ${turns} turns; ${round(perTask, 0)} ms per dev task; git ${counts.single} vs ${counts.short} processes, ${round(perAttempt, 1)} per dev attempt`);
+    const how = `acia run --model scripted: --sandbox off --parallel 1, ${runs} interleaved rounds`;
     return {
       marginal_ms_per_turn: {
         value: round(value, 2),
         unit: 'ms/turn',
-        how: `(median (wall - tool time) of a ${l[0].turns}-turn zero-latency scripted run - the same for a ${s[0].turns}-turn run) / ${turns}; acia run --model scripted: --sandbox off --parallel 1, ${runs} interleaved pairs`,
+        how: `(median (wall - tool time) of a ${l[0].turns}-turn zero-latency scripted run of ${DEV_TASKS} dev tasks - the same for a ${s[0].turns}-turn run of the same ${DEV_TASKS} tasks) / ${turns}; ${how}`,
         goal: '<= 3',
         met: value <= 3,
         detail: { shortRuns: s, longRuns: l },
       },
+      dev_task_overhead_ms: {
+        value: round(perTask, 0),
+        unit: 'ms/task',
+        how: `(median (wall - tool time) of a ${s[0].turns}-turn run of ${DEV_TASKS} dev tasks - the same for a ${one[0].turns}-turn run of 1 dev task) / ${extraTasks}: worktree, agent start, commit and merge of one more task; ${how}`,
+        detail: { singleRuns: one },
+      },
       git_processes_per_dev_attempt: {
         value: round(perAttempt, 1),
         unit: 'processes',
-        how: `git processes (a logging git first on PATH) of the 200-turn run (${LONG_DEV_TASKS} dev tasks) minus the 20-turn run (1 dev task), per extra dev task attempt`,
+        how: `git processes (a logging git first on PATH) of the ${s[0].turns}-turn run of ${DEV_TASKS} dev tasks minus the ${one[0].turns}-turn run of 1, per extra dev task attempt`,
         goal: '<= 6',
         met: perAttempt <= 6,
-        detail: { short: counts.short, long: counts.long },
+        detail: { short: counts.short, single: counts.single },
       },
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
 }
-
-const LONG_DEV_TASKS = 7;
