@@ -12,7 +12,7 @@ import { CLI, median, nowMs, round, scratch } from './util.mjs';
 export const CLAUDE_CODE_VERSION = '2.1.330';
 
 /** A stand-in endpoint: calls `onRequest(path)` for each request and answers 529 (never a real reply). */
-async function standIn() {
+export async function standIn() {
   let waiter = null;
   const server = createServer((req, res) => {
     req.resume();
@@ -53,7 +53,7 @@ export function makeRepo(files) {
 }
 
 /** Spawns, waits for the first model request (or exit), kills the process group; ms from spawn. */
-async function timeToFirst(endpoint, cmd, args, opts) {
+export async function timeToFirst(endpoint, cmd, args, opts) {
   const arrived = endpoint.next();
   const t0 = nowMs();
   const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
@@ -87,7 +87,7 @@ function waitForQuiet(repo) {
   }
 }
 
-function resetRepo(repo) {
+export function resetRepo(repo) {
   waitForQuiet(repo);
   rmSync(join(repo, '.acia'), { recursive: true, force: true });
   execFileSync('git', ['worktree', 'prune'], { cwd: repo });

@@ -1,7 +1,10 @@
 // LlmClient on the official Anthropic SDK: streamed Messages calls with tool-input assembly, prompt
 // caching, and our own bounded retries (the SDK's are off) mapped to typed AciaErrors.
-import Anthropic, { APIError, APIUserAbortError, type ClientOptions } from '@anthropic-ai/sdk';
-import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages/messages';
+// The SDK's base client with the Messages resource alone: `Anthropic` itself constructs every resource
+// (beta, files, skills, ...), and importing it put a 1 MB chunk between start-up and the first request.
+import { BaseAnthropic, type ClientOptions } from '@anthropic-ai/sdk/client';
+import { APIError, APIUserAbortError } from '@anthropic-ai/sdk/core/error';
+import { Messages, type RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages/messages';
 import { AciaError, errorMessage } from '../errors.js';
 import { mapStopReason, toAnthropicParams } from './anthropic-mapping.js';
 import { completeWithRetries, type Emit } from './chunks.js';
@@ -17,9 +20,13 @@ export interface AnthropicClientOptions extends SdkClientOptions<NonNullable<Cli
   baseURL?: string | undefined;
 }
 
+class MessagesOnly extends BaseAnthropic {
+  readonly messages = new Messages(this);
+}
+
 export class AnthropicClient implements LlmClient {
   readonly provider = 'anthropic';
-  private readonly sdk: Anthropic;
+  private readonly sdk: MessagesOnly;
   private readonly retry: { policy: LlmRetryPolicy; sleep: Sleep };
 
   constructor(options: AnthropicClientOptions = {}) {
@@ -31,7 +38,7 @@ export class AnthropicClient implements LlmClient {
       });
     }
     const baseURL = options.baseURL ?? env['ANTHROPIC_BASE_URL'];
-    this.sdk = new Anthropic({
+    this.sdk = new MessagesOnly({
       apiKey,
       ...(baseURL !== undefined && baseURL !== '' ? { baseURL } : {}),
       ...sdkTransport(options),
