@@ -19,6 +19,7 @@ import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, probeRepo } from '../team/git.js';
 import { probeSandbox } from '../core/sandbox/detect.js';
+import { driverOverrides } from '../core/sandbox/safe-git.js';
 import { reviewApply } from '../team/apply.js';
 import { noHuman, type Escalator } from '../team/deps.js';
 import { latestResumableRun, notStarted, resumeRun, startRun, type RunResult } from '../team/team.js';
@@ -49,6 +50,8 @@ export interface RunEnvironment {
 export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnvironment = {}): Promise<number> {
   // The sandbox probe (a bwrap process) runs while git answers; buildDeps finds its answer cached.
   if (flags.sandbox !== 'off') probeSandbox().catch(() => undefined);
+  // So is the query for the repository's filter, diff and merge drivers, which `git status` waits for.
+  driverOverrides(resolve(flags.repo)).catch(() => undefined);
   const git = new Git(systemClock);
   const facts = await probeRepo(git, resolve(flags.repo));
   const repo = facts.root;

@@ -67,11 +67,25 @@ export interface SafeGitResult {
  */
 const NO_CONTENT_COMMANDS: ReadonlySet<string> = new Set(['rev-parse', 'symbolic-ref', 'for-each-ref', 'update-ref']);
 
+/**
+ * `ls-files` that lists the index alone (no -m, -o, -d, -k or -t, which compare or look at the work
+ * tree) reads no file content either.
+ */
+const INDEX_ONLY_LS_FILES: ReadonlySet<string> = new Set(['-z', '-s', '--stage', '-c', '--cached', '--full-name']);
+
+export function readsNoContent(args: readonly string[]): boolean {
+  const [sub, ...rest] = args;
+  if (NO_CONTENT_COMMANDS.has(sub ?? '')) return true;
+  if (sub !== 'ls-files') return false;
+  const end = rest.indexOf('--');
+  return end >= 0 && rest.slice(0, end).every((a) => INDEX_ONLY_LS_FILES.has(a));
+}
+
 /** Runs `git <args>` in `cwd` with hardened config and env. Diff-like commands get --no-ext-diff --no-textconv. */
 export async function safeGit(cwd: string, args: readonly string[], opts: SafeGitOptions = {}): Promise<SafeGitResult> {
   if (opts.expectedGitDir !== undefined) assertGitPointer(cwd, opts.expectedGitDir);
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
-  const drivers = NO_CONTENT_COMMANDS.has(args[0] ?? '') ? [] : await driverOverrides(cwd);
+  const drivers = readsNoContent(args) ? [] : await driverOverrides(cwd);
   const full = ['--no-pager', ...config, ...drivers, ...hardenSubcommand(args)];
   const result = await spawnCapture(['git', ...full], {
     cwd,
@@ -126,6 +140,19 @@ export async function driverOverrides(cwd: string): Promise<string[]> {
   const signature = configSignature(cwd);
   const cached = signature === null ? undefined : overrideCache.get(signature);
   if (cached !== undefined) return cached;
+  if (signature === null) return queryDrivers(cwd, null);
+  // Callers that ask at the same moment (the CLI asks ahead, while git finds the repository) share one query.
+  let pending = inFlight.get(signature);
+  if (pending === undefined) {
+    pending = queryDrivers(cwd, signature).finally(() => inFlight.delete(signature));
+    inFlight.set(signature, pending);
+  }
+  return pending;
+}
+
+const inFlight = new Map<string, Promise<string[]>>();
+
+async function queryDrivers(cwd: string, signature: string | null): Promise<string[]> {
   const r = await spawnCapture(['git', 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
     cwd,
     env: gitEnv(),

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { driverOverrides, safeGit } from '../../../src/core/sandbox/safe-git.js';
+import { driverOverrides, readsNoContent, safeGit } from '../../../src/core/sandbox/safe-git.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -60,5 +60,27 @@ describe('driverOverrides', () => {
     fs.writeFileSync(path.join(dir, 'a.txt'), 'changed\n');
     await safeGit(dir, ['add', 'a.txt']);
     expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('callers asking at the same moment share one answer, and a change made meanwhile is still seen by the next call', async () => {
+    const { dir, git } = repo();
+    git('config', 'filter.evil.clean', 'touch pwned; cat');
+    const [a, b] = await Promise.all([driverOverrides(dir), driverOverrides(dir)]);
+    expect(a).toContain('filter.evil.clean=');
+    expect(b).toEqual(a);
+    git('config', 'diff.evil.textconv', 'touch pwned; cat');
+    expect(await driverOverrides(dir)).toContain('diff.evil.textconv=');
+  });
+});
+
+describe('readsNoContent (commands run without the driver query)', () => {
+  it('takes ref commands and index-only ls-files, never an ls-files that looks at the work tree', () => {
+    expect(readsNoContent(['rev-parse', 'HEAD'])).toBe(true);
+    expect(readsNoContent(['ls-files', '-z', '--', '.acia/runs'])).toBe(true);
+    expect(readsNoContent(['ls-files', '-z', '-s', '--', '.'])).toBe(true);
+    for (const flag of ['-m', '--modified', '-o', '--others', '-d', '-k', '-t', '--exclude-standard']) expect(readsNoContent(['ls-files', '-z', flag, '--', '.'])).toBe(false);
+    expect(readsNoContent(['ls-files', '-z'])).toBe(false); // no `--`: a later word could be an option
+    expect(readsNoContent(['status', '--porcelain'])).toBe(false);
+    expect(readsNoContent(['add', 'a.txt'])).toBe(false);
   });
 });
