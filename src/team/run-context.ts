@@ -4,7 +4,7 @@ import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { PlanSet } from '../core/acm/contracts.js';
 import type { LlmRequest, LlmResponse, Usage } from '../core/llm/types.js';
 import type { InstructionFile } from '../agents/pm/context-packet.js';
-import { BudgetExceededError, checkBudget, type BudgetReservation } from './budget.js';
+import { BudgetExceededError, checkBudget, type BudgetAmount, type BudgetBreach, type BudgetReservation } from './budget.js';
 import type { TeamDeps } from './deps.js';
 import type { Recorder } from './recorder.js';
 import type { RunState } from './run-state.js';
@@ -53,45 +53,27 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
   const gate = ctx.deps.fleet?.budgetGate;
   return {
     beforeModelCall: async (request: LlmRequest): Promise<void> => {
-      const enforce = !ctx.state.budgetWaived;
-      const est = ctx.deps.model.estimate(ctx.deps.model.id, request);
-      if (enforce) {
-        const minutes = (ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
-        // With a shared gate, cost and tokens are the gate's: this process's fold does not see the others' calls.
-        const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
-        const breach = checkBudget(limits, ctx.state, est, minutes);
-        if (breach) throw new BudgetExceededError(breach);
-      }
-      if (gate) {
-        const r = await gate.reserve(ctx.runId, est, { enforce });
-        if ('breach' in r) throw new BudgetExceededError(r.breach);
-        held = r.reservation;
-      }
+      const r = await reserveBudget(ctx, ctx.deps.model.estimate(ctx.deps.model.id, request));
+      if ('breach' in r) throw new BudgetExceededError(r.breach);
+      held = r.reservation;
       started = ctx.rec.now();
     },
     afterModelCall: async (request: LlmRequest, response: LlmResponse): Promise<void> => {
       const costUsd = ctx.deps.model.costUsd(ctx.deps.model.id, response.usage);
-      try {
-        const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(canonicalJson(visibleRequest(request))), ctx.rec.blob(canonicalJson(response))]);
-        // Not waited for: a crash in the next millisecond or two costs this call's record, not a wrong state.
-        await ctx.rec.note(actor, 'LLM_CALL', {
-          ...(taskId === undefined ? {} : { taskId }),
-          caller: request.caller,
-          model: response.model,
-          requestHash,
-          responseRef,
-          usage: response.usage,
-          costUsd,
-          stopReason: response.stopReason,
-          durationMs: ctx.rec.now() - started,
-        });
-      } finally {
-        // Settled after the entry is written: a takeover that re-derives the spend from the ledger in
-        // between counts the call twice (safe), never not at all. The money is spent even if the write failed.
-        const reservation = held;
-        held = null;
-        if (gate && reservation) await gate.settle(reservation, { usd: costUsd, tokens: usageTokens(response.usage) });
-      }
+      const reservation = held;
+      held = null;
+      // Not waited for: a crash in the next millisecond or two costs this call's record, not a wrong state.
+      await recordModelCall(ctx, actor, reservation, {
+        ...(taskId === undefined ? {} : { taskId }),
+        caller: request.caller,
+        model: response.model,
+        usage: response.usage,
+        costUsd,
+        stopReason: response.stopReason,
+        started,
+        durable: false,
+        blobs: () => [canonicalJson(visibleRequest(request)), canonicalJson(response)],
+      });
     },
     /** The call failed (or was interrupted): nothing was charged, so its reservation is dropped. */
     modelCallFailed: async (): Promise<void> => {
@@ -101,6 +83,71 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
       if (gate && reservation) await gate.release(reservation).catch(() => undefined);
     },
   };
+}
+
+/**
+ * The budget check before a model call (ACIA's own, or an external agent's through the metering proxy):
+ * the limits this process sees, then, with the fleet's shared gate, the estimate reserved there. With a
+ * gate, cost and tokens are the gate's (this process's fold does not see the others' calls): only
+ * minutes are checked here. A waived budget is not enforced, but is still reserved (and counted).
+ */
+export async function reserveBudget(ctx: RunContext, est: BudgetAmount): Promise<{ breach: BudgetBreach } | { reservation: BudgetReservation | null }> {
+  const gate = ctx.deps.fleet?.budgetGate;
+  const enforce = !ctx.state.budgetWaived;
+  if (enforce) {
+    const minutes = (ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
+    const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
+    const breach = checkBudget(limits, ctx.state, est, minutes);
+    if (breach) return { breach };
+  }
+  if (!gate) return { reservation: null };
+  return gate.reserve(ctx.runId, est, { enforce });
+}
+
+/** A model call that answered, as its LLM_CALL entry tells it, with what `recordModelCall` needs to write it. */
+interface AnsweredCall {
+  taskId?: string;
+  caller: string;
+  model: string;
+  usage: Usage;
+  costUsd: number | null;
+  stopReason: string;
+  /** `rec.now()` when the call went out. */
+  started: number;
+  /**
+   * Waits until the entry is durable (`rec.record`) rather than queueing it (`rec.note`): the metering
+   * proxy answers the agent before it records, so it must not leave a paid call to land after the task ended.
+   */
+  durable: boolean;
+  /** The request's and the response's blob contents (computed once the write is under way). */
+  blobs: () => [request: string, response: string];
+}
+
+/**
+ * After a model call that answered: its request and response blobs and its LLM_CALL entry, then its
+ * reservation settled at what it cost. Settled after the entry is written: a takeover that re-derives
+ * the spend from the ledger in between counts the call twice (safe), never not at all. Settled even if
+ * the write failed: the money is spent.
+ */
+export async function recordModelCall(ctx: RunContext, actor: string, reservation: BudgetReservation | null, c: AnsweredCall): Promise<void> {
+  try {
+    const [request, response] = c.blobs();
+    const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(request), ctx.rec.blob(response)]);
+    const data = {
+      ...(c.taskId === undefined ? {} : { taskId: c.taskId }),
+      caller: c.caller,
+      model: c.model,
+      requestHash,
+      responseRef,
+      usage: c.usage,
+      costUsd: c.costUsd,
+      stopReason: c.stopReason,
+      durationMs: ctx.rec.now() - c.started,
+    };
+    await (c.durable ? ctx.rec.record(actor, 'LLM_CALL', data) : ctx.rec.note(actor, 'LLM_CALL', data));
+  } finally {
+    if (reservation) await ctx.deps.fleet?.budgetGate?.settle(reservation, { usd: c.costUsd, tokens: usageTokens(c.usage) });
+  }
 }
 
 /** Tokens as the run's state counts them: every input and output token, cached or not. */

@@ -10,8 +10,8 @@ import { entryHash } from './hash.js';
 import { errnoCode, nodeLedgerFs, syncDir, type LedgerFs } from './ledger-fs.js';
 import { parseLedgerLine, readLedgerLines } from './line-reader.js';
 import { acquireRunLock, type RunLock } from './run-lock.js';
-import { sealEntry } from './seal.js';
-import type { AppendInput, LedgerHead, RunLedger } from './types.js';
+import { SealedChain } from './seal.js';
+import type { AppendInput, RunLedger } from './types.js';
 
 export interface OpenRunLedgerOptions {
   clock: Clock;
@@ -62,30 +62,23 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
-class FileRunLedger implements RunLedger {
+class FileRunLedger extends SealedChain implements RunLedger {
   private queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
   private failure: AciaError | null = null;
   private closed = false;
 
   constructor(
-    readonly runId: RunId,
+    runId: RunId,
     readonly dir: string,
     private readonly path: string,
     private readonly handle: FileHandle,
     private readonly lock: RunLock,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly blobs: BlobStore,
-    private readonly list: LedgerEntry[],
-  ) {}
-
-  entries(): readonly LedgerEntry[] {
-    return this.list;
-  }
-
-  head(): LedgerHead | null {
-    const last = this.list.at(-1);
-    return last ? { seq: last.seq, hash: last.hash } : null;
+    list: LedgerEntry[],
+  ) {
+    super(runId, clock, list);
   }
 
   /** Seq, ts and the chain are fixed synchronously here, so entry order is call order. */
@@ -113,10 +106,6 @@ class FileRunLedger implements RunLedger {
     // The promise's failure is this.failure, which the next append reports.
     this.append(input).catch(() => undefined);
     return this.list.at(-1)!;
-  }
-
-  private seal(input: AppendInput): { entry: LedgerEntry; line: string } {
-    return sealEntry(this.list.at(-1), this.runId, this.clock, input);
   }
 
   /** Group commit: everything queued while a write+fsync is in flight goes out in the next one. */

@@ -2,38 +2,27 @@
 // Replay writes into one, and tests use it where durability is not the point.
 import { sha256Hex } from '../acm/canonical-json.js';
 import type { LedgerEntry } from '../acm/contracts.js';
-import { asRunId, type Clock, type RunId } from '../acm/ids.js';
+import { asRunId, type Clock } from '../acm/ids.js';
 import { AciaError } from '../errors.js';
-import { sealEntry } from './seal.js';
-import type { AppendInput, LedgerHead, RunLedger } from './types.js';
+import { SealedChain } from './seal.js';
+import type { AppendInput, RunLedger } from './types.js';
 
-export class MemoryLedger implements RunLedger {
-  readonly runId: RunId;
-  private readonly list: LedgerEntry[] = [];
+export class MemoryLedger extends SealedChain implements RunLedger {
   private readonly blobs = new Map<string, Buffer>();
 
   constructor(
     runId: string,
-    private readonly clock: Clock,
+    clock: Clock,
     readonly dir = `memory:${runId}`,
     /** Blobs readable but not written by this ledger (replay reads the recording's). */
     private readonly fallbackBlob?: (ref: string) => Promise<Buffer>,
   ) {
-    this.runId = asRunId(runId);
-  }
-
-  entries(): readonly LedgerEntry[] {
-    return this.list;
-  }
-
-  head(): LedgerHead | null {
-    const last = this.list.at(-1);
-    return last ? { seq: last.seq, hash: last.hash } : null;
+    super(asRunId(runId), clock, []);
   }
 
   append(input: AppendInput): Promise<LedgerEntry> {
     try {
-      const { entry } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+      const { entry } = this.seal(input);
       this.list.push(entry);
       return Promise.resolve(entry);
     } catch (e) {

@@ -13,8 +13,8 @@ import { asRunId, type Clock, type RunId } from '../acm/ids.js';
 import { AciaError, errorMessage, isAciaError } from '../errors.js';
 import { entryHash } from './hash.js';
 import { connectGuarded, retryTransient } from './pg-retry.js';
-import { sealEntry } from './seal.js';
-import type { AppendInput, LedgerHead, RunLedger } from './types.js';
+import { SealedChain } from './seal.js';
+import type { AppendInput, RunLedger } from './types.js';
 import { checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
 
 const SCHEMA = `
@@ -88,26 +88,19 @@ export async function readPgRun(db: Pool, runId: string): Promise<{ lines: strin
 /** An append is a few statements apart; a transaction idle longer than this belongs to a cut-off writer. */
 const IDLE_TXN_TIMEOUT = '10s';
 
-class PgRunLedger implements RunLedger {
+class PgRunLedger extends SealedChain implements RunLedger {
   private chain: Promise<unknown> = Promise.resolve();
   private failure: AciaError | null = null;
 
   constructor(
     private readonly db: Pool,
-    readonly runId: RunId,
+    runId: RunId,
     readonly dir: string,
-    private readonly clock: Clock,
-    private readonly list: LedgerEntry[],
+    clock: Clock,
+    list: LedgerEntry[],
     private readonly fence: LedgerFence | null,
-  ) {}
-
-  entries(): readonly LedgerEntry[] {
-    return this.list;
-  }
-
-  head(): LedgerHead | null {
-    const last = this.list.at(-1);
-    return last ? { seq: last.seq, hash: last.hash } : null;
+  ) {
+    super(runId, clock, list);
   }
 
   append(input: AppendInput): Promise<LedgerEntry> {
@@ -135,7 +128,7 @@ class PgRunLedger implements RunLedger {
   }
 
   private async appendUnfenced(input: AppendInput): Promise<LedgerEntry> {
-    const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+    const { entry, line } = this.seal(input);
     try {
       // A restart of the server is waited out; a retried insert that finds its seq taken checks whether
       // the row is its own (the first attempt committed, its answer was lost) before calling it a rival.
@@ -189,7 +182,7 @@ class PgRunLedger implements RunLedger {
             await client.query('COMMIT');
             return mine;
           }
-          const { entry, line } = sealEntry(this.list.at(-1), this.runId, this.clock, input);
+          const { entry, line } = this.seal(input);
           sealed = entry;
           await client.query('INSERT INTO acia_ledger (run_id, seq, hash, line, epoch) VALUES ($1, $2, $3, $4, $5)', [this.runId, entry.seq, entry.hash, line.trimEnd(), fence.epoch]);
           await client.query('COMMIT');

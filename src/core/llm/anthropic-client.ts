@@ -11,7 +11,7 @@ import { completeWithRetries, type Emit } from './chunks.js';
 import { classifyHttpFailure } from './http-failure.js';
 import { parseToolInput } from './tool-input.js';
 import { RetryableFailure, abortedError, parseRetryAfter, type LlmRetryPolicy, type Sleep } from './retry.js';
-import { retrySettings, sdkTransport, type SdkClientOptions } from './sdk-options.js';
+import { openEventStream, retrySettings, sdkTransport, type SdkClientOptions } from './sdk-options.js';
 import type { AssistantBlock, LlmCallOptions, LlmClient, LlmRequest, LlmResponse, StopReason, Usage } from './types.js';
 
 export interface AnthropicClientOptions extends SdkClientOptions<NonNullable<ClientOptions['fetch']>> {
@@ -52,23 +52,13 @@ export class AnthropicClient implements LlmClient {
   }
 
   private async attempt(request: LlmRequest, emit: Emit, signal: AbortSignal | undefined): Promise<LlmResponse> {
-    let opened;
-    try {
-      opened = await this.sdk.messages
-        .create(toAnthropicParams(request), { headers: { 'x-acia-caller': request.caller }, ...(signal ? { signal } : {}) })
-        .withResponse();
-    } catch (e) {
-      throw classify(e, signal);
-    }
+    const opened = await openEventStream(
+      () => this.sdk.messages.create(toAnthropicParams(request), { headers: { 'x-acia-caller': request.caller }, ...(signal ? { signal } : {}) }),
+      (e) => classify(e, signal),
+      { who: 'Anthropic endpoint', hint: 'check ANTHROPIC_BASE_URL points at the Messages API' },
+    );
     const { data: stream, response } = opened;
     const requestId = opened.request_id ?? response.headers.get('request-id');
-    const contentType = response.headers.get('content-type') ?? '';
-    if (!contentType.includes('text/event-stream')) {
-      stream.controller.abort();
-      throw new AciaError('LLM_BAD_RESPONSE', `Anthropic endpoint answered with "${contentType || 'no content type'}" instead of an event stream`, {
-        hint: 'check ANTHROPIC_BASE_URL points at the Messages API',
-      });
-    }
     const state = new StreamAssembly(emit);
     try {
       for await (const event of stream) state.apply(event);

@@ -8,7 +8,7 @@ import { classifyHttpFailure } from './http-failure.js';
 import { toChatParams, type TokenLimitParam } from './openai-mapping.js';
 import { ChatStreamAssembly } from './openai-stream.js';
 import { RetryableFailure, abortedError, parseRetryAfter, type LlmRetryPolicy, type Sleep } from './retry.js';
-import { retrySettings, sdkTransport, type SdkClientOptions } from './sdk-options.js';
+import { openEventStream, retrySettings, sdkTransport, type SdkClientOptions } from './sdk-options.js';
 import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse } from './types.js';
 
 export interface OpenAiClientOptions extends SdkClientOptions<NonNullable<ClientOptions['fetch']>> {
@@ -54,22 +54,12 @@ export class OpenAiCompatibleClient implements LlmClient {
   }
 
   private async attempt(request: LlmRequest, emit: Emit, signal: AbortSignal | undefined): Promise<LlmResponse> {
-    let opened;
-    try {
-      opened = await this.sdk.chat.completions
-        .create(toChatParams(request, this.tokenLimit), { headers: { 'x-acia-caller': request.caller }, ...(signal ? { signal } : {}) })
-        .withResponse();
-    } catch (e) {
-      throw this.classify(e, signal, false);
-    }
-    const { data: stream, response } = opened;
-    const contentType = response.headers.get('content-type') ?? '';
-    if (!contentType.includes('text/event-stream')) {
-      stream.controller.abort();
-      throw new AciaError('LLM_BAD_RESPONSE', `${this.baseURL} answered with "${contentType || 'no content type'}" instead of an event stream`, {
-        hint: 'check OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint',
-      });
-    }
+    const opened = await openEventStream(
+      () => this.sdk.chat.completions.create(toChatParams(request, this.tokenLimit), { headers: { 'x-acia-caller': request.caller }, ...(signal ? { signal } : {}) }),
+      (e) => this.classify(e, signal, false),
+      { who: this.baseURL, hint: 'check OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint' },
+    );
+    const stream = opened.data;
     const state = new ChatStreamAssembly(emit);
     try {
       for await (const chunk of stream) state.apply(chunk);

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from '../../core/acm/canonical-json.js';
 import type { Usage } from '../../core/llm/types.js';
-import { checkBudget, type BudgetBreach, type BudgetReservation } from '../budget.js';
-import { usageTokens, type RunContext } from '../run-context.js';
+import type { BudgetBreach, BudgetReservation } from '../budget.js';
+import { recordModelCall, reserveBudget, type RunContext } from '../run-context.js';
 
 export interface MeteringProxy {
   /** For an agent on the host. */
@@ -94,26 +94,20 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       const text = Buffer.concat(chunks).toString('utf8');
       const m = meter(text, (upstream.headers.get('content-type') ?? '').includes('event-stream'));
       const costUsd = ctx.deps.model.costUsd(m.model || String(parsed.model), m.usage);
-      try {
-        const requestHash = await ctx.rec.blob(canonicalJson(JSON.parse(body.toString('utf8')) as unknown));
-        const responseRef = await ctx.rec.blob(text);
-        await ctx.rec.record(o.actor, 'LLM_CALL', {
-          taskId: o.taskId,
-          caller: o.actor,
-          model: m.model || (typeof parsed.model === 'string' ? parsed.model : 'unknown'),
-          requestHash,
-          responseRef,
-          usage: m.usage,
-          costUsd,
-          stopReason: m.stopReason,
-          durationMs: ctx.rec.now() - started,
-        });
-      } finally {
-        // As for ACIA's own calls: settled after the entry, and even when writing it failed (it was paid for).
-        const held = reservation;
-        reservation = null;
-        if (held) await ctx.deps.fleet?.budgetGate?.settle(held, { usd: costUsd, tokens: usageTokens(m.usage) });
-      }
+      const held = reservation;
+      reservation = null;
+      // Waited for (see `inFlight`): the agent already has its reply, and its task may end as soon as it reads it.
+      await recordModelCall(ctx, o.actor, held, {
+        taskId: o.taskId,
+        caller: o.actor,
+        model: m.model || (typeof parsed.model === 'string' ? parsed.model : 'unknown'),
+        usage: m.usage,
+        costUsd,
+        stopReason: m.stopReason,
+        started,
+        durable: true,
+        blobs: () => [canonicalJson(JSON.parse(body.toString('utf8')) as unknown), text],
+      });
     }).catch((e: unknown) => {
       if (!res.headersSent) reply(res, 500, 'api_error', `ACIA metering proxy: ${(e as Error).message}`);
       else res.destroy();
@@ -150,22 +144,12 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
 }
 
 /**
- * The budget check ACIA's own calls get: the request's size plus a full reply, before it is sent; with
- * the fleet's shared gate, cost and tokens are reserved there (minutes stay this process's).
+ * The budget check ACIA's own calls get, for the request's size plus a full reply, before it is sent
+ * (minutes stay this process's; with the fleet's shared gate, cost and tokens are reserved there).
  */
-async function checkProxied(ctx: RunContext, model: string, bodyBytes: number, maxTokens: number): Promise<{ breach: BudgetBreach } | { reservation: BudgetReservation | null }> {
-  const gate = ctx.deps.fleet?.budgetGate;
-  const enforce = !ctx.state.budgetWaived;
+function checkProxied(ctx: RunContext, model: string, bodyBytes: number, maxTokens: number): ReturnType<typeof reserveBudget> {
   const inputTokens = Math.ceil(bodyBytes / 4);
-  const est = { usd: ctx.deps.model.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens };
-  if (enforce) {
-    const minutes = (ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
-    const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
-    const breach = checkBudget(limits, ctx.state, est, minutes);
-    if (breach) return { breach };
-  }
-  if (!gate) return { reservation: null };
-  return gate.reserve(ctx.runId, est, { enforce });
+  return reserveBudget(ctx, { usd: ctx.deps.model.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens });
 }
 
 /** Usage, stop reason and model from a Messages API reply, streamed (SSE) or whole. */

@@ -41,6 +41,15 @@ describe('AnthropicClient error mapping', () => {
     expect((await failure(client(cannedFetch(jsonError(403, 'permission_error', 'no')).fetch).complete(request))).code).toBe('LLM_AUTH');
   });
 
+  it('rejects a 200 that is not an event stream, naming what came instead, without retrying', async () => {
+    const f = cannedFetch(() => new Response('<html>proxy login</html>', { status: 200, headers: { 'content-type': 'text/html' } }));
+    const e = await failure(client(f.fetch).complete(request));
+    expect(e.code).toBe('LLM_BAD_RESPONSE');
+    expect(e.message).toBe('Anthropic endpoint answered with "text/html" instead of an event stream');
+    expect(e.hint).toContain('ANTHROPIC_BASE_URL');
+    expect(f.calls()).toBe(1);
+  });
+
   it('retries an overloaded error event that arrives inside a 200 stream', async () => {
     const sse = (body: string) => () => new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
     const ok = [

@@ -100,6 +100,7 @@ describe('OpenAiCompatibleClient error mapping', () => {
     const f = cannedFetch(errorBody(200, JSON.stringify({ choices: [{ message: { content: 'hi' } }] })));
     const e = await failure(client(f.fetch).complete(request));
     expect(e.code).toBe('LLM_BAD_RESPONSE');
+    expect(e.message).toBe('http://127.0.0.1:9/v1 answered with "application/json" instead of an event stream');
     expect(e.hint).toContain('OPENAI_BASE_URL');
     expect(f.calls()).toBe(1);
   });
