@@ -19,7 +19,7 @@ import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
 import { parseChaosSpec } from '../core/llm/chaos-client.js';
-import { costUsd, estimateCallCost, estimateRequestTokens } from '../core/llm/pricing.js';
+import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
 import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
@@ -192,10 +192,12 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
     model: {
       costUsd: (model: string, usage: Parameters<typeof costUsd>[1]) => costUsd(model, usage, { overrides: config.prices, warn }),
       // A call is budgeted at its estimated input plus a full max_tokens reply, so a hard limit is never passed.
-      estimate: (model: string, request: LlmRequest) => ({
-        usd: estimateCallCost(model, request, config.maxTokensPerCall, { overrides: config.prices, warn: () => undefined }),
-        tokens: estimateRequestTokens(request) + config.maxTokensPerCall,
-      }),
+      // The request is measured once (it grows every turn): estimateCallCost would measure it again.
+      estimate: (model: string, request: LlmRequest) => {
+        const inputTokens = estimateRequestTokens(request);
+        const usage = { inputTokens, outputTokens: config.maxTokensPerCall, cacheReadTokens: 0, cacheWriteTokens: 0 };
+        return { usd: costUsd(model, usage, { overrides: config.prices, warn: () => undefined }), tokens: inputTokens + config.maxTokensPerCall };
+      },
     },
     runtime: { aciaVersion: readVersion() },
   };
