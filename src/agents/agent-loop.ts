@@ -5,6 +5,7 @@ import { AciaError, isAciaError } from '../core/errors.js';
 import type { StreamChunk } from '../core/acm/contracts.js';
 import type { LlmClient, LlmRequest, LlmResponse, LlmToolSpec, Message, ToolResultBlock, ToolUseBlock } from '../core/llm/types.js';
 import type { ToolResult } from '../core/tools/types.js';
+import { frozenJson } from '../core/acm/canonical-json.js';
 import { elideOldToolOutput } from './context-window.js';
 import { LOOP_STOP_AT, LoopGuard } from './loop-guard.js';
 
@@ -83,10 +84,10 @@ const CONTINUE = { done: null } as const;
  * @returns the outcome; model errors that are not the loop's to repair are thrown.
  */
 export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcome<O>> {
-  const tools = [...opts.toolbox.specs, returnResultSpec(opts.output)];
+  const tools = frozenJson([...opts.toolbox.specs, returnResultSpec(opts.output)]);
   const state: LoopState = {
     tools,
-    messages: [{ role: 'user', content: opts.task }],
+    messages: [frozenJson({ role: 'user', content: opts.task })],
     guard: new LoopGuard(),
     fixedChars: opts.system.length + JSON.stringify(tools).length,
     repairs: 0,
@@ -108,12 +109,14 @@ export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcom
 
 /** One model call over the conversation so far; null when it was too long and has been compacted once. */
 async function query<O>(opts: AgentRunOptions<O>, state: LoopState, turn: number): Promise<LlmResponse | null> {
-  elideOldToolOutput(state.messages, opts.contextTokens ?? 120_000, state.fixedChars);
+  if (elideOldToolOutput(state.messages, opts.contextTokens ?? 120_000, state.fixedChars) > 0) state.messages.forEach(frozenJson);
   const request: LlmRequest = {
     model: opts.model,
     system: opts.system,
     tools: state.tools,
-    messages: structuredClone(state.messages),
+    // Every message is frozen (frozenJson) as it joins the conversation, so the request can share them:
+    // nothing can change what was sent, and its canonical text is built once per message, not per turn.
+    messages: [...state.messages],
     maxTokens: opts.maxTokens,
     caller: opts.caller,
     stableMessageIndex: 0,
@@ -132,12 +135,14 @@ async function query<O>(opts: AgentRunOptions<O>, state: LoopState, turn: number
     if (isAciaError(e) && e.code === 'LLM_CONTEXT_LENGTH' && !state.compactedForError) {
       state.compactedForError = true;
       elideOldToolOutput(state.messages, 0, state.fixedChars);
+      state.messages.forEach(frozenJson);
       return null;
     }
     throw e;
   }
   await opts.afterModelCall?.(request, response);
-  state.messages.push({ role: 'assistant', content: response.content });
+  // A copy: the response itself stays the caller's (it is recorded, and its tool inputs go to the tools).
+  state.messages.push(frozenJson({ role: 'assistant', content: structuredClone(response.content) }));
   return response;
 }
 
@@ -159,7 +164,7 @@ async function act<O>(opts: AgentRunOptions<O>, state: LoopState, response: LlmR
   for (const c of calls) {
     if (!ran.results.some((r) => r.toolUseId === c.id)) ran.results.push({ type: 'tool_result', toolUseId: c.id, content: 'not run' });
   }
-  state.messages.push({ role: 'user', content: ran.results });
+  state.messages.push(frozenJson({ role: 'user', content: ran.results }));
   return CONTINUE;
 }
 
@@ -170,7 +175,7 @@ function bareReply<O>(state: LoopState, response: LlmResponse, turn: number): St
     return { done: { kind: 'protocol_error', turns: turn, message: `no tool call in ${state.bareReplies} replies` } };
   }
   const why = response.stopReason === 'max_tokens' ? 'Your reply was cut off at the token limit. ' : '';
-  state.messages.push({ role: 'user', content: `${why}Act through tool calls, and finish by calling ${RETURN_RESULT}.` });
+  state.messages.push(frozenJson({ role: 'user', content: `${why}Act through tool calls, and finish by calling ${RETURN_RESULT}.` }));
   return CONTINUE;
 }
 

@@ -11,6 +11,24 @@ export function canonicalJson(value: unknown): string {
   return write(value, new Set());
 }
 
+/** Objects frozenJson() froze, all the way down: their serialisation cannot change, so it is kept. */
+const frozen = new WeakSet<object>();
+const serialised = new WeakMap<object, string>();
+
+/**
+ * Freezes a JSON value all the way down and returns it. canonicalJson then serialises each object in it
+ * once and reuses the text: an agent's conversation is hashed and stored whole every turn, and only its
+ * newest message is new. Writing to a frozen value throws (ES modules are strict), so nothing can change
+ * it behind the cached text.
+ */
+export function frozenJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || frozen.has(value)) return value;
+  frozen.add(value); // first, so a cycle ends here (canonicalJson still refuses it)
+  for (const v of Object.values(value)) frozenJson(v);
+  Object.freeze(value);
+  return value;
+}
+
 function write(value: unknown, seen: Set<object>): string {
   if (value === null) return 'null';
   switch (typeof value) {
@@ -28,6 +46,17 @@ function write(value: unknown, seen: Set<object>): string {
       throw new TypeError(`canonicalJson: cannot serialise a ${typeof value}`);
   }
   const obj = value;
+  const known = serialised.get(obj);
+  if (known !== undefined) return known;
+  if (frozen.has(obj)) {
+    const text = writeObject(obj, seen);
+    serialised.set(obj, text);
+    return text;
+  }
+  return writeObject(obj, seen);
+}
+
+function writeObject(obj: object, seen: Set<object>): string {
   if (seen.has(obj)) throw new TypeError('canonicalJson: cyclic structure');
   seen.add(obj);
   try {

@@ -1,4 +1,5 @@
 // Model prices and token estimates: cost per call from usage, and a pre-call estimate for budget checks.
+import { canonicalJson } from '../acm/canonical-json.js';
 import type { LlmRequest, Usage } from './types.js';
 
 export interface ModelPrice {
@@ -104,7 +105,8 @@ export function estimateTokens(text: string): number {
 
 /** Input tokens a request will cost, estimated from system, tools JSON and messages. */
 export function estimateRequestTokens(req: Pick<LlmRequest, 'system' | 'tools' | 'messages'>): number {
-  return estimateTokens(req.system) + estimateTokens(JSON.stringify(req.tools)) + estimateTokens(JSON.stringify(req.messages));
+  // Canonical JSON has JSON.stringify's length, and reuses the text of messages already measured (frozenJson).
+  return estimateTokens(req.system) + estimateTokens(canonicalJson(req.tools)) + estimateTokens(canonicalJson(req.messages));
 }
 
 /** Upper bound on one call's cost before it is made (all input uncached, `maxTokens` of output). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentAddress, sha256Hex } from '../../../src/core/acm/canonical-json.js';
+import { canonicalJson, contentAddress, frozenJson, sha256Hex } from '../../../src/core/acm/canonical-json.js';
 
 describe('canonicalJson', () => {
   it('sorts keys and drops whitespace', () => {
@@ -68,5 +68,31 @@ describe('canonicalJson', () => {
   it('hashes the canonical form', () => {
     expect(contentAddress({ b: 1, a: 2 })).toBe(`sha256:${sha256Hex('{"a":2,"b":1}')}`);
     expect(contentAddress({})).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+});
+
+describe('frozenJson', () => {
+  const message = () => ({ role: 'user', content: [{ type: 'tool_result', toolUseId: 't1', content: 'ok', z: 1, a: [1, { b: -0 }] }] });
+
+  it('serialises to the same text as the unfrozen value, every time, inside new containers too', () => {
+    const plain = canonicalJson({ messages: [message(), message()] });
+    const m = frozenJson(message());
+    for (let i = 0; i < 3; i++) expect(canonicalJson({ messages: [m, m] })).toBe(plain);
+  });
+
+  it('freezes all the way down, so nothing can change a value behind its cached text', () => {
+    const m = frozenJson(message());
+    canonicalJson(m);
+    expect(() => {
+      (m.content[0]!.a[1] as { b: number }).b = 2;
+    }).toThrow(TypeError);
+    expect(() => (m.content as unknown[]).push({})).toThrow(TypeError);
+    expect(canonicalJson(m)).toBe(canonicalJson(message()));
+  });
+
+  it('a cycle is still refused', () => {
+    const a: Record<string, unknown> = { x: 1 };
+    a.self = a;
+    expect(() => canonicalJson(frozenJson(a))).toThrow(/cyclic/);
   });
 });
