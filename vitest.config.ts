@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // ACIA keeps trust records and run anchors in the user's state directory: tests get their own, never the
 // real ~/.local/state of whoever runs them. The CLI helpers pass it on to the processes they start.
@@ -12,8 +13,45 @@ const stateHome = mkdtempSync(join(tmpdir(), 'acia-test-state-'));
 // unit shows within seconds instead of after the slow tier.
 const FAST = ['tests/core/**/*.test.ts', 'tests/agents/**/*.test.ts', 'tests/cli/**/*.test.ts', 'tests/team/**/*.test.ts', 'tests/scripts/**/*.test.ts'];
 
+// The slow tier's heaviest files, longest first (CI, a slow hour, ms): crash 211939, fleet-scale 127480,
+// fleet-faults 103954, fleet-tasks 92427, checkpoint 66892, real-projects 65888, first-hour 62974, repos 46588,
+// model 41533, acp-dev-agent 40276, disk 38393, fleet-ops 36767, mcp-client 35555, chaos 32510. Vitest orders
+// files by the durations it cached on this machine, and with no cache (CI's fresh clone) by file size: the
+// 7 KB crash suite then started two thirds of the way through and ran on alone for minutes while the other
+// worker idled. Starting the longest first leaves only short files for the end, whatever the cache holds.
+const HEAVIEST = [
+  'tests/faults/crash.test.ts',
+  'tests/e2e/fleet-scale.test.ts',
+  'tests/e2e/fleet-faults.test.ts',
+  'tests/e2e/fleet-tasks.test.ts',
+  'tests/e2e/checkpoint.test.ts',
+  'tests/e2e/real-projects.test.ts',
+  'tests/e2e/first-hour.test.ts',
+  'tests/faults/repos.test.ts',
+  'tests/faults/model.test.ts',
+  'tests/e2e/acp-dev-agent.test.ts',
+  'tests/faults/disk.test.ts',
+  'tests/e2e/fleet-ops.test.ts',
+  'tests/e2e/mcp-client.test.ts',
+  'tests/eval/chaos.test.ts',
+];
+
+class HeaviestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = HEAVIEST.indexOf(relative(this.ctx.config.root, f.moduleId));
+      return i === -1 ? HEAVIEST.length : i;
+    };
+    // Array.prototype.sort is stable: the base order (groups, projects, then cache or size) stays for the rest.
+    return (await super.sort(files)).sort(
+      (a, b) => a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder || (a.project.name < b.project.name ? -1 : a.project.name > b.project.name ? 1 : 0) || rank(a) - rank(b),
+    );
+  }
+}
+
 export default defineConfig({
   test: {
+    sequence: { sequencer: HeaviestFirst },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -6,9 +6,9 @@
 // the limit together.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acia } from './helpers.js';
-import { FleetHarness, editedScript, fleetAvailable, scenarioOf } from './fleet-harness.js';
+import { useFleet, type FleetHarness, editedScript, fleetAvailable, scenarioOf } from './fleet-harness.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 
 // Each call of the happy script costs $0.003-0.007 and is budgeted at ~$0.086 (a full 8192-token reply):
@@ -58,12 +58,7 @@ async function budgetRow(runId: string): Promise<{ max_cost_usd: number; spent_u
 }
 
 describe.skipIf(!fleetAvailable())('a fleet run’s budget in the database', () => {
-  beforeAll(async () => {
-    fleet = await FleetHarness.start();
-  }, 60_000);
-  afterAll(async () => {
-    await fleet?.close();
-  });
+  useFleet((f) => (fleet = f));
 
   it('4 workers: the run stops before passing --max-cost-usd, and a human’s approve waives it', async () => {
     const runId = submit('happy', LIMIT, () => 0);

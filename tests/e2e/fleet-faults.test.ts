@@ -4,9 +4,9 @@
 // ledger verifies, no task completes twice. (kill -9 of a worker mid-task: tests/e2e/fleet.test.ts.)
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acia, git, tempDir } from './helpers.js';
-import { FleetHarness, fleetAvailable, type Turn } from './fleet-harness.js';
+import { useFleet, type FleetHarness, fleetAvailable, type Turn } from './fleet-harness.js';
 
 let fleet: FleetHarness;
 
@@ -31,13 +31,7 @@ async function checkLedgers(ids: string[]): Promise<void> {
 }
 
 describe.skipIf(!fleetAvailable())('fleet faults', () => {
-  beforeAll(async () => {
-    fleet = await FleetHarness.start();
-  }, 60_000);
-  afterEach(() => fleet?.killWorkers());
-  afterAll(async () => {
-    await fleet?.close();
-  });
+  useFleet((f) => (fleet = f), { killWorkersAfterEach: true });
 
   it('PostgreSQL stops for 10 s mid-run and starts again: workers and runs survive, nothing lost or done twice', async () => {
     const remote = fleet.remote('faults-pg');

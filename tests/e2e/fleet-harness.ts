@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import pg from 'pg';
 import { acia, CLI, git, tempDir } from './helpers.js';
 import { cliEnv, sampleRepo, SCENARIOS } from './cli-helpers.js';
@@ -201,4 +201,22 @@ export class FleetHarness {
     await this.db.end().catch(() => undefined);
     this.server?.stop();
   }
+}
+
+/**
+ * The hooks every fleet suite opens with (call it inside the suite's describe): a fresh cluster and the
+ * harness before the first test, handed to `set`; every worker and the server stopped after the last.
+ * `killWorkersAfterEach` stops a test's workers before the next test starts (suites whose tests share
+ * workers, or stop them themselves, leave it off).
+ */
+export function useFleet(set: (fleet: FleetHarness) => void, o: { killWorkersAfterEach?: boolean } = {}): void {
+  let fleet: FleetHarness | undefined;
+  beforeAll(async () => {
+    fleet = await FleetHarness.start();
+    set(fleet);
+  }, 60_000);
+  if (o.killWorkersAfterEach) afterEach(() => fleet?.killWorkers());
+  afterAll(async () => {
+    await fleet?.close();
+  });
 }

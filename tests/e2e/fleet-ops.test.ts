@@ -1,9 +1,9 @@
 // Operating a fleet: `acia fleet status` shows who holds which run since when, and `acia worker` stops
 // gracefully on SIGTERM: it finishes the run in hand, takes no new one, and leaves marked as stopped.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acia, tempDir } from './helpers.js';
 import { zeroLatencyScript } from './cli-helpers.js';
-import { FleetHarness, fleetAvailable, type Turn } from './fleet-harness.js';
+import { useFleet, type FleetHarness, fleetAvailable, type Turn } from './fleet-harness.js';
 
 let fleet: FleetHarness;
 
@@ -23,13 +23,7 @@ const zeroLatency = (turns: Turn[]) => {
 };
 
 describe.skipIf(!fleetAvailable())('fleet operations', () => {
-  beforeAll(async () => {
-    fleet = await FleetHarness.start();
-  }, 60_000);
-  afterEach(() => fleet?.killWorkers());
-  afterAll(async () => {
-    await fleet?.close();
-  });
+  useFleet((f) => (fleet = f), { killWorkersAfterEach: true });
 
   it('fleet status shows the lease; SIGTERM finishes the run in hand, takes no new one, and the worker shows as stopped', async () => {
     const remote = fleet.remote('ops');

@@ -5,20 +5,20 @@
 // takeover, and the run finishes once, on the new worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from './helpers.js';
-import { FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
+import { useFleet, type FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 let proxy: TcpProxy;
 let fleet: FleetHarness;
 
 describe.skipIf(!fleetAvailable())('a worker cut off from the database', () => {
+  useFleet((f) => (fleet = f));
+  // Registered after useFleet's hooks: starts once the server is up, and (after hooks run in reverse) closes before it stops.
   beforeAll(async () => {
-    fleet = await FleetHarness.start();
     proxy = await startTcpProxy('127.0.0.1', Number(new URL(fleet.url).port));
-  }, 60_000);
+  });
   afterAll(async () => {
     await proxy?.close();
-    await fleet?.close();
   });
 
   it('is fenced out once another worker took its run: its late writes are refused, the chain stays whole', async () => {

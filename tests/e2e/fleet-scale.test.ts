@@ -5,10 +5,10 @@
 // fleet runs straight from the database with --db.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acia, git, tempDir } from './helpers.js';
 import { expectCleanError, sampleRepo, startAcia, zeroLatencyScript } from './cli-helpers.js';
-import { FleetHarness, fleetAvailable, runFlags, scenarioOf, type Scenario } from './fleet-harness.js';
+import { useFleet, type FleetHarness, fleetAvailable, runFlags, scenarioOf, type Scenario } from './fleet-harness.js';
 
 const NAMES = ['happy', 'fix-loop', 'escalate', 'budget', 'parallel', 'plan-b'];
 const zeroLatency = (turns: { latencyMs?: number }[]) => {
@@ -18,12 +18,7 @@ const zeroLatency = (turns: { latencyMs?: number }[]) => {
 let fleet: FleetHarness;
 
 describe.skipIf(!fleetAvailable())('the fleet at scale: 3 workers, 12 runs', () => {
-  beforeAll(async () => {
-    fleet = await FleetHarness.start();
-  }, 60_000);
-  afterAll(async () => {
-    await fleet?.close();
-  });
+  useFleet((f) => (fleet = f));
 
   const submitted = new Map<string, Scenario>();
   const local = new Map<string, string>();

@@ -2,20 +2,15 @@
 // orchestrator hands each ready dev task to the task queue, any worker takes it, and the run ends as
 // it does locally with one intact chain. A worker killed while it holds a task (not the run) loses
 // only that attempt: the orchestrator hands the task to another worker, which restarts it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acia, git } from './helpers.js';
-import { FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
+import { useFleet, type FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
 import { expectCleanError } from './cli-helpers.js';
 
 let fleet: FleetHarness;
 
 describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () => {
-  beforeAll(async () => {
-    fleet = await FleetHarness.start();
-  }, 60_000);
-  afterAll(async () => {
-    await fleet?.close();
-  });
+  useFleet((f) => (fleet = f));
 
   it('the parallel demo on 3 workers: its dev tasks run on several of them, each completes once, the chain verifies', async () => {
     const remote = fleet.remote('tasks');

@@ -3,19 +3,14 @@
 // answer to an escalation and the reading commands: fleet-scale.test.ts; faults: fleet-faults.test.ts.)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acia, git, tempDir } from './helpers.js';
-import { FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
+import { useFleet, type FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
 
 let fleet: FleetHarness;
 
 describe.skipIf(!fleetAvailable())('the fleet on PostgreSQL', () => {
-  beforeAll(async () => {
-    fleet = await FleetHarness.start();
-  }, 60_000);
-  afterAll(async () => {
-    await fleet?.close();
-  });
+  useFleet((f) => (fleet = f));
 
   it('refuses a second writer of the same seq: a forked chain is impossible', async () => {
     const { openPgLedger, migrateLedger } = await import('../../src/core/ledger/pg-ledger.js');

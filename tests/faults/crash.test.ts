@@ -28,10 +28,10 @@ interface Case {
   spanMs: number;
 }
 
-function setup(c: Case): { repo: string; script: string; goal: string; settings: { parallel: number; maxIterations: number } } {
+function setup(c: Case): { repo: string; script: string; goal: string; settings: { testCommand: string; parallel: number; maxIterations: number } } {
   const dir = tempDir(`crash-${c.scenario}`);
   const repo = join(dir, 'repo');
-  const meta = JSON.parse(readFileSync(join(SCENARIOS, c.scenario, 'scenario.json'), 'utf8')) as { goal: string; settings: { parallel: number; maxIterations: number } };
+  const meta = JSON.parse(readFileSync(join(SCENARIOS, c.scenario, 'scenario.json'), 'utf8')) as { goal: string; settings: { testCommand: string; parallel: number; maxIterations: number } };
   cpSync(join(SCENARIOS, '_base'), repo, { recursive: true });
   const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, stdio: 'ignore' });
   git('init', '-q', '-b', 'main');
@@ -86,7 +86,10 @@ describe('kill -9 then acia resume', () => {
       const at = Math.round(((k + random()) / c.kills) * c.spanMs) + 60;
       it(`${c.scenario}: killed at ${at} ms, resumed to completion`, async () => {
         const { repo, script, goal, settings } = setup(c);
-        const args = ['run', goal, '--repo', repo, '--model', `scripted:${script}`, '--parallel', String(settings.parallel), '--max-iterations', String(settings.maxIterations), '--quiet'];
+        // The scenario's own test command, as its demo and the fleet suites run it. Detection would pick
+        // `npm test`, whose start-up costs about half a CPU-second on every test run of every run and resume:
+        // a fifth of this file's CPU. The resume runs the command its run recorded, across the kill.
+        const args = ['run', goal, '--repo', repo, '--model', `scripted:${script}`, '--test-command', settings.testCommand, '--parallel', String(settings.parallel), '--max-iterations', String(settings.maxIterations), '--quiet'];
         const first = await runAndKill(args, at);
         const before = startedRuns(repo);
         if (before.length === 0) {
