@@ -84,7 +84,8 @@ const CONTINUE = { done: null } as const;
  * @returns the outcome; model errors that are not the loop's to repair are thrown.
  */
 export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcome<O>> {
-  const tools = frozenJson([...opts.toolbox.specs, returnResultSpec(opts.output)]);
+  // A copy, frozen for this session: the specs (and their schemas) stay as the toolbox and registry have them.
+  const tools = frozenJson(structuredClone([...opts.toolbox.specs, returnResultSpec(opts.output)]));
   const state: LoopState = {
     tools,
     messages: [frozenJson({ role: 'user', content: opts.task })],

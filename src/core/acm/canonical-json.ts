@@ -22,11 +22,16 @@ const serialised = new WeakMap<object, string>();
  * it behind the cached text.
  */
 export function frozenJson<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || frozen.has(value)) return value;
-  frozen.add(value); // first, so a cycle ends here (canonicalJson still refuses it)
-  for (const v of Object.values(value)) frozenJson(v);
-  Object.freeze(value);
+  freezeAll(value, new Set());
   return value;
+}
+
+function freezeAll(value: unknown, visiting: Set<object>): void {
+  if (typeof value !== 'object' || value === null || frozen.has(value) || visiting.has(value)) return;
+  visiting.add(value); // a cycle ends here; canonicalJson still refuses it
+  for (const v of Object.values(value)) freezeAll(v, visiting);
+  Object.freeze(value); // throws for what cannot be frozen (a typed array): then nothing is cached for it
+  frozen.add(value);
 }
 
 function write(value: unknown, seen: Set<object>): string {

@@ -1,5 +1,5 @@
 // The content-addressed blob store beside a run's ledger: `blobs/<sha256 hex>`, written once, deduplicated.
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { CONTENT_REF, sha256Hex } from '../acm/canonical-json.js';
 import { AciaError } from '../errors.js';
 import type { FileHandle } from 'node:fs/promises';
@@ -25,6 +25,10 @@ export class BlobStore {
    */
   private unsynced = new Map<string, FileHandle | null>();
   private dirMade = false;
+  /** Puts running now, by path: a second put of the same content waits for the first. */
+  private readonly inFlight = new Map<string, Promise<string>>();
+  /** Blobs this store wrote or found whole: nothing to check or write again. */
+  private readonly stored = new Set<string>();
   constructor(
     readonly dir: string,
     private readonly fs: LedgerFs,
@@ -39,22 +43,37 @@ export class BlobStore {
    * Durable before it resolves: temp file, fsync, rename, fsync of the directory. With deferSync, both
    * fsyncs wait for syncPending(), and a new blob is written under its final name at once (no entry can
    * name it before syncPending(), so a file a crash cut short is one no durable entry names). A blob
-   * already there is kept when its size is right; one cut short is written again, through a temp file.
+   * already there is kept only when it holds exactly these bytes (a crash before its fsync can leave one
+   * cut short, or of the right size with other bytes); otherwise it is written again, through a temp file.
+   * Puts of the same content at the same time share one write.
    */
-  async put(content: string | Uint8Array): Promise<string> {
+  put(content: string | Uint8Array): Promise<string> {
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     const hex = sha256Hex(bytes);
     const path = join(this.dir, hex);
-    if (this.options.deferSync) {
-      if (this.unsynced.has(path)) return `sha256:${hex}`;
-      if (await this.putNew(path, bytes)) return `sha256:${hex}`;
+    const running = this.inFlight.get(path);
+    if (running) return running;
+    const put = this.putBytes(path, bytes).then(() => `sha256:${hex}`);
+    this.inFlight.set(path, put);
+    const done = (): void => void this.inFlight.delete(path);
+    put.then(done, done);
+    return put;
+  }
+
+  private async putBytes(path: string, bytes: Uint8Array): Promise<void> {
+    // Written or checked by this store already: durable, or in the next syncPending().
+    if (this.stored.has(path)) return;
+    if (this.options.deferSync && (await this.putNew(path, bytes))) {
+      this.stored.add(path);
+      return;
     }
-    if ((await sizeOf(this.fs, path)) === bytes.length) {
+    if (await holds(this.fs, path, bytes).catch((e: unknown) => Promise.reject(blobError(path, e)))) {
       // Maybe written by a session killed before its fsync: synced with this commit's blobs (cheap when clean).
       if (this.options.deferSync) this.markUnsynced(path, null);
-      return `sha256:${hex}`;
+      this.stored.add(path);
+      return;
     }
-    const tmp = join(this.dir, `.${hex}.${process.pid}.${(this.tmpCounter += 1)}.tmp`);
+    const tmp = join(this.dir, `.${basename(path)}.${process.pid}.${(this.tmpCounter += 1)}.tmp`);
     try {
       await this.makeDir();
       const handle = await this.fs.open(tmp, 'wx');
@@ -72,7 +91,7 @@ export class BlobStore {
       await this.fs.unlink(tmp).catch(() => undefined);
       throw blobError(path, e);
     }
-    return `sha256:${hex}`;
+    this.stored.add(path);
   }
 
   /**
@@ -157,12 +176,13 @@ export function hexOf(ref: string): string {
   return ref.slice('sha256:'.length);
 }
 
-/** The file's size, or -1 when there is none. */
-async function sizeOf(fs: LedgerFs, path: string): Promise<number> {
+/** Whether the file holds exactly `bytes` (false when there is none). */
+async function holds(fs: LedgerFs, path: string, bytes: Uint8Array): Promise<boolean> {
   try {
-    return (await fs.stat(path)).size;
+    if ((await fs.stat(path)).size !== bytes.length) return false;
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).equals(await fs.readFile(path));
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return -1;
+    if (errnoCode(e) === 'ENOENT') return false;
     throw e;
   }
 }

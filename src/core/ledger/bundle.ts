@@ -1,8 +1,8 @@
 // The replay bundle (ACM §14.3, guideline §17): a run's ACM artifacts, engine trace and ledger in one
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
-import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { checkRegularOrMissing, ensureRealDir } from '../fs/no-follow.js';
+import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularFile } from '../fs/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
 import type { LedgerEntry } from '../acm/contracts.js';
@@ -52,6 +52,10 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
     ensureRealDir(repoRoot, dirname(dir));
     checkRegularOrMissing(dir, true);
   }
+  // A run shipped with a clone may be bundled too: nothing on the way to its files may be a link, and the
+  // ledger must be a regular file (a FIFO there would hang the read).
+  checkRealDir(repoRoot, join(runDir, 'blobs'));
+  checkRegularOrMissing(ledgerPath);
   await prepareOutDir(dir);
   const entries: LedgerEntry[] = [];
   for await (const e of readLedgerEntries(ledgerPath)) entries.push(e);
@@ -61,19 +65,22 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const jsonl = (path: string, list: readonly LedgerEntry[]): void => {
     if (list.length > 0) files.set(path, Buffer.from(list.map((e) => `${canonicalJson(e)}\n`).join('')));
   };
-  // Blobs land in the bundle up to three times (engine-trace/, planner/, memory-ledger/): each is read once,
-  // and a blob whose bytes match its name is hard-linked into place rather than written again (a write is
-  // an open with O_CREAT per file; a run of 200 turns has about 900 of them). Sync reads: the run is over,
-  // and a thread-pool round trip per small file was most of the bundle's time.
+  // Blobs land in the bundle up to three times (engine-trace/, planner/, memory-ledger/): each is read once.
+  // In the default location (inside .acia, beside the run) a blob whose bytes match its name is hard-linked
+  // into place rather than written again (a write is an open with O_CREAT per file; a run of 200 turns has
+  // about 900 of them); a bundle written elsewhere with --out, to be shared or edited, gets copies. Sync
+  // reads: the run is over, and a thread-pool round trip per small file was most of the bundle's time.
+  const mayLink = outDir === undefined;
   const blobCache = new Map<string, Buffer | null>();
-  const linkable = new Set<string>();
+  /** Blobs whose bytes hash to their name, with the identity of the file that was read. */
+  const linkable = new Map<string, { dev: number; ino: number }>();
   const readBlob = (ref: string): Buffer | null => {
     const hex = hexOf(ref);
     let content = blobCache.get(hex);
     if (content === undefined) {
       const read = readRegular(join(runDir, 'blobs', hex));
-      content = read;
-      if (read && sha256Hex(read) === hex) linkable.add(hex);
+      content = read?.content ?? null;
+      if (read && mayLink && sha256Hex(read.content) === hex) linkable.set(hex, read.id);
       blobCache.set(hex, content);
     }
     return content;
@@ -152,7 +159,7 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 
   // memory-ledger/ is laid out as a run directory so verifyRun checks it as it checks a live run.
   files.set(`memory-ledger/${LEDGER_FILE}`, await readFile(ledgerPath));
-  const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : await readFile(join(runDir, MANIFEST_FILE)).catch(() => null);
+  const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : readRegularFile(repoRoot, join(runDir, MANIFEST_FILE));
   if (runManifest) files.set(`memory-ledger/${MANIFEST_FILE}`, runManifest);
   blobsInto('memory-ledger', entries);
   // Requests too, so a replay from the bundle serves every model call (their hashes are not blob refs).
@@ -170,7 +177,7 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
       mkdirSync(parent, { recursive: true });
       made.add(parent);
     }
-    if (source === undefined || !tryLink(join(runDir, 'blobs', source), join(dir, path))) writeFileSync(join(dir, path), content);
+    if (source === undefined || !tryLink(join(runDir, 'blobs', source), join(dir, path), linkable.get(source)!)) writeFileSync(join(dir, path), content);
   }
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return { dir, files: files.size + 1 };
@@ -247,16 +254,18 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** A regular file's bytes (never through a symbolic link), or null when there is none. */
-function readRegular(path: string): Buffer | null {
+/** A regular file's bytes and identity (never through a link, never blocking on a FIFO), or null. */
+function readRegular(path: string): { content: Buffer; id: { dev: number; ino: number } } | null {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO planted where a blob belongs opens at once (and is refused below) instead of hanging.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return null;
   }
   try {
-    return fstatSync(fd).isFile() ? readFileSync(fd) : null;
+    const st = fstatSync(fd);
+    return st.isFile() ? { content: readFileSync(fd), id: { dev: st.dev, ino: st.ino } } : null;
   } catch {
     return null;
   } finally {
@@ -264,12 +273,23 @@ function readRegular(path: string): Buffer | null {
   }
 }
 
-/** A hard link to a run blob; false when the file system will not have one (another device, no links). */
-function tryLink(source: string, target: string): boolean {
+/**
+ * A hard link to the run blob that was read; false when the file system will not have one (another device,
+ * no links) or when what got linked is not that file (it was swapped since, e.g. for a symbolic link,
+ * which link() does not follow): the caller then writes the bytes it read.
+ */
+function tryLink(source: string, target: string, read: { dev: number; ino: number }): boolean {
   try {
     linkSync(source, target);
-    return true;
   } catch {
     return false;
   }
+  try {
+    const st = lstatSync(target);
+    if (st.isFile() && st.dev === read.dev && st.ino === read.ino) return true;
+  } catch {
+    /* gone: write it */
+  }
+  rmSync(target, { force: true });
+  return false;
 }

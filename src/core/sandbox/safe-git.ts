@@ -140,7 +140,8 @@ export async function driverOverrides(cwd: string): Promise<string[]> {
   const signature = configSignature(cwd);
   const cached = signature === null ? undefined : overrideCache.get(signature);
   if (cached !== undefined) return cached;
-  if (signature === null) return queryDrivers(cwd, null);
+  // A config with includes is asked every time, each caller for itself: the included files are not watched.
+  if (signature === null || withIncludes.has(signature)) return queryDrivers(cwd, null);
   // Callers that ask at the same moment (the CLI asks ahead, while git finds the repository) share one query.
   let pending = inFlight.get(signature);
   if (pending === undefined) {
@@ -151,6 +152,8 @@ export async function driverOverrides(cwd: string): Promise<string[]> {
 }
 
 const inFlight = new Map<string, Promise<string[]>>();
+/** Signatures whose config was found to include other files. */
+const withIncludes = new Set<string>();
 
 async function queryDrivers(cwd: string, signature: string | null): Promise<string[]> {
   const r = await spawnCapture(['git', 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
@@ -175,6 +178,10 @@ async function queryDrivers(cwd: string, signature: string | null): Promise<stri
   // `false` rather than empty: the merge then reports a conflict ACIA handles, instead of a hard failure.
   for (const n of names.merge) set(`merge.${n}.driver=false`);
   // Cached only when git answered and the signature did not move while it did.
+  if (signature !== null && includes) {
+    if (withIncludes.size >= 256) withIncludes.clear();
+    withIncludes.add(signature);
+  }
   if (signature !== null && !includes && r.exitCode !== null && r.exitCode <= 1 && configSignature(cwd) === signature) {
     if (overrideCache.size >= 256) overrideCache.clear(); // signatures of configs long since changed
     overrideCache.set(signature, out);

@@ -95,4 +95,13 @@ describe('frozenJson', () => {
     a.self = a;
     expect(() => canonicalJson(frozenJson(a))).toThrow(/cyclic/);
   });
+
+  it('a value that cannot be frozen (a typed array inside) is not cached: a later change still shows', () => {
+    const v: Record<string, unknown> = { n: 1, bytes: new Uint8Array([1, 2]) };
+    expect(() => frozenJson(v)).toThrow(TypeError);
+    delete v.bytes;
+    expect(canonicalJson(v)).toBe('{"n":1}');
+    v.n = 2;
+    expect(canonicalJson(v)).toBe('{"n":2}');
+  });
 });

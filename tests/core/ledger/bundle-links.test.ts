@@ -1,7 +1,8 @@
 // The replay bundle takes a run's blobs by hard link when their bytes match their names, and by copy
 // (or not at all) otherwise: fewer file creations at the end of every run, and no way for a damaged or
 // planted blob to slip into the bundle as a link.
-import { readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/core/acm/canonical-json.js';
@@ -53,5 +54,45 @@ describe('bundle blobs', () => {
     const verdict = await verifyBundle(dir);
     expect(verdict.ok).toBe(false);
     expect(verdict.problems.map((p) => p.message).join('\n')).toContain(`blob sha256:${hex} is missing`);
+  });
+
+  it('a bundle written elsewhere (--out) gets copies, so editing it cannot change the run', async () => {
+    const { repo, runId, blobs } = await sample();
+    const out = join(tempDir('bundle-out-'), 'b');
+    await buildBundle(repo, runId, out);
+    const hex = readdirSync(join(out, 'memory-ledger', 'blobs'))[0]!;
+    expect(statSync(join(out, 'memory-ledger', 'blobs', hex)).ino).not.toBe(statSync(join(blobs, hex)).ino);
+    expect((await verifyBundle(out)).ok).toBe(true);
+  });
+
+  it('a FIFO planted where a blob belongs is skipped, not waited on', async () => {
+    const { repo, runId, blobs } = await sample();
+    const hex = readdirSync(blobs)[0]!;
+    rmSync(join(blobs, hex));
+    execFileSync('mkfifo', [join(blobs, hex)]);
+    const { dir } = await buildBundle(repo, runId);
+    expect(readdirSync(join(dir, 'memory-ledger', 'blobs'))).not.toContain(hex);
+  });
+
+  it('a run whose blobs directory, ledger or manifest is a link or a FIFO is refused with one line naming it', async () => {
+    const blobsLink = await sample();
+    const outside = tempDir('bundle-outside-');
+    renameSync(blobsLink.blobs, join(outside, 'blobs'));
+    symlinkSync(join(outside, 'blobs'), blobsLink.blobs);
+    await expect(buildBundle(blobsLink.repo, blobsLink.runId)).rejects.toThrow(/^refusing \S+\/blobs: it is a symbolic link/);
+
+    const fifoLedger = await sample();
+    const ledger = join(fifoLedger.blobs, '..', 'ledger.jsonl');
+    rmSync(ledger);
+    execFileSync('mkfifo', [ledger]);
+    await expect(buildBundle(fifoLedger.repo, fifoLedger.runId)).rejects.toThrow(/^refusing \S+ledger\.jsonl: it is not a regular file/);
+
+    const manifestLink = await sample();
+    const secret = join(tempDir('bundle-secret-'), 'id_rsa');
+    writeFileSync(secret, 'PRIVATE KEY');
+    const manifest = join(manifestLink.blobs, '..', 'manifest.json');
+    rmSync(manifest, { force: true });
+    symlinkSync(secret, manifest);
+    await expect(buildBundle(manifestLink.repo, manifestLink.runId)).rejects.toThrow(/^refusing \S+manifest\.json: it is a symbolic link/);
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync, appendFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, appendFileSync, statSync } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -243,6 +243,46 @@ describe('openRunLedger', () => {
     expect(await ledger.putBlob('the whole content')).toBe(`sha256:${sha256Hex('the whole content')}`);
     await ledger.append(goalAmended('names it'));
     expect(readFileSync(file, 'utf8')).toBe('the whole content');
+    await ledger.close();
+  });
+
+  it('puts of the same content at the same time share one write, which the group commit fsyncs', async () => {
+    const dir = join(tempDir(), 'r-same');
+    const synced: string[] = [];
+    const tracingFs: LedgerFs = {
+      ...nodeFs,
+      open: (async (...args: Parameters<typeof nodeFs.open>) => {
+        const handle = await nodeFs.open(...args);
+        const sync = handle.sync.bind(handle);
+        handle.sync = async () => {
+          if (String(args[0]).includes('/blobs/')) synced.push(String((await handle.stat()).ino));
+          return sync();
+        };
+        return handle;
+      }),
+    };
+    const ledger = await openRunLedger(dir, 'r-same', { clock: fixedClock(), create: true, fs: tracingFs });
+    const big = 'x'.repeat(1 << 20);
+    const [a, b] = await Promise.all([ledger.putBlob(big), ledger.putBlob(big)]);
+    expect(b).toBe(a);
+    await ledger.append({ actor: 'human', type: 'GOAL_AMENDED', data: { by: 'human', delta: a } });
+    const file = join(dir, 'blobs', a.slice('sha256:'.length));
+    expect(synced).toEqual([String(statSync(file).ino)]);
+    expect(readdirSync(join(dir, 'blobs'))).toEqual([a.slice('sha256:'.length)]);
+    await ledger.close();
+  });
+
+  it('a blob of the right size but other bytes (a power loss before its fsync) is written again on resume', async () => {
+    const dir = join(tempDir(), 'r-zeroed');
+    const first = await openRunLedger(dir, 'r-zeroed', { clock: fixedClock(), create: true });
+    const ref = await first.putBlob('whole content');
+    await first.append(goalAmended('so the run is there to reopen'));
+    await first.close();
+    const file = join(dir, 'blobs', ref.slice('sha256:'.length));
+    writeFileSync(file, Buffer.alloc(Buffer.byteLength('whole content'))); // zeroes, same size
+    const ledger = await openRunLedger(dir, 'r-zeroed', { clock: fixedClock(), create: false });
+    expect(await ledger.putBlob('whole content')).toBe(ref);
+    expect(readFileSync(file, 'utf8')).toBe('whole content');
     await ledger.close();
   });
 });
