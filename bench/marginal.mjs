@@ -39,7 +39,11 @@ export async function marginalTurnCost({ runs = 3, log = () => {} } = {}) {
       writeFileSync(scripts[name], JSON.stringify(longScript(shape)));
       samples[name] = [];
     }
-    for (let i = 0; i < runs; i++) for (const name of Object.keys(scripts)) samples[name].push(await timedRun(root, `${name}${i}`, scripts[name]));
+    // Interleaved, and the order turned each round, so no kind of run always follows the same one.
+    const names = Object.keys(scripts);
+    for (let i = 0; i < runs; i++) {
+      for (const name of [...names.slice(i % names.length), ...names.slice(0, i % names.length)]) samples[name].push(await timedRun(root, `${name}${i}`, scripts[name]));
+    }
     const ms = (name) => median(samples[name].map((x) => x.ownMs));
     const { long: l, short: s, single: one } = samples;
     const turns = l[0].turns - s[0].turns;
