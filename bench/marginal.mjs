@@ -73,6 +73,8 @@ export async function marginalTurnCost({ runs = 3, log = () => {} } = {}) {
         value: round(perTask, 0),
         unit: 'ms/task',
         how: `(median (wall - tool time) of a ${s[0].turns}-turn run of ${DEV_TASKS} dev tasks - the same for a ${one[0].turns}-turn run of 1 dev task) / ${extraTasks}: worktree, agent start, commit and merge of one more task; ${how}`,
+        goal: null,
+        met: null,
         detail: { singleRuns: one },
       },
       git_processes_per_dev_attempt: {

@@ -18,6 +18,7 @@ import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, probeRepo } from '../team/git.js';
+import { guardAciaState } from '../team/repo-guard.js';
 import { probeSandbox } from '../core/sandbox/detect.js';
 import { driverOverrides } from '../core/sandbox/safe-git.js';
 import { reviewApply } from '../team/apply.js';
@@ -58,6 +59,9 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   // Asked once, while the config is read and the deps are built.
   const dirty = flags.apply || (what.kind === 'run' && !flags.includeUncommitted) ? git.isDirty(repo) : Promise.resolve(false);
   dirty.catch(() => undefined);
+  // So is the check that the clone does not ship ACIA's own state (a git process too); startRun awaits it.
+  const stateGuard = what.kind === 'run' ? guardAciaState(git, repo) : undefined;
+  stateGuard?.catch(() => undefined);
   const given: Record<string, unknown> = Object.fromEntries(Object.entries(flagConfig(flags)).filter(([, v]) => v !== undefined));
   if (what.kind === 'resume') {
     // Resume with the model the run started with, unless --model says otherwise.
@@ -150,7 +154,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     const deps = await buildDeps(options);
     switch (what.kind) {
       case 'run':
-        result = await startRun(deps, { dir: repo, repoFacts: facts, goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false, forceUncommitted: flags.forceUncommitted ?? false });
+        result = await startRun(deps, { dir: repo, repoFacts: facts, ...(stateGuard ? { stateGuard } : {}), goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false, forceUncommitted: flags.forceUncommitted ?? false });
         break;
       case 'plan':
         result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true, ...(givenPacket ? { contextPacket: givenPacket } : {}) });

@@ -37,6 +37,11 @@ export interface StartOptions {
    * config), so it is not asked again on the way to the first model request.
    */
   repoFacts?: RepoFacts;
+  /**
+   * `guardAciaState(git, root)` for this repository, started earlier by the caller (the CLI starts it
+   * beside `git status`); awaited where startRun would run it, before anything is written.
+   */
+  stateGuard?: Promise<void>;
   goal: string;
   /** Snapshot uncommitted changes into the run's base commit. */
   includeUncommitted?: boolean;
@@ -70,7 +75,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const now = deps.runtime.clock.now();
   const runId = deps.runtime.ids.runId(now);
   await excludeAciaDir(git, repo, facts.commonDir);
-  await guardAciaState(git, repo);
+  await (opts.stateGuard ?? guardAciaState(git, repo));
   const runDir = ensureAciaDir(repo, 'runs', runId);
   // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
   if (deps.store.anchor) await deps.store.anchor.write(runDir, runId, null, 'running');
