@@ -76,19 +76,32 @@ export function readRegularFile(root: string, path: string, maxBytes = 64 * 1024
   const parts = chain(root, path);
   const parent = parts.at(-2) ?? root;
   if (!checkRealDir(root, parent)) return null;
+  const read = readRegularAt(path, maxBytes);
+  if (read === 'missing') return null;
+  if (read === 'symlink') throw unsafe(path, 'it is a symbolic link, not a regular file');
+  if (read === 'not-regular') throw unsafe(path, 'it is not a regular file');
+  if (read === 'too-large') throw unsafe(path, `it is larger than ${maxBytes} bytes`);
+  return read.content;
+}
+
+/**
+ * The file at `path` itself, for callers that checked its directories already: its bytes and identity
+ * when it is a regular file (opened without following a link and without waiting on a FIFO), or why not.
+ */
+export function readRegularAt(path: string, maxBytes = 64 * 1024 * 1024): { content: Buffer; dev: number; ino: number } | 'missing' | 'symlink' | 'not-regular' | 'too-large' {
   let fd: number;
   try {
     fd = openSync(path, READ_FLAGS);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
-    if (code === 'ELOOP') throw unsafe(path, 'it is a symbolic link, not a regular file');
+    if (code === 'ENOENT') return 'missing';
+    if (code === 'ELOOP') return 'symlink';
     throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw unsafe(path, 'it is not a regular file');
-    if (st.size > maxBytes) throw unsafe(path, `it is larger than ${maxBytes} bytes`);
+    if (!st.isFile()) return 'not-regular';
+    if (st.size > maxBytes) return 'too-large';
     const buf = Buffer.alloc(st.size);
     let off = 0;
     while (off < buf.length) {
@@ -96,7 +109,7 @@ export function readRegularFile(root: string, path: string, maxBytes = 64 * 1024
       if (n === 0) break;
       off += n;
     }
-    return buf.subarray(0, off);
+    return { content: buf.subarray(0, off), dev: st.dev, ino: st.ino };
   } finally {
     closeSync(fd);
   }

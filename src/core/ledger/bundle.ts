@@ -1,8 +1,8 @@
 // The replay bundle (ACM §14.3, guideline §17): a run's ACM artifacts, engine trace and ledger in one
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
-import { closeSync, constants, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularFile } from '../fs/no-follow.js';
+import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularAt, readRegularFile } from '../fs/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
 import type { LedgerEntry } from '../acm/contracts.js';
@@ -78,9 +78,15 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
     const hex = hexOf(ref);
     let content = blobCache.get(hex);
     if (content === undefined) {
-      const read = readRegular(join(runDir, 'blobs', hex));
-      content = read?.content ?? null;
-      if (read && mayLink && sha256Hex(read.content) === hex) linkable.set(hex, read.id);
+      // The blobs directory was checked above; a blob that is not a plain file is left out (verify names it).
+      let read: ReturnType<typeof readRegularAt>;
+      try {
+        read = readRegularAt(join(runDir, 'blobs', hex), Number.POSITIVE_INFINITY);
+      } catch {
+        read = 'missing';
+      }
+      content = typeof read === 'object' ? read.content : null;
+      if (typeof read === 'object' && mayLink && sha256Hex(read.content) === hex) linkable.set(hex, { dev: read.dev, ino: read.ino });
       blobCache.set(hex, content);
     }
     return content;
@@ -252,25 +258,6 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-/** A regular file's bytes and identity (never through a link, never blocking on a FIFO), or null. */
-function readRegular(path: string): { content: Buffer; id: { dev: number; ino: number } } | null {
-  let fd: number;
-  try {
-    // O_NONBLOCK: a FIFO planted where a blob belongs opens at once (and is refused below) instead of hanging.
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    return st.isFile() ? { content: readFileSync(fd), id: { dev: st.dev, ino: st.ino } } : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**
