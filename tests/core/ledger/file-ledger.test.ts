@@ -12,6 +12,18 @@ import { fixedClock, tempDir } from '../../helpers/sample-run.js';
 
 const goalAmended = (delta: string) => ({ actor: 'human', type: 'GOAL_AMENDED' as const, data: { by: 'human', delta } });
 
+/** The real fs, with each opened handle passed to `wrap` (with the path it was opened for) to trace or fail its calls. */
+function wrapHandles(wrap: (handle: nodeFs.FileHandle, path: string) => void): LedgerFs {
+  return {
+    ...nodeFs,
+    open: (async (...args: Parameters<typeof nodeFs.open>) => {
+      const handle = await nodeFs.open(...args);
+      wrap(handle, String(args[0]));
+      return handle;
+    }),
+  };
+}
+
 describe('openRunLedger', () => {
   it('writes canonical, hash-chained JSONL lines that entryHash agrees with', async () => {
     const dir = join(tempDir(), 'r1');
@@ -114,16 +126,11 @@ describe('openRunLedger', () => {
   it('fails a write with LEDGER_IO naming the file, keeping what was already durable', async () => {
     const dir = join(tempDir(), 'r9');
     let failWrites = false;
-    const failingFs: LedgerFs = {
-      ...nodeFs,
-      open: (async (...args: Parameters<typeof nodeFs.open>) => {
-        const handle = await nodeFs.open(...args);
-        const write = handle.write.bind(handle) as (...a: unknown[]) => Promise<unknown>;
-        (handle as unknown as { write: (...a: unknown[]) => Promise<unknown> }).write = (...a: unknown[]) =>
-          failWrites ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })) : write(...a);
-        return handle;
-      }),
-    };
+    const failingFs = wrapHandles((handle) => {
+      const write = handle.write.bind(handle) as (...a: unknown[]) => Promise<unknown>;
+      (handle as unknown as { write: (...a: unknown[]) => Promise<unknown> }).write = (...a: unknown[]) =>
+        failWrites ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })) : write(...a);
+    });
     const ledger = await openRunLedger(dir, 'r9', { clock: fixedClock(), create: true, fs: failingFs });
     await ledger.append(goalAmended('safe'));
     failWrites = true;
@@ -159,15 +166,12 @@ describe('openRunLedger', () => {
     const dir = join(tempDir(), 'r-order');
     const events: string[] = [];
     const tracingFs: LedgerFs = {
-      ...nodeFs,
-      open: (async (...args: Parameters<typeof nodeFs.open>) => {
-        const handle = await nodeFs.open(...args);
-        const name = String(args[0]).endsWith('blobs') ? 'blobs-dir' : String(args[0]).endsWith('ledger.jsonl') ? 'ledger' : String(args[0]).includes('/blobs/') ? 'blob-file' : 'other';
+      ...wrapHandles((handle, path) => {
+        const name = path.endsWith('blobs') ? 'blobs-dir' : path.endsWith('ledger.jsonl') ? 'ledger' : path.includes('/blobs/') ? 'blob-file' : 'other';
         const sync = handle.sync.bind(handle);
         const datasync = handle.datasync.bind(handle);
         handle.sync = () => (events.push(`sync ${name}`), sync());
         handle.datasync = () => (events.push(`datasync ${name}`), datasync());
-        return handle;
       }),
       rename: (async (...args: Parameters<typeof nodeFs.rename>) => {
         events.push('rename blob');
@@ -222,20 +226,15 @@ describe('openRunLedger', () => {
   it('a blob whose write fails leaves no file under its name, and the next put of it stores it whole', async () => {
     const dir = join(tempDir(), 'r-blob-fail');
     let failNext = true;
-    const flakyFs: LedgerFs = {
-      ...nodeFs,
-      open: (async (...args: Parameters<typeof nodeFs.open>) => {
-        const handle = await nodeFs.open(...args);
-        const writeFile = handle.writeFile.bind(handle);
-        handle.writeFile = ((data: Uint8Array) => {
-          if (!failNext) return writeFile(data);
-          failNext = false;
-          // Half written, then the disk is full.
-          return writeFile(data.subarray(0, 3)).then(() => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })));
-        });
-        return handle;
-      }),
-    };
+    const flakyFs = wrapHandles((handle) => {
+      const writeFile = handle.writeFile.bind(handle);
+      handle.writeFile = ((data: Uint8Array) => {
+        if (!failNext) return writeFile(data);
+        failNext = false;
+        // Half written, then the disk is full.
+        return writeFile(data.subarray(0, 3)).then(() => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })));
+      });
+    });
     const ledger = await openRunLedger(dir, 'r-blob-fail', { clock: fixedClock(), create: true, fs: flakyFs });
     await expect(ledger.putBlob('the whole content')).rejects.toThrow(/^cannot write blob \S+: ENOSPC/);
     const file = join(dir, 'blobs', sha256Hex('the whole content'));
@@ -249,18 +248,13 @@ describe('openRunLedger', () => {
   it('puts of the same content at the same time share one write, which the group commit fsyncs', async () => {
     const dir = join(tempDir(), 'r-same');
     const synced: string[] = [];
-    const tracingFs: LedgerFs = {
-      ...nodeFs,
-      open: (async (...args: Parameters<typeof nodeFs.open>) => {
-        const handle = await nodeFs.open(...args);
-        const sync = handle.sync.bind(handle);
-        handle.sync = async () => {
-          if (String(args[0]).includes('/blobs/')) synced.push(String((await handle.stat()).ino));
-          return sync();
-        };
-        return handle;
-      }),
-    };
+    const tracingFs = wrapHandles((handle, path) => {
+      const sync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        if (path.includes('/blobs/')) synced.push(String((await handle.stat()).ino));
+        return sync();
+      };
+    });
     const ledger = await openRunLedger(dir, 'r-same', { clock: fixedClock(), create: true, fs: tracingFs });
     const big = 'x'.repeat(1 << 20);
     const [a, b] = await Promise.all([ledger.putBlob(big), ledger.putBlob(big)]);
