@@ -6,8 +6,10 @@
 // Bundled: ACIA's own code and the dependencies a run needs before its first request (zod, the
 // Anthropic SDK, commander, chalk, picomatch, ignore). Left as imports of node_modules: the ones loaded
 // only on demand (databases, the MCP and ACP SDKs, yaml, openai), so they behave exactly as published.
+// They are require()d from the CommonJS bundle; the ACP SDK ships only as ES modules, which node loads
+// through require() from 20.19 on (package.json's engines).
 import { build } from 'rolldown';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const bundled = new Set(['zod', '@anthropic-ai/sdk', 'commander', 'chalk', 'picomatch', 'ignore']);
@@ -22,10 +24,14 @@ await build({
   logLevel: 'warn',
   output: {
     dir: 'dist/bin',
-    format: 'esm',
+    // CommonJS: node 20 loads the same code as ES modules ~65 ms slower (its ESM loader resolves, links
+    // and evaluates each chunk through async module jobs), measured on `acia run`'s first request.
+    format: 'cjs',
     entryFileNames: '[name].js',
     chunkFileNames: 'chunks/[name]-[hash].js',
     sourcemap: true,
   },
 });
+// Under the package's "type": "module", .js means ES module: this directory says CommonJS.
+writeFileSync('dist/bin/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
 chmodSync('dist/bin/acia.js', 0o755);

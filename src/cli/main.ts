@@ -15,8 +15,11 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   process.stdout.write(`${readVersion()}\n`);
 } else {
-  const { runCli } = await import('./run-cli.js');
-  process.exitCode = await runCli(argv, readVersion());
+  // No top-level await: the bundled CLI is CommonJS (scripts/bundle-cli.mjs says why). A rejection here
+  // stays unhandled, which ends the process with its stack and exit 1, as a top-level await did.
+  void import('./run-cli.js').then(async ({ runCli }) => {
+    process.exitCode = await runCli(argv, readVersion());
+  });
 }
 
 function readVersion(): string {
