@@ -27,6 +27,8 @@ await build({
     // CommonJS: node 20 loads the same code as ES modules ~65 ms slower (its ESM loader resolves, links
     // and evaluates each chunk through async module jobs), measured on `acia run`'s first request.
     format: 'cjs',
+    // Every file strict, as the ES modules it came from were: a write to a frozen object must throw.
+    strict: true,
     entryFileNames: '[name].js',
     chunkFileNames: 'chunks/[name]-[hash].js',
     sourcemap: true,

@@ -8,6 +8,15 @@ import type { ToolContext } from './types.js';
 export const MAX_READ_BYTES = 4 * 1024 * 1024;
 export const MAX_WRITE_BYTES = 2 * 1024 * 1024;
 
+/**
+ * True when the tools work on the disk (node's fs) rather than a test's in-memory one: then files open
+ * with O_NONBLOCK|O_NOFOLLOW and search can hand off to ripgrep. Compared by a function, not the module
+ * object: bundled as CommonJS, each chunk's `import * as fs` is its own wrapper around node's fs.
+ */
+export function onRealFs(ctx: ToolContext): boolean {
+  return ctx.fs.openSync === nodeFs.openSync;
+}
+
 export function resolvePath(ctx: ToolContext, path: string): ResolvedPath {
   return resolveInRoot(ctx.fs, ctx.root, path);
 }
@@ -53,7 +62,7 @@ function requireRegular(st: nodeFs.Stats, path: string): void {
 /** O_NONBLOCK|O_NOFOLLOW on the real filesystem; a writer opening a FIFO with no reader gets ENXIO, not a hang. */
 function openNoBlock(ctx: ToolContext, abs: string, mode: 'read' | 'write', shown: string): number {
   const c = ctx.fs.constants ?? nodeFs.constants;
-  const real = ctx.fs === nodeFs;
+  const real = onRealFs(ctx);
   const base = mode === 'read' ? c.O_RDONLY : c.O_WRONLY | c.O_CREAT;
   try {
     return ctx.fs.openSync(abs, base | (real ? c.O_NONBLOCK | c.O_NOFOLLOW : 0), 0o644);

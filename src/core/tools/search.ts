@@ -1,11 +1,10 @@
 // search: regex search over the repository with ripgrep (no shell) when present, else a JS walk; capped.
 import { spawn } from 'node:child_process';
-import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { z } from 'zod';
 import { AciaError } from '../errors.js';
 import { defineTool } from './define-tool.js';
-import { lstatListed, resolvePath } from './fs-access.js';
+import { lstatListed, onRealFs, resolvePath } from './fs-access.js';
 import { parseGitignore } from './gitignore.js';
 import type { ToolContext } from './types.js';
 import { truncateMiddle } from './truncate.js';
@@ -27,7 +26,7 @@ export const search = defineTool({
     // rg reads a FIFO named on its command line until a writer closes it, which may be never.
     const st = ctx.fs.statSync(target.abs);
     if (!st.isFile() && !st.isDirectory()) throw new AciaError('INPUT_INVALID', `${input.path ?? '.'} is not a regular file or directory (a FIFO, socket or device)`);
-    const viaRg = ctx.fs === nodeFs ? await ripgrep(input.pattern, target.abs, ctx.root, ctx.signal) : null;
+    const viaRg = onRealFs(ctx) ? await ripgrep(input.pattern, target.abs, ctx.root, ctx.signal) : null;
     const result = viaRg ?? jsSearch(ctx, input.pattern, target.abs);
     const body = result.matches.length === 0 ? `no matches for /${input.pattern}/` : result.matches.join('\n');
     const capNote = result.capped ? `\n[stopped at ${MAX_MATCHES} matches; narrow the pattern or path]` : '';

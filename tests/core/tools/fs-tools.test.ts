@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { callTool } from '../../../src/core/tools/define-tool.js';
 import { editFile, listDir, readFile, search, writeFile } from '../../../src/core/tools/tool-sets.js';
-import { MAX_WRITE_BYTES } from '../../../src/core/tools/fs-access.js';
+import * as nodeFs from 'node:fs';
+import { MAX_WRITE_BYTES, onRealFs } from '../../../src/core/tools/fs-access.js';
 import { memCtx } from './memfs-ctx.js';
 
 describe('read_file', () => {
@@ -128,5 +129,17 @@ describe('search (JS fallback on memfs)', () => {
     const bad = await callTool(search, { pattern: '(' }, ctx);
     expect(bad.ok).toBe(false);
     expect(bad.forModel).toMatch(/invalid regular expression/);
+  });
+});
+
+describe('onRealFs', () => {
+  it('knows node fs in any wrapper a bundle puts around it, and memfs as not the disk', () => {
+    const ctx = memCtx({}).ctx;
+    expect(onRealFs({ ...ctx, fs: nodeFs })).toBe(true);
+    // A CommonJS bundle hands each chunk its own copy of the namespace (rolldown's __toESM); the FIFO and
+    // symlink guards (O_NONBLOCK|O_NOFOLLOW) and ripgrep must still apply.
+    const wrapper = Object.defineProperties({}, Object.fromEntries(Object.keys(nodeFs).map((k) => [k, { get: () => nodeFs[k as keyof typeof nodeFs], enumerable: true }])));
+    expect(onRealFs({ ...ctx, fs: wrapper as typeof nodeFs })).toBe(true);
+    expect(onRealFs(ctx)).toBe(false);
   });
 });
