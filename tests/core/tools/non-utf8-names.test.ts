@@ -28,8 +28,9 @@ describe('non-UTF-8 file names', () => {
 
   it("search's JS walk skips the unreadable name and still finds the other matches", async () => {
     const root = repoWithLatin1Name();
-    // A wrapped fs is not node:fs itself, so search takes its JS path instead of ripgrep.
-    const ctx: ToolContext = { root, fs: { ...nodeFs }, runner: new FakeRunner(), commandTimeoutS: 5 };
+    // An fs whose openSync is not node's own is not the disk (onRealFs), so search takes its JS path
+    // instead of ripgrep, over the same files.
+    const ctx: ToolContext = { root, fs: { ...nodeFs, openSync: ((...a: Parameters<typeof nodeFs.openSync>) => nodeFs.openSync(...a)) as typeof nodeFs.openSync }, runner: new FakeRunner(), commandTimeoutS: 5 };
     const r = await callTool(search, { pattern: 'needle' }, ctx);
     expect(r.ok, r.forModel).toBe(true);
     expect(r.forModel).toContain('plain.txt:1:needle here');
