@@ -16,9 +16,18 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   process.stdout.write(`${readVersion()}\n`);
 } else {
   // No top-level await: the bundled CLI is CommonJS (scripts/bundle-cli.mjs says why). A rejection here
-  // stays unhandled, which ends the process with its stack and exit 1, as a top-level await did.
+  // stays unhandled, which ends the process with its stack and exit 1, as a top-level await did. A
+  // command whose promise never settles while nothing else is left to run still must not look like a
+  // success: node's exit code for an unsettled top-level await, 13, with a line saying so.
+  let settled = false;
+  process.once('beforeExit', () => {
+    if (settled) return;
+    process.stderr.write('acia: internal error: the command stopped waiting on something that can no longer happen\n');
+    process.exitCode = 13;
+  });
   void import('./run-cli.js').then(async ({ runCli }) => {
     process.exitCode = await runCli(argv, readVersion());
+    settled = true;
   });
 }
 

@@ -30,7 +30,7 @@ describe('non-UTF-8 file names', () => {
     const root = repoWithLatin1Name();
     // An fs whose openSync is not node's own is not the disk (onRealFs), so search takes its JS path
     // instead of ripgrep, over the same files.
-    const ctx: ToolContext = { root, fs: { ...nodeFs, openSync: ((...a: Parameters<typeof nodeFs.openSync>) => nodeFs.openSync(...a)) as typeof nodeFs.openSync }, runner: new FakeRunner(), commandTimeoutS: 5 };
+    const ctx: ToolContext = { root, fs: { ...nodeFs, openSync: (...a: Parameters<typeof nodeFs.openSync>) => nodeFs.openSync(...a) }, runner: new FakeRunner(), commandTimeoutS: 5 };
     const r = await callTool(search, { pattern: 'needle' }, ctx);
     expect(r.ok, r.forModel).toBe(true);
     expect(r.forModel).toContain('plain.txt:1:needle here');
