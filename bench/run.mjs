@@ -1,7 +1,9 @@
 // `npm run bench`: runs every benchmark, writes bench/results.json (one flat object of named figures)
-// and prints a table. Usage: npm run bench [-- --only name,name] [--quick]
+// and prints a table. Usage: npm run bench [-- --only name,name [--write]] [--quick]
+// --only runs some benchmarks and prints them; with --write it also replaces those figures in
+// results.json, each marked with the commit and date it was measured at (`_meta` lists such updates).
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, round } from './util.mjs';
@@ -23,6 +25,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.indexOf('--only');
 const only = onlyArg === -1 ? null : new Set(args[onlyArg + 1].split(','));
+const write = only === null || args.includes('--write');
 const log = (m) => process.stderr.write(`${m}\n`);
 
 async function ledgerFigures() {
@@ -154,7 +157,16 @@ const commit = (() => {
   }
 })();
 results._meta = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, commit, quick, seconds: Math.round((Date.now() - t0) / 1000) };
-if (!only) writeFileSync(join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+const resultsFile = join(ROOT, 'bench', 'results.json');
+if (!only) writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+else if (write) {
+  // A partial run updates its own figures and says so; every other figure keeps the full run's _meta.
+  const all = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  const figures = Object.keys(results).filter((k) => k !== '_meta');
+  for (const k of figures) all[k] = { ...results[k], measured: { commit, date: results._meta.date, quick } };
+  all._meta.updates = [...(all._meta.updates ?? []), { figures, ...results._meta }];
+  writeFileSync(resultsFile, `${JSON.stringify(all, null, 2)}\n`);
+}
 
 const rows = Object.entries(results).filter(([k]) => k !== '_meta');
 const w = Math.max(...rows.map(([k]) => k.length));
@@ -164,4 +176,4 @@ for (const [k, f] of rows) {
   const met = f.met === null ? '-' : f.met ? 'yes' : 'NO';
   process.stdout.write(`${k.padEnd(w)}  ${fmt(f.value).padStart(10)}  ${f.unit.padEnd(18)}  ${(f.goal ?? '-').padEnd(10)}  ${met}\n`);
 }
-process.stdout.write(`(${results._meta.seconds} s; node ${process.version}, ${results._meta.cpus} cpus${only ? '; --only: results.json not written' : ''})\n`);
+process.stdout.write(`(${results._meta.seconds} s; node ${process.version}, ${results._meta.cpus} cpus${only ? (write ? '; --only --write: these figures replaced in results.json' : '; --only: results.json not written') : ''})\n`);
