@@ -12,9 +12,6 @@ const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
 
 export async function chaosFigures({ runs = 200, rate = 0.15, log = () => undefined } = {}) {
   const { runChaosTrial, summarizeChaos, readScenario } = await dist('eval/chaos-trials.js');
-  const { buildDeps } = await dist('app/build-deps.js');
-  const { loadConfig } = await dist('core/config/load.js');
-  const { noHuman } = await dist('team/deps.js');
   const scenarios = ['happy', 'fix-loop', 'parallel', 'plan-b'].filter((s) => readScenario(join(SCENARIOS, s)).expect.reason === 'succeeded');
   const work = scratch('chaos');
   const trials = [];
@@ -28,14 +25,6 @@ export async function chaosFigures({ runs = 200, rate = 0.15, log = () => undefi
         seed,
         rate,
         workDir: join(work, `t${i}`),
-        makeDeps: (repo, s) =>
-          buildDeps({
-            repo,
-            config: loadConfig({ repo: null, env: {}, userFile: null, flags: { model: `scripted:${join(SCENARIOS, scenario, 'script.json')}`, sandbox: 'off', testCommand: s.testCommand, parallel: s.parallel, maxIterations: s.maxIterations } }).config,
-            env: process.env,
-            escalator: noHuman,
-            warn: () => undefined,
-          }),
       });
       rmSync(join(work, `t${i}`), { recursive: true, force: true });
       trials.push(trial);

@@ -12,17 +12,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../workspace/eval/', import.meta.url));
 const check = process.argv.includes('--check');
-const ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'acia-eval',
-  GIT_AUTHOR_EMAIL: 'eval@acia.invalid',
-  GIT_COMMITTER_NAME: 'acia-eval',
-  GIT_COMMITTER_EMAIL: 'eval@acia.invalid',
-  GIT_AUTHOR_DATE: '2000-01-01T00:00:00Z',
-  GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
+// The identity and dates `acia eval` commits a source directory with (src/eval/checkout.ts), so the
+// base commit named here is the one an eval run makes. Run `npm run build` first.
+const { MATERIALISE_ENV } = await import(new URL('../dist/eval/checkout.js', import.meta.url).href).catch(() => {
+  console.error('make-eval-suite: dist/eval/checkout.js is missing: run npm run build first');
+  process.exit(2);
+});
+const ENV = { ...process.env, ...MATERIALISE_ENV, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
 
 function files(dir) {
   return readdirSync(dir, { withFileTypes: true, recursive: true })

@@ -9,7 +9,9 @@ import type { TerminalReason } from '../core/ledger/events.js';
 import { ChaosClient, type ChaosKind, type Injection } from '../core/llm/chaos-client.js';
 import { loadScript } from '../core/llm/script.js';
 import { ScriptedClient } from '../core/llm/scripted-client.js';
-import type { TeamDeps } from '../team/deps.js';
+import { buildDeps } from '../app/build-deps.js';
+import { loadConfig } from '../core/config/load.js';
+import { noHuman, type TeamDeps } from '../team/deps.js';
 import { Git } from '../team/git.js';
 import { startRun } from '../team/team.js';
 import { MATERIALISE_ENV } from './checkout.js';
@@ -28,8 +30,29 @@ export interface ChaosTrialOptions {
   rate: number;
   /** Scratch directory for this trial (removed first). */
   workDir: string;
-  /** The run's deps on the trial's repository; the model is replaced by the chaos client. */
-  makeDeps: (repo: string, settings: { testCommand: string; parallel: number; maxIterations: number }) => Promise<TeamDeps>;
+  /**
+   * The run's deps on the trial's repository; the model is replaced by the chaos client. Default: what
+   * `acia run` builds for the scenario offline (`scenarioDeps`).
+   */
+  makeDeps?: (repo: string, settings: ScenarioRunSettings) => Promise<TeamDeps>;
+}
+
+interface ScenarioRunSettings {
+  testCommand: string;
+  parallel: number;
+  maxIterations: number;
+}
+
+/** The deps `acia run` builds for a demo scenario: its scripted model, no sandbox, no human to ask. */
+export function scenarioDeps(scenarioDir: string): (repo: string, s: ScenarioRunSettings) => Promise<TeamDeps> {
+  return (repo, s) =>
+    buildDeps({
+      repo,
+      config: loadConfig({ repo: null, env: {}, userFile: null, flags: { model: `scripted:${join(scenarioDir, 'script.json')}`, sandbox: 'off', testCommand: s.testCommand, parallel: s.parallel, maxIterations: s.maxIterations } }).config,
+      env: process.env,
+      escalator: noHuman,
+      warn: () => undefined,
+    });
 }
 
 export interface ChaosTrial {
@@ -68,7 +91,7 @@ export async function runChaosTrial(o: ChaosTrialOptions): Promise<ChaosTrial> {
   const noSleep = () => Promise.resolve();
   const scripted = new ScriptedClient(script, { sleep: noSleep });
   const chaos = new ChaosClient(scripted, { seed: o.seed, rate: o.rate }, { sleep: noSleep });
-  const base = await o.makeDeps(repo, { testCommand, parallel: scenario.settings.parallel, maxIterations: scenario.settings.maxIterations });
+  const base = await (o.makeDeps ?? scenarioDeps(o.scenarioDir))(repo, { testCommand, parallel: scenario.settings.parallel, maxIterations: scenario.settings.maxIterations });
   const deps: TeamDeps = { ...base, model: { ...base.model, client: chaos }, runtime: { ...base.runtime, sleep: noSleep } };
   let reason: ChaosTrial['reason'];
   let message: string;

@@ -4,9 +4,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildDeps } from '../../src/app/build-deps.js';
-import { loadConfig } from '../../src/core/config/load.js';
-import { noHuman } from '../../src/team/deps.js';
 import { runChaosTrial, summarizeChaos, type ChaosTrial } from '../../src/eval/chaos-trials.js';
 
 const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
@@ -19,14 +16,6 @@ function trial(scenario: string, seed: number, rate: number): Promise<ChaosTrial
     seed,
     rate,
     workDir: join(work, `${scenario}-${seed}-${rate}`),
-    makeDeps: async (repo, s) =>
-      buildDeps({
-        repo,
-        config: loadConfig({ repo: null, env: {}, userFile: null, flags: { model: `scripted:${join(SCENARIOS, scenario, 'script.json')}`, sandbox: 'off', testCommand: s.testCommand, parallel: s.parallel, maxIterations: s.maxIterations } }).config,
-        env: process.env,
-        escalator: noHuman,
-        warn: () => undefined,
-      }),
   });
 }
 

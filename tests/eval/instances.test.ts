@@ -3,20 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { expectAciaError } from '../helpers/failure.js';
 import { goalOf, loadInstances } from '../../src/eval/instances.js';
-import { AciaError } from '../../src/core/errors.js';
-
-function expectAciaError(fn: () => unknown, code: string, message: RegExp): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(AciaError);
-  expect((caught as AciaError).code).toBe(code);
-  expect((caught as AciaError).message).toMatch(message);
-}
 
 const base = { instance_id: 'a-1', repo: 'repos/a', base_commit: 'abc1234', problem_statement: 'fix it', test_command: 'node --test' };
 

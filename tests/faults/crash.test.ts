@@ -5,20 +5,9 @@ import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acia, CLI, ledgerOf, tempDir, testsPassOn } from '../e2e/helpers.js';
+import { rng } from '../helpers/rng.js';
 
 const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
-
-/** mulberry32: a small seeded PRNG so every kill point is reproducible. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   scenario: string;

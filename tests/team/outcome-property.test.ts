@@ -5,17 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Edge, ErrorKind, Join, LedgerEntry, Plan, PlanSet } from '../../src/core/acm/contracts.js';
 import type { HumanAnswer } from '../../src/team/deps.js';
 import { runPlanInProcess, scriptedHuman, type GeneratedPlan, type TaskPlan } from './inprocess.js';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../helpers/rng.js';
 
 function generate(seed: number): { plan: GeneratedPlan; answers: HumanAnswer[] } {
   const r = rng(seed);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { noWait } from './no-wait.js';
 import type { StreamChunk } from '../../../src/core/acm/contracts.js';
 import { AciaError } from '../../../src/core/errors.js';
 import { AnthropicClient } from '../../../src/core/llm/anthropic-client.js';
@@ -20,17 +21,8 @@ function script(...turns: ScriptTurn[]): Script {
 async function setup(s: Script, maxRetries = 4): Promise<{ client: AnthropicClient; sleeps: number[]; fake: FakeServer }> {
   const fake = await startFakeAnthropicServer({ script: s, host: '127.0.0.1', port: 0 });
   server = fake;
-  const sleeps: number[] = [];
-  const client = new AnthropicClient({
-    apiKey: 'sk-test',
-    baseURL: fake.url,
-    maxRetries,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
-    },
-    retry: { random: () => 0.5 },
-  });
+  const { sleeps, sleep, retry } = noWait();
+  const client = new AnthropicClient({ apiKey: 'sk-test', baseURL: fake.url, maxRetries, sleep, retry });
   return { client, sleeps, fake };
 }
 

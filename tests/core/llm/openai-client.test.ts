@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { noWait } from './no-wait.js';
 import type { StreamChunk } from '../../../src/core/acm/contracts.js';
 import { startFakeAnthropicServer, type FakeServer } from '../../../src/core/llm/fake-server.js';
 import { OpenAiCompatibleClient } from '../../../src/core/llm/openai-client.js';
@@ -16,17 +17,8 @@ async function setup(turns: ScriptTurn[], maxRetries = 4): Promise<{ client: Ope
   const script: Script = { version: 1, turns };
   const fake = await startFakeAnthropicServer({ script, host: '127.0.0.1', port: 0 });
   server = fake;
-  const sleeps: number[] = [];
-  const client = new OpenAiCompatibleClient({
-    baseURL: `${fake.url}/v1`,
-    env: {},
-    maxRetries,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
-    },
-    retry: { random: () => 0.5 },
-  });
+  const { sleeps, sleep, retry } = noWait();
+  const client = new OpenAiCompatibleClient({ baseURL: `${fake.url}/v1`, env: {}, maxRetries, sleep, retry });
   return { client, sleeps, fake };
 }
 

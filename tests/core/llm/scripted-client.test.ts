@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { noWait } from './no-wait.js';
 import type { StreamChunk } from '../../../src/core/acm/contracts.js';
 import { AciaError } from '../../../src/core/errors.js';
 import { ScriptedClient } from '../../../src/core/llm/scripted-client.js';
@@ -17,17 +18,8 @@ const request = (caller: string): LlmRequest => ({
 });
 
 function client(turns: ScriptTurn[]): { c: ScriptedClient; sleeps: number[] } {
-  const sleeps: number[] = [];
-  const c = new ScriptedClient(
-    { version: 1, turns },
-    {
-      sleep: (ms) => {
-        sleeps.push(ms);
-        return Promise.resolve();
-      },
-      retry: { random: () => 0.5 },
-    },
-  );
+  const { sleeps, sleep, retry } = noWait();
+  const c = new ScriptedClient({ version: 1, turns }, { sleep, retry });
   return { c, sleeps };
 }
 

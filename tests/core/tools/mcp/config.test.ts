@@ -4,22 +4,10 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { expectAciaError } from '../../../helpers/failure.js';
 import { loadConfig } from '../../../../src/core/config/load.js';
 import { catalogTools, exposedName } from '../../../../src/core/tools/mcp/catalog.js';
 import { expandSpec, expandVars, loadMcpServers, UserMcpServer, type TrustPredicate } from '../../../../src/core/tools/mcp/config.js';
-import { AciaError } from '../../../../src/core/errors.js';
-
-function expectAciaError(fn: () => unknown, code: string, message: RegExp): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(AciaError);
-  expect((caught as AciaError).code).toBe(code);
-  expect((caught as AciaError).message).toMatch(message);
-}
 
 function repoWith(mcpJson: unknown): string {
   const repo = mkdtempSync(join(tmpdir(), 'acia-mcp-config-'));
