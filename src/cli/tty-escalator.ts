@@ -19,9 +19,14 @@ export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.Writab
       const words: HumanAction[] = q.options.filter((o) => o !== 'guidance');
       const help = `${q.options.includes('guidance') ? 'type guidance for the team, or ' : ''}one of: ${words.join(', ')}`;
       const rl = createInterface({ input, output, terminal: true });
+      // When the input ends (the terminal went away) rl.question neither resolves nor rejects, and the
+      // run would wait forever: the interface's close says nobody can answer now.
+      const closed = new Promise<null>((resolve) => rl.once('close', () => resolve(null)));
       try {
         for (;;) {
-          const line = (await rl.question(`${chalk.bold('>')} ${chalk.dim(`(${help})`)} `)).trim();
+          const answer = await Promise.race([rl.question(`${chalk.bold('>')} ${chalk.dim(`(${help})`)} `), closed]);
+          if (answer === null) return null;
+          const line = answer.trim();
           if (line === '') continue;
           const word = line.toLowerCase() as HumanAction;
           if (words.includes(word)) return { action: word };
@@ -34,7 +39,7 @@ export function ttyEscalator(input: NodeJS.ReadableStream, output: NodeJS.Writab
           output.write(`Please answer ${words.join(', ')}.\n`);
         }
       } catch {
-        // stdin closed (Ctrl-D): nobody can answer now; the run waits on disk for `acia resume`.
+        // Ctrl-D on the prompt rejects the question: nobody can answer now; the run waits on disk for `acia resume`.
         return null;
       } finally {
         rl.close();
