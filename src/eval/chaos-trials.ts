@@ -44,7 +44,7 @@ interface ScenarioRunSettings {
 }
 
 /** The deps `acia run` builds for a demo scenario: its scripted model, no sandbox, no human to ask. */
-export function scenarioDeps(scenarioDir: string): (repo: string, s: ScenarioRunSettings) => Promise<TeamDeps> {
+function scenarioDeps(scenarioDir: string): (repo: string, s: ScenarioRunSettings) => Promise<TeamDeps> {
   return (repo, s) =>
     buildDeps({
       repo,
