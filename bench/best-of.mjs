@@ -30,7 +30,7 @@ async function once(names, latencyMs) {
   cpSync(join(SCENARIOS, '_base'), repo, { recursive: true });
   for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['-c', 'user.name=b', '-c', 'user.email=b@example.com', 'commit', '-q', '-m', 'initial']]) execFileSync('git', args, { cwd: repo });
   mkdirSync(join(dir, 'xdg', 'acia'), { recursive: true });
-  writeFileSync(join(dir, 'xdg', 'acia', 'config.json'), JSON.stringify({ devAgents: Object.fromEntries(names.map((n) => [n, ADAPTER])), testCommand: 'node --test test/' }));
+  writeFileSync(join(dir, 'xdg', 'acia', 'config.json'), JSON.stringify({ devAgents: Object.fromEntries(names.map((n) => [n, ADAPTER])), testCommand: 'node run-tests.js' }));
   try {
     const r = await timedSpawn(process.execPath, [CLI, 'run', GOAL, '--repo', repo, '--dev-agent', names.join(','), '--model', 'anthropic:claude-sonnet-5-5', '--quiet'], {
       env: { PATH: process.env.PATH, HOME: join(dir, 'home'), LANG: 'C.UTF-8', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'bench', XDG_CONFIG_HOME: join(dir, 'xdg') },

@@ -89,7 +89,7 @@ const planB = {
 };
 
 // Lessons the Dev agent proposes for the team's memory (appended to .acia/wiki/memory/lessons.md).
-const HELPER_LESSON = 'Each string helper lives in its own kebab-case file under src/ with a node:test file under test/; the suite runs with node --test test/.';
+const HELPER_LESSON = 'Each string helper lives in its own kebab-case file under src/ with a node:test file under test/; the suite runs with node run-tests.js.';
 const FIX_LESSON = 'Word helpers must handle every word of multi-word input; a single-word test does not catch that.';
 
 const titleGoal = 'Add a titleCase(text) helper that capitalises every word, with a test';
@@ -174,8 +174,9 @@ for (const [name, s] of Object.entries(scenarios)) {
   const dir = new URL(`../workspace/scenarios/${name}/`, import.meta.url);
   mkdirSync(dir, { recursive: true });
   const { turns, ...meta } = s;
-  // The sample repo's tests run with node's own runner: npm's start-up would double every test run.
-  const settings = { testCommand: 'node --test test/', ...meta.settings };
+  // The sample repo's tests run in one node process (run-tests.js): npm's start-up would double every test
+  // run, and `node --test test/` starts a process per test file.
+  const settings = { testCommand: 'node run-tests.js', ...meta.settings };
   writeFileSync(new URL('scenario.json', dir), JSON.stringify({ name, ...meta, settings, repo: '../_base' }, null, 2) + '\n');
   writeFileSync(new URL('script.json', dir), JSON.stringify({ version: 1, model: 'claude-sonnet-5-5', turns }, null, 2) + '\n');
 }

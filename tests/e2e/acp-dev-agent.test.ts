@@ -53,7 +53,7 @@ function script(): string {
 function userConfig(extra: Record<string, unknown>): string {
   const xdg = tempDir('cc-xdg');
   mkdirSync(join(xdg, 'acia'));
-  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ devAgents: { 'claude-code': ADAPTER, good: ADAPTER, bad: ADAPTER, slow: ADAPTER }, testCommand: 'node --test test/', ...extra }));
+  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ devAgents: { 'claude-code': ADAPTER, good: ADAPTER, bad: ADAPTER, slow: ADAPTER }, testCommand: 'node run-tests.js', ...extra }));
   return xdg;
 }
 

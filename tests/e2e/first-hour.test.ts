@@ -23,7 +23,7 @@ describe('resume: the latest run that can go on, credentials first', () => {
   it('a missing key leaves the run resumable; resume without an id skips a newer finished run; a finished run is refused', async () => {
     const repo = sampleRepo('fh-resume');
     const env = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url };
-    const flags = ['--repo', repo, '--model', 'anthropic:claude-sonnet-5-5', '--max-iterations', '1', '--test-command', 'node --test test/', '--quiet'];
+    const flags = ['--repo', repo, '--model', 'anthropic:claude-sonnet-5-5', '--max-iterations', '1', '--test-command', 'node run-tests.js', '--quiet'];
     const first = await startAcia(['run', 'Add a titleCase(text) helper', ...flags], { env }).done;
     expect(first.code, first.stderr).toBe(3);
     const [waiting] = runsOf(repo);
@@ -81,7 +81,7 @@ describe('acia clean', () => {
     // a script path with a space and a quote: the printed resume command must still run as printed
     const dir = join(tempDir('fh-clean-scripts'), "my scripts'");
     mkdirSync(dir);
-    const flags = ['--repo', repo, '--max-iterations', '1', '--test-command', 'node --test test/', '--quiet'];
+    const flags = ['--repo', repo, '--max-iterations', '1', '--test-command', 'node run-tests.js', '--quiet'];
     const first = acia(['run', 'Add titleCase', ...flags, '--model', `scripted:${zeroLatencyScript('escalate', dir)}`]);
     expect(first.code).toBe(3);
     const printed = first.stdout.split('\n').map((l) => l.trim().replace(/^(next|or)\s+/, '')).find((l) => l.endsWith('--answer skip'))!;

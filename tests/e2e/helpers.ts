@@ -58,7 +58,7 @@ export function git(cwd: string, ...args: string[]): string {
 export function testsPassOn(repo: string, branch: string): boolean {
   const wt = join(tempDir('check'), 'wt');
   git(repo, 'worktree', 'add', '-q', '--detach', wt, branch);
-  const r = spawnSync(process.execPath, ['--test', 'test/'], { cwd: wt, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['run-tests.js'], { cwd: wt, encoding: 'utf8' });
   git(repo, 'worktree', 'remove', '--force', wt);
   return r.status === 0;
 }

@@ -55,7 +55,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     });
 
     let progress = 0;
-    const r = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'happy', 'script.json')}`, testCommand: 'node --test test/', wait: true }, () => progress++);
+    const r = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'happy', 'script.json')}`, testCommand: 'node run-tests.js', wait: true }, () => progress++);
     expect(r.isError, textOf(r)).toBeFalsy();
     const result = r.structuredContent as { runId: string; reason: string; runBranch: string };
     expect(result.reason).toBe('succeeded');
@@ -90,7 +90,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     expect(badModel.structuredContent).toMatchObject({ code: 'FILE_NOT_FOUND', exitCode: 2 });
 
     // A client that goes away stops the runs it started: recorded as aborted, resumable.
-    const second = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'parallel', 'script.json')}`, testCommand: 'node --test test/' });
+    const second = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'parallel', 'script.json')}`, testCommand: 'node run-tests.js' });
     const secondId = (second.structuredContent as { runId: string }).runId;
     await client.close();
     const until = Date.now() + 30_000;
@@ -122,7 +122,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer test-token' } } }));
     cleanup.unshift(() => client.close());
 
-    const started = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'escalate', 'script.json')}`, testCommand: 'node --test test/', maxIterations: 1 });
+    const started = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${join(SCENARIOS, 'escalate', 'script.json')}`, testCommand: 'node run-tests.js', maxIterations: 1 });
     expect(started.isError, textOf(started)).toBeFalsy();
     const { runId, status } = started.structuredContent as { runId: string; status: string };
     expect(status).toBe('running');

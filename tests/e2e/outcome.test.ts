@@ -9,7 +9,7 @@ import type { LedgerEntry } from '../../src/core/acm/contracts.js';
 import { acia, git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 
 const BASE = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios', '_base');
-const TEST_CMD = 'node --test test/';
+const TEST_CMD = 'node run-tests.js';
 const ZERO_REF = `sha256:${'0'.repeat(64)}`;
 
 interface Fixture {
@@ -147,7 +147,7 @@ describe('guards over recorded facts and policy, across a resume', () => {
     expect(first.code, first.stdout + first.stderr).toBe(3);
     const runId = onlyRunId(f.repo);
     // A different test command now: a rebuilt packet would have other facts; the recorded one must win.
-    const flags = runFlags(f, model).map((x) => (x === TEST_CMD ? 'node --test test/ ' : x));
+    const flags = runFlags(f, model).map((x) => (x === TEST_CMD ? 'node  run-tests.js' : x));
     const second = acia(['resume', runId, '--answer', 'approve', ...flags]);
     expect(second.code, second.stdout + second.stderr).toBe(0);
     const entries = ledgerOf(f.repo, runId);
@@ -239,7 +239,7 @@ describe('plan, then exec', () => {
     const f = fixture('packet');
     const model = saveScript(f, [pm]);
     const packet = join(f.dir, 'packet.yaml');
-    writeFileSync(packet, ['id: ctx-1', 'goalId: goal-given', 'sources:', '  - uri: "doc:brief"', 'facts:', '  tier: gold', '  testCommand: "node --test test/"', 'assumptions: []', 'constraints: {}', 'provenance: { builder: hand }'].join('\n'));
+    writeFileSync(packet, ['id: ctx-1', 'goalId: goal-given', 'sources:', '  - uri: "doc:brief"', 'facts:', '  tier: gold', '  testCommand: "node run-tests.js"', 'assumptions: []', 'constraints: {}', 'provenance: { builder: hand }'].join('\n'));
     const r = acia(['plan', 'add a note', '--context', packet, ...runFlags(f, model)]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const entries = ledgerOf(f.repo, onlyRunId(f.repo));

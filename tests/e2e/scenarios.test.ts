@@ -9,7 +9,7 @@ import { AGENT_WRITTEN } from '../../src/team/lessons.js';
 
 const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
 /** The lesson the happy scenario's Dev agent proposes (scripts/make-scenarios.mjs). */
-const HELPER_LESSON = 'Each string helper lives in its own kebab-case file under src/ with a node:test file under test/; the suite runs with node --test test/.';
+const HELPER_LESSON = 'Each string helper lives in its own kebab-case file under src/ with a node:test file under test/; the suite runs with node run-tests.js.';
 
 function demo(scenario: string, extra: string[] = []) {
   const repo = join(tempDir(`e2e-${scenario}`), 'repo');

@@ -122,9 +122,12 @@ describe('an interrupted run, resumed', () => {
   it('resume with fewer parallel slots than interrupted tasks still runs every task', async () => {
     const rig = teamRig();
     const s = scenario('parallel', rig.dir);
+    // The interrupted run's agents take a second a turn, so no dev task can finish before the fourth starts
+    // (with no latency, one sometimes did: then only two were running at the stop).
+    const slow = scenario('parallel', rig.dir, 1000);
     let started = 0;
     const abortWhen = (e: { type: string; data: unknown }) => e.type === 'TASK_STARTED' && (e.data as { capability: string }).capability === 'dev.implement' && ++started === 4;
-    const first = await rig.start({ goal: s.goal }, { ...s.session, abortWhen });
+    const first = await rig.start({ goal: s.goal }, { ...slow.session, abortWhen });
     expect(first.exitCode, first.result.message).toBe(130);
     const runningAtStop = ofType(first.entries, 'TASK_STARTED').length - ofType(first.entries, 'TASK_COMPLETED').length - ofType(first.entries, 'TASK_FAILED').length;
     expect(runningAtStop).toBeGreaterThan(2);

@@ -19,7 +19,7 @@ import { resumeRun, startRun, type RunResult, type StartOptions } from '../../sr
 import { git, ledgerOf, tempDir } from '../e2e/helpers.js';
 
 export const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
-export const TEST_CMD = 'node --test test/';
+export const TEST_CMD = 'node run-tests.js';
 
 let template: string | null = null;
 
@@ -171,16 +171,19 @@ export const runsTests = (caller: string) => [
 export const ofType = (entries: readonly LedgerEntry[], type: string) => entries.filter((e) => e.type === type).map((e) => e.data as Record<string, unknown>);
 export const lastCompleted = (entries: readonly LedgerEntry[]) => entries.filter((e) => e.type === 'RUN_COMPLETED').at(-1)!.data as { reason: string; message: string };
 
-/** A demo scenario's goal, settings and script (latencies set to 0: waiting is not what the tests check). */
-export function scenario(name: string, dir: string): { goal: string; session: Session; expect: { exitCode: number; reason: string } } {
+/**
+ * A demo scenario's goal, settings and script. Latencies are set to 0 (waiting is not what the tests
+ * check), or to `agentLatencyMs` on every turn but the PM's, for a test that needs tasks still running.
+ */
+export function scenario(name: string, dir: string, agentLatencyMs = 0): { goal: string; session: Session; expect: { exitCode: number; reason: string } } {
   const meta = JSON.parse(readFileSync(join(SCENARIOS, name, 'scenario.json'), 'utf8')) as {
     goal: string;
     settings: { parallel: number; maxIterations: number; maxTokens?: number; testCommand?: string };
     expect: { exitCode: number; reason: string };
   };
-  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: { latencyMs?: number }[] };
-  for (const t of script.turns) t.latencyMs = 0;
-  const file = join(dir, `${name}-script.json`);
+  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
+  for (const t of script.turns) t.latencyMs = t.caller === 'pm' ? 0 : agentLatencyMs;
+  const file = join(dir, `${name}-script-${agentLatencyMs}.json`);
   writeFileSync(file, JSON.stringify(script));
   const s = meta.settings;
   const flags = {
