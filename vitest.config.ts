@@ -56,7 +56,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     // vitest's default on 2 cores is ONE worker, yet a slow-tier file keeps about half a core busy (the
-    // rest is spent waiting on git, bwrap, node --test and servers it started): two workers fill both.
+    // rest is spent waiting on git, bwrap, the sample repo's tests and servers it started): two workers fill both.
     maxWorkers: 2,
     env: { XDG_STATE_HOME: stateHome },
     projects: [
