@@ -18,13 +18,28 @@ export function sampleRepo(prefix: string): string {
   return repo;
 }
 
-/** A scenario's script with every latency set to 0, for `--model scripted:<file>`. */
-export function zeroLatencyScript(scenario: string, dir: string): string {
-  const script = JSON.parse(readFileSync(join(SCENARIOS, scenario, 'script.json'), 'utf8')) as { turns: { latencyMs?: number }[] };
-  for (const t of script.turns) t.latencyMs = 0;
-  const file = join(dir, `${scenario}-script.json`);
+export type Turn = { caller: string; latencyMs?: number };
+
+/**
+ * Writes scenario `name`'s script, its turns changed by `edit` (latencies), to `file` (default: a new
+ * temp dir's script.json), for `--model scripted:<file>`; returns the path.
+ */
+export function editedScript(name: string, edit: (turns: Turn[]) => void, file = join(tempDir(`script-${name}`), 'script.json')): string {
+  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: Turn[] };
+  edit(script.turns);
   writeFileSync(file, JSON.stringify(script));
   return file;
+}
+
+/** A scenario's script with every latency set to 0, written in `dir`. */
+export function zeroLatencyScript(scenario: string, dir: string): string {
+  return editedScript(
+    scenario,
+    (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+    },
+    join(dir, `${scenario}-script.json`),
+  );
 }
 
 export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {

@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import pg from 'pg';
 import { acia, CLI, git, tempDir } from './helpers.js';
-import { cliEnv, sampleRepo, SCENARIOS } from './cli-helpers.js';
+import { cliEnv, editedScript, sampleRepo, SCENARIOS, type Turn } from './cli-helpers.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
+
+export { editedScript, type Turn };
 
 export interface Scenario {
   name: string;
@@ -31,7 +33,6 @@ export interface RunRow {
   message: string | null;
 }
 
-export type Turn = { caller: string; latencyMs?: number };
 
 /** True when the fleet suites can run here; CI (ACIA_TEST_REQUIRE_POSTGRES=1) makes a missing server a failure. */
 export function fleetAvailable(): boolean {
@@ -41,15 +42,6 @@ export function fleetAvailable(): boolean {
 }
 
 export const scenarioOf = (name: string): Scenario => JSON.parse(readFileSync(join(SCENARIOS, name, 'scenario.json'), 'utf8')) as Scenario;
-
-/** Writes scenario `name`'s script, changed by `edit`, to a new file; returns its path. */
-export function editedScript(name: string, edit: (turns: Turn[]) => void): string {
-  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: Turn[] };
-  edit(script.turns);
-  const file = join(tempDir(`script-${name}`), 'script.json');
-  writeFileSync(file, JSON.stringify(script));
-  return file;
-}
 
 /** Rewrites a script file's turns in place (a run or task started after this reads the new latencies). */
 export function rewriteScript(file: string, edit: (turns: Turn[]) => void): void {

@@ -1,10 +1,11 @@
 // kill -9 at seeded moments of real runs, then `acia resume`: the run finishes, no task completes twice,
 // nothing recorded is lost, and the ledger verifies.
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acia, CLI, ledgerOf, tempDir, testsPassOn } from '../e2e/helpers.js';
+import { editedScript } from '../e2e/cli-helpers.js';
 import { rng } from '../helpers/rng.js';
 
 const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
@@ -26,10 +27,13 @@ function setup(c: Case): { repo: string; script: string; goal: string; settings:
   git('init', '-q', '-b', 'main');
   git('add', '-A');
   git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'base');
-  const script = JSON.parse(readFileSync(join(SCENARIOS, c.scenario, 'script.json'), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
-  for (const t of script.turns) t.latencyMs = t.caller === 'pm' ? 0 : c.latencyMs;
-  const file = join(dir, 'script.json');
-  writeFileSync(file, JSON.stringify(script));
+  const file = editedScript(
+    c.scenario,
+    (turns) => {
+      for (const t of turns) t.latencyMs = t.caller === 'pm' ? 0 : c.latencyMs;
+    },
+    join(dir, 'script.json'),
+  );
   return { repo, script: file, goal: meta.goal, settings: meta.settings };
 }
 

@@ -16,6 +16,7 @@ import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
 import { noHuman, type TeamDeps } from '../../src/team/deps.js';
 import { resumeRun, startRun, type RunResult, type StartOptions } from '../../src/team/team.js';
+import { editedScript } from '../e2e/cli-helpers.js';
 import { git, ledgerOf, tempDir } from '../e2e/helpers.js';
 
 export const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
@@ -181,10 +182,13 @@ export function scenario(name: string, dir: string, agentLatencyMs = 0): { goal:
     settings: { parallel: number; maxIterations: number; maxTokens?: number; testCommand?: string };
     expect: { exitCode: number; reason: string };
   };
-  const script = JSON.parse(readFileSync(join(SCENARIOS, name, 'script.json'), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
-  for (const t of script.turns) t.latencyMs = t.caller === 'pm' ? 0 : agentLatencyMs;
-  const file = join(dir, `${name}-script-${agentLatencyMs}.json`);
-  writeFileSync(file, JSON.stringify(script));
+  const file = editedScript(
+    name,
+    (turns) => {
+      for (const t of turns) t.latencyMs = t.caller === 'pm' ? 0 : agentLatencyMs;
+    },
+    join(dir, `${name}-script-${agentLatencyMs}.json`),
+  );
   const s = meta.settings;
   const flags = {
     parallel: s.parallel,
