@@ -12,6 +12,8 @@ import { failureRouted, guardScope, schedule } from './scheduler.js';
 import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
+import { finishApproval, runApproveTask, runReplanTask } from './task-team.js';
+import { replan } from './replan.js';
 
 export type ExecOutcome =
   | { kind: 'done' }
@@ -117,17 +119,8 @@ async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
   const cap = t.spec.capability;
   if (cap.startsWith('dev.')) return ctx.deps.fleet?.dispatchTask ? ctx.deps.fleet?.dispatchTask(ctx, id) : runDevTask(ctx, id);
   if (cap.startsWith('qa.')) return runQaTask(ctx, id);
-  if (cap === 'human.approve') {
-    await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });
-    const q = (t.spec.input as { question?: unknown }).question;
-    return { kind: 'escalate', reason: 'human_approve', message: typeof q === 'string' ? q : `approve task ${id}?` };
-  }
-  if (cap === 'pm.replan') {
-    await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });
-    const switched = await replan(ctx, `task ${id} asked for a re-plan`);
-    if (!switched) await ctx.rec.record('team', 'TASK_COMPLETED', { taskId: id, attempt: 1, output: { replanned: false }, summary: 'no alternative plan left' });
-    return { kind: 'completed' };
-  }
+  if (cap === 'human.approve') return runApproveTask(ctx, id);
+  if (cap === 'pm.replan') return runReplanTask(ctx, id);
   throw new AciaError('PLAN_INVALID', `no runner for capability ${cap}`);
 }
 
@@ -192,6 +185,10 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
   for (const [id, t] of ctx.state.tasks) {
     if (t.status === 'skipped' && t.skipCause === 'human' && !t.skipLogged) {
       await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason: 'a human answered skip; the plan goes on past it', cause: 'human' });
+      changed = true;
+    }
+    if (t.approvalToRecord) {
+      await handleOutcome(ctx, id, await finishApproval(ctx, id));
       changed = true;
     }
   }
@@ -282,23 +279,4 @@ async function onVerificationFailed(ctx: RunContext, qaId: string, qa: TaskState
   };
   await ctx.rec.record('team', 'TASK_ADDED', { task: fix, edges: [], reason: 'fix', parent: qaId, iteration: k });
   await ctx.rec.record('team', 'TASK_ADDED', { task: reverify, edges: [{ from: fixId, to: reId }], reason: 'reverify', parent: qaId, replaces: qaId, iteration: k });
-}
-
-/** Switches to an unused alternative plan once, resetting the run branch to the base commit. */
-async function replan(ctx: RunContext, cause: string): Promise<boolean> {
-  const set = ctx.state.planSet;
-  const current = ctx.state.plan;
-  if (!set || !current || ctx.state.replans > 0) return false;
-  const next = set.plans.find((p) => p.id !== current.id);
-  if (!next) return false;
-  const base = ctx.state.started!.baseCommit;
-  await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId: current.id, reason: `abandoning ${current.id}: run branch reset`, resetTo: base });
-  await ctx.workspace.resetRun(base);
-  const before = new Set(current.tasks.map((t) => `${t.capability}:${t.id}`));
-  const after = new Set(next.tasks.map((t) => `${t.capability}:${t.id}`));
-  const dropped = [...before].filter((x) => !after.has(x)).length;
-  const added = [...after].filter((x) => !before.has(x)).length;
-  const diff = `${current.id} (${current.tasks.length} tasks, ${current.edges.length} edges) -> ${next.id} (${next.tasks.length} tasks, ${next.edges.length} edges): ${dropped} task(s) dropped, ${added} added; run branch reset to the base commit`;
-  await ctx.rec.record('pm', 'REPLAN_TRIGGERED', { cause, fromPlanId: current.id, toPlanId: next.id, scope: 'whole plan', diff });
-  return true;
 }

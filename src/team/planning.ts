@@ -7,7 +7,8 @@ import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { RunContext } from './run-context.js';
-import { policyCheck, runTaskAgent } from './task-common.js';
+import { runTaskAgent } from './task-common.js';
+import { policyCheck } from './task-policy.js';
 
 export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string; code?: ErrorCode } | { kind: 'denied'; message: string };
 

@@ -60,6 +60,8 @@ function newTask(spec: TaskSpec, addedBy: string | null): TaskState {
     failedSeq: -1,
     skipCause: null,
     policy: null,
+    approvalToRecord: false,
+    limits: null,
     checks: {},
     skipLogged: false,
   };
@@ -182,6 +184,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
       // nor does the allow an attempt gets after a human overrode the denial (policy never said yes).
       const overridden = t?.policyOverride === true && t.policy?.hook === 'task.post' && !t.policy.allow;
       if (t && !overridden && (p.hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook: p.hook, ...response };
+      if (t && p.hook === 'task.pre') t.limits = p.response.allow ? (p.response.limits ?? null) : null;
       break;
     }
     case 'GOAL_AMENDED':
@@ -193,6 +196,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
       if (t) {
         t.status = 'completed';
         t.output = p.output;
+        t.approvalToRecord = false;
       }
       for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text, seq: entry.seq });
       break;
@@ -204,6 +208,7 @@ export function applyEntry(state: RunState, entry: LedgerEntry): void {
         t.status = 'failed';
         t.lastError = { kind: p.errorKind, message: p.message };
         t.failedSeq = entry.seq;
+        t.approvalToRecord = false;
       }
       for (const text of p.lessons ?? []) state.lessons.push({ taskId: p.taskId, text, seq: entry.seq });
       break;
@@ -284,6 +289,7 @@ function applyHumanAnswer(state: RunState, esc: PendingEscalation, a: EventDataO
       // approve, retry and guidance all let the checkpoint pass; the text is kept as a note.
       t.status = 'completed';
       t.output = { approved: true, ...(a.text === undefined ? {} : { note: a.text }) };
+      t.approvalToRecord = true;
       return;
     case 'fixes_exhausted':
       state.extraIterations++;

@@ -3,6 +3,7 @@
 // state's shape and the questions asked of it; run-fold.ts is the fold.
 import type { Plan, PlanSet, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason, EventDataOf, HumanAction } from '../core/ledger/events.js';
+import type { PolicyLimits } from '../core/policy/policy.js';
 
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 
@@ -30,6 +31,10 @@ export interface TaskState {
   skipCause: SkipCause | null;
   /** The last recorded PDP response about this task (task.post wins over task.pre): guards read it as `policy`. */
   policy: { hook: string; allow: boolean; reason?: string } | null;
+  /** What the last task.pre allow granted the task's attempts (seed 000 §16: allow decisions may carry limits). */
+  limits: { [K in keyof PolicyLimits]?: PolicyLimits[K] | undefined } | null;
+  /** A human passed this human.approve checkpoint; its task.post and TASK_COMPLETED are still to be recorded. */
+  approvalToRecord: boolean;
   /** The last recorded value of each of the task's verification expressions. */
   checks: Record<string, boolean>;
   /** A TASK_SKIPPED entry records the skip (a human's skip is applied before one is written). */

@@ -15,6 +15,7 @@ import { buildDeps } from '../../src/app/build-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
 import { noHuman, type TeamDeps } from '../../src/team/deps.js';
+import type { PolicyEngine } from '../../src/core/policy/policy.js';
 import { resumeRun, startRun, type RunResult, type StartOptions } from '../../src/team/team.js';
 import { editedScript } from '../e2e/cli-helpers.js';
 import { git, ledgerOf, tempDir } from '../e2e/helpers.js';
@@ -69,6 +70,8 @@ export interface RigOptions {
    * wiki, for tests that replay or verify what is on disk.
    */
   ledger?: 'memory' | 'file';
+  /** A policy decision point in place of the default one (the PDP is a seam: TeamDeps.governance.policy). */
+  policy?: PolicyEngine;
 }
 
 export function teamRig(opts: RigOptions = {}): TeamRig {
@@ -90,7 +93,11 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
     }
     const { config } = loadConfig({ repo, env: {}, userFile: null, flags: { model: `scripted:${file}`, sandbox: 'off', testCommand: TEST_CMD, ...session.flags } });
     const deps = await buildDeps({ repo, config, env: process.env, escalator: noHuman, warn: (m) => warnings.push(m) });
-    const quick: TeamDeps = { ...deps, runtime: { ...deps.runtime, sleep: () => Promise.resolve() } };
+    const quick: TeamDeps = {
+      ...deps,
+      runtime: { ...deps.runtime, sleep: () => Promise.resolve() },
+      ...(opts.policy ? { governance: { ...deps.governance, policy: opts.policy } } : {}),
+    };
     const abortWhen = session.abortWhen;
     if (abortWhen) {
       const interrupt = new AbortController();
@@ -138,7 +145,7 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
   };
 }
 
-type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown> };
+type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown>; idemKey?: string; policyInput?: Record<string, unknown> };
 
 /** A plan set of one hand-written plan, chosen by a human, checked as `acia exec` checks a saved file. */
 export function savedPlanSet(tasks: TaskSpec[], edges: Record<string, unknown>[], contextRef = `sha256:${'0'.repeat(64)}`): PlanSet {

@@ -96,7 +96,8 @@ export const EventData = {
     hook: z.enum(['plan.admit', 'task.pre', 'task.post', 'agent.permission']),
     taskId: z.string().optional(),
     request: z.unknown(),
-    response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
+    /** `limits`: what an allow granted the task (its commands' timeout, its retries). */
+    response: z.object({ allow: z.boolean(), reason: z.string().optional(), limits: z.object({ timeoutMs: z.number().optional(), retries: z.number().optional() }).optional() }).loose(),
   }),
   REPLAN_TRIGGERED: z.object({
     cause: z.string(),
