@@ -14,6 +14,7 @@ import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
 import { finishApproval, runApproveTask, runReplanTask } from './task-team.js';
 import { replan } from './replan.js';
+import { completedTwin, reuseResult, twinRunning } from './idempotency.js';
 
 export type ExecOutcome =
   | { kind: 'done' }
@@ -93,6 +94,8 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
       for (const id of [...restart, ...sched.ready]) {
         if (running.size >= ctx.deps.config.parallel) break;
         if (running.has(id)) continue;
+        // A task sharing its idemKey with one running now waits for that result instead of redoing the work.
+        if (twinRunning(ctx, id, running.keys())) continue;
         const at = restart.indexOf(id);
         if (at >= 0) restart.splice(at, 1);
         const p = runOne(ctx, id)
@@ -117,6 +120,8 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
 async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
   const t = ctx.state.tasks.get(id)!;
   const cap = t.spec.capability;
+  const twin = completedTwin(ctx, id);
+  if (twin !== null) return reuseResult(ctx, id, twin);
   if (cap.startsWith('dev.')) return ctx.deps.fleet?.dispatchTask ? ctx.deps.fleet?.dispatchTask(ctx, id) : runDevTask(ctx, id);
   if (cap.startsWith('qa.')) return runQaTask(ctx, id);
   if (cap === 'human.approve') return runApproveTask(ctx, id);

@@ -217,6 +217,10 @@ export const EventData = {
     summary: z.string(),
     /** Lessons the agent proposed for the memory page `lessons`; the team appends them when the session ends. */
     lessons: z.array(z.string()).optional(),
+    /** Idempotency: the task whose recorded result this one reused (same idemKey), nothing having run again. */
+    reusedFrom: z.string().optional(),
+    /** The resolved idemKey the result was reused under. */
+    idemKey: z.string().optional(),
   }),
   TASK_FAILED: z.object({ taskId: z.string(), attempt: z.number(), errorKind: ErrorKind, message: z.string(), lessons: z.array(z.string()).optional() }),
   TASK_SKIPPED: z.object({
