@@ -184,8 +184,8 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
       policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: 40 }),
       evalGuard: (src: string, scope: Parameters<typeof evaluateGuard>[1]) => evaluateGuard(parseGuard(src), scope),
       capabilityMap: defaultCapabilityMap,
-      validatePlanSet: (planSet: unknown) => {
-        const r = validatePlanSet(planSet, defaultCapabilityMap);
+      validatePlanSet: (planSet: unknown, facts?: Record<string, unknown>) => {
+        const r = validatePlanSet(planSet, defaultCapabilityMap, facts === undefined ? {} : { facts });
         return r.errors.map((p) => ({ path: p.path, message: p.message }));
       },
     },

@@ -225,7 +225,12 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
   if (changed) return true;
   for (const id of sched.skip) {
     const cause = sched.skipCauses.get(id) ?? 'upstream';
-    const reason = cause === 'guard' ? 'no incoming edge was taken: the guards on the way here are false' : 'a task before it failed or was skipped';
+    const reason =
+      cause === 'guard'
+        ? 'no incoming edge was taken: the guards on the way here are false'
+        : cause === 'join'
+          ? 'it joins all its branches; some were taken, but guards closed others, so the join cannot be met'
+          : 'a task before it failed or was skipped';
     await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason, cause });
     changed = true;
   }

@@ -113,7 +113,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     check: async (out) => {
       attempt++;
       const planSet = toPlanSet(out, goal, contextRef, capVersion);
-      const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
+      const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet)];
       await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
       if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
@@ -173,7 +173,7 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     contextRef,
     plans: saved.plans.map((p) => ({ ...p, goalId: goal.id, contextRef })),
   };
-  const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
+  const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet)];
   await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   return admitAndSelect(ctx, planSet, 'human', `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`);

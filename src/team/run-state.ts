@@ -41,7 +41,11 @@ export interface TaskState {
   skipLogged: boolean;
 }
 
-export type SkipCause = 'guard' | 'human' | 'upstream';
+/**
+ * `join`: the task waits for all its incoming branches (a declared `all` join, or a fan-in without a join,
+ * which is `all`), some were taken and a guard closed another: the plan asked for all, so it cannot run.
+ */
+export type SkipCause = 'guard' | 'human' | 'upstream' | 'join';
 
 /** A real test run (not a verification expression) as recorded. */
 export interface TestRun {

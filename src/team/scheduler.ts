@@ -125,7 +125,10 @@ export function schedule(state: RunState, plan: Plan): Schedule {
     const markSkip = (): void => {
       skip.push(id);
       const causes = states.filter(({ s }) => s === 'not_taken').map(({ e }) => notTakenCause(state, e));
-      skipCauses.set(id, causes.length > 0 && causes.every((c) => c === 'guard') ? 'guard' : 'upstream');
+      const byGuards = causes.length > 0 && causes.every((c) => c === 'guard');
+      // Some branch did reach it: an `all` join whose other branches guards closed is no guard skip.
+      const reached = normal.some(({ s }) => s === 'taken');
+      skipCauses.set(id, byGuards && reached ? 'join' : byGuards ? 'guard' : 'upstream');
     };
     if (join?.mode === 'any') {
       const fromWaited = normal.filter(({ e }) => join.waitFor.includes(e.from));

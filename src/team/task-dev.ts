@@ -9,7 +9,7 @@ import { effectiveSource, guardScope } from './scheduler.js';
 import { filesWithMarkers, mergeTaskId, mergeTaskSpec } from './merge-task.js';
 import type { TaskWorktree } from './workspace.js';
 import type { TaskSpec } from '../core/acm/contracts.js';
-import { AciaError } from '../core/errors.js';
+import { AciaError, errorMessage } from '../core/errors.js';
 import { lessonsOf, maxAttempts, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
 import { compensationRequired, fatal, policyCheck } from './task-policy.js';
 
@@ -127,13 +127,16 @@ export async function runChecks(ctx: RunContext, taskId: string, checks: readonl
     // A re-verification answers for the task it replaced: expressions written against that id read this output.
     for (const [id, t] of ctx.state.tasks) if (effectiveSource(ctx.state, id) === ctx.state.tasks.get(taskId) && t !== ctx.state.tasks.get(taskId)) scope.tasks[id] = output;
     let passed: boolean;
+    let cannotRun: string | undefined;
     try {
       passed = ctx.deps.governance.evalGuard(check, scope);
-    } catch {
+    } catch (e) {
+      // Validation refuses such a plan; one that got here anyway says why its check is false.
       passed = false;
+      cannotRun = `the expression cannot be evaluated: ${errorMessage(e)}`;
     }
     const outputRef = await ctx.rec.blob(check);
-    await ctx.rec.record('team', 'VERIFICATION', { taskId, passed, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef, source: 'check' });
+    await ctx.rec.record('team', 'VERIFICATION', { taskId, passed, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef, source: 'check', ...(cannotRun === undefined ? {} : { cannotRun }) });
     if (!passed) return check;
   }
   return null;

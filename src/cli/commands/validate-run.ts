@@ -1,6 +1,7 @@
 // The work behind `acia validate`, loaded only when the command runs: read files, validate, print, pick the exit code.
 import { readFile } from 'node:fs/promises';
 import { DOCUMENT_KINDS, validateDocument, type DocumentResult } from '../../core/acm/validate-document.js';
+import { parseDocumentText } from '../../core/acm/json-text.js';
 import { PmOutput } from '../../agents/pm/pm-agent.js';
 import { DevOutput } from '../../agents/dev/dev-agent.js';
 import { QaOutput } from '../../agents/qa/qa-agent.js';
@@ -10,6 +11,8 @@ import { EXIT } from '../../app/exit-codes.js';
 export interface ValidateRunOptions {
   json?: boolean;
   kind?: string;
+  /** A Context Packet file whose facts plans are checked against. */
+  context?: string;
 }
 
 interface Io {
@@ -33,6 +36,7 @@ export async function runValidate(files: string[], options: ValidateRunOptions, 
   if (options.kind !== undefined && !(DOCUMENT_KINDS as readonly string[]).includes(options.kind)) {
     throw new AciaError('USAGE', `unknown --kind '${options.kind}'`, { hint: `known kinds: ${DOCUMENT_KINDS.join(', ')}` });
   }
+  const facts = options.context === undefined ? undefined : await packetFacts(options.context, io);
   const results: FileResult[] = [];
   for (const file of files) {
     let text: string;
@@ -44,7 +48,7 @@ export async function runValidate(files: string[], options: ValidateRunOptions, 
       results.push({ file, status: 'missing', message: why });
       continue;
     }
-    const opts = { ...(options.kind === undefined ? {} : { kind: options.kind }), resultSchemas: RESULT_SCHEMAS };
+    const opts = { ...(options.kind === undefined ? {} : { kind: options.kind }), ...(facts === undefined ? {} : { facts }), resultSchemas: RESULT_SCHEMAS };
     results.push({ file, ...validateDocument(text, file, opts) });
   }
 
@@ -53,6 +57,21 @@ export async function runValidate(files: string[], options: ValidateRunOptions, 
 
   if (results.some((r) => r.status === 'missing' || r.status === 'unreadable')) return EXIT.USAGE;
   return results.every(isValid) ? EXIT.OK : EXIT.FAILED;
+}
+
+/** The facts of the packet given with --context (ACIA's shape or the spec's: both keep them under `facts`). */
+async function packetFacts(file: string, io: Io): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await io.readText(file);
+  } catch (e) {
+    throw new AciaError('USAGE', `--context ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const parsed = parseDocumentText(text, file);
+  if (!parsed.ok) throw new AciaError('USAGE', `--context ${file}: not JSON or YAML: ${parsed.message}`);
+  const facts = (parsed.value as { facts?: unknown } | null)?.facts;
+  if (typeof facts !== 'object' || facts === null || Array.isArray(facts)) throw new AciaError('USAGE', `--context ${file}: not a Context Packet (no facts object)`);
+  return facts as Record<string, unknown>;
 }
 
 function isValid(r: FileResult): boolean {

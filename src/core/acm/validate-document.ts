@@ -27,6 +27,8 @@ export interface ValidateDocumentOptions {
    * passes them), so a turn that returns a result the agent would reject is found before a run.
    */
   resultSchemas?: Record<string, z.ZodType>;
+  /** A Context Packet's facts: plans' expressions may read only these. */
+  facts?: Record<string, unknown>;
 }
 
 const DETECTION_HINT = 'looked for tasks+edges (plan), plans+selection (plan set), facts+provenance (context packet), seq+prevHash+hash lines (ledger); pass --kind';
@@ -48,13 +50,13 @@ export function validateDocument(text: string, fileName: string, options: Valida
     case 'plan': {
       // Written with the ACM spec's names (on_error, plan-level join, capabilityRef...): mapped first.
       const spec = planFromSpec(value);
-      const r = validatePlan(spec.value, caps);
+      const r = validatePlan(spec.value, caps, { facts: options.facts ?? null });
       const tasks = r.plan?.tasks.length ?? countOf(value, 'tasks');
       return { status: 'checked', kind, ok: r.ok, summary: `plan, ${tasks} tasks${specNote(spec.mapped)}`, errors: r.errors, warnings: r.warnings };
     }
     case 'plan-set': {
       const spec = planSetFromSpec(value);
-      const r = validatePlanSet(spec.value, caps);
+      const r = validatePlanSet(spec.value, caps, { facts: options.facts ?? null });
       const chosen = r.planSet ? `, chose ${r.planSet.selection.chosenPlanId}` : '';
       const errors = [...spec.errors, ...r.errors];
       return { status: 'checked', kind, ok: errors.length === 0, summary: `plan set, ${countOf(value, 'plans')} plans${chosen}${specNote(spec.mapped)}`, errors, warnings: r.warnings };

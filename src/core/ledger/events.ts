@@ -226,8 +226,11 @@ export const EventData = {
   TASK_SKIPPED: z.object({
     taskId: z.string(),
     reason: z.string(),
-    /** guard: every way in was a guard that held false; human: a human answered skip; upstream: a predecessor failed or was skipped. */
-    cause: z.enum(['guard', 'human', 'upstream']).optional(),
+    /**
+     * guard: every way in was a guard that held false; human: a human answered skip; upstream: a predecessor
+     * failed or was skipped; join: a join waiting for all its branches saw one taken and another closed.
+     */
+    cause: z.enum(['guard', 'human', 'upstream', 'join']).optional(),
   }),
   LEDGER_RECOVERED: z.object({ truncatedBytes: z.number(), reason: z.string() }),
   RUN_COMPLETED: z.object({
