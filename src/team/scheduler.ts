@@ -151,7 +151,13 @@ export function schedule(state: RunState, plan: Plan): Schedule {
  */
 export function guardScope(state: RunState, facts: Record<string, unknown>, from?: string): GuardScope {
   const tasks: Record<string, unknown> = {};
-  for (const [id, t] of state.tasks) if (t.output) tasks[id] = t.output;
+  for (const [id, t] of state.tasks) {
+    // A task a replacement answers for (a re-verification, a merge task) reads as its replacement's output
+    // over its own: `$t2.passed` after t2 failed and t2-r1 passed is true.
+    const eff = effectiveSource(state, id);
+    const output = eff && eff !== t && eff.output ? { ...(t.output ?? {}), ...eff.output } : t.output;
+    if (output) tasks[id] = output;
+  }
   return { tasks, context: { facts }, policy: policyFor(state, from) };
 }
 

@@ -151,8 +151,10 @@ function joinAllWarnings(plan: Plan, nodes: string[]): Problem[] {
     upstream.add(id);
     return new Set(guarded.filter((e) => upstream.has(e.to)).map((e) => `${e.from} -> ${e.to}`));
   };
+  const into = new Map<string, Plan['edges']>();
+  for (const e of plan.edges) if (e.onError === undefined) into.set(e.to, [...(into.get(e.to) ?? []), e]);
   plan.tasks.forEach((task, i) => {
-    const incoming = plan.edges.filter((e) => e.to === task.id && e.onError === undefined);
+    const incoming = into.get(task.id) ?? [];
     if (incoming.length < 2 || plan.joins.find((j) => j.task === task.id)?.mode === 'any') return;
     const sets = incoming.map((e) => {
       const g = guardsBefore(e.from);

@@ -1,0 +1,118 @@
+// The mutations scripts/mutation-check.mjs applies, one at a time: each breaks one feature that
+// docs/acm-conformance.md claims, in the smallest way that removes it, and names the tests that must then
+// fail. A mutation the tests survive means the row cites a test that cannot fail: the check says so.
+// `find` must occur exactly once in `file` (tests/scripts/mutations.test.ts keeps the list in step with the code).
+
+/** @typedef {{ id: string, rows: string[], file: string, find: string, replace: string, tests: string[], why: string }} Mutation */
+
+/** @type {Mutation[]} */
+export const MUTATIONS = [
+  {
+    id: 'guards-see-allow',
+    rows: ['B1', 'B3'],
+    why: 'guards read `policy.allow` as true whatever the PDP said',
+    file: 'src/team/scheduler.ts',
+    find: "  if (p === null) return {};\n  return { allow: p.allow,",
+    replace: "  if (p === null) return {};\n  return { allow: true,",
+    tests: ['tests/team/outcome-property.test.ts'],
+  },
+  {
+    id: 'any-joins-disabled',
+    rows: ['B5'],
+    why: "a join 'any' is treated as 'all'",
+    file: 'src/team/scheduler.ts',
+    find: "if (join?.mode === 'any') {",
+    replace: "if (join?.mode === 'any' && false) {",
+    tests: ['tests/team/outcome-property.test.ts'],
+  },
+  {
+    id: 'verification-skipped',
+    rows: ['V1', 'V2'],
+    why: "a task's verification expressions are never evaluated",
+    file: 'src/team/task-dev.ts',
+    find: '  for (const check of checks) {',
+    replace: '  for (const check of checks.slice(checks.length)) {',
+    tests: ['tests/team/outcome-property.test.ts'],
+  },
+  {
+    id: 'final-test-run-skipped',
+    rows: ['V1'],
+    why: 'the run is judged without a passing test run on the final head',
+    file: 'src/team/outcome.ts',
+    find: "  const needsFinalTestRun = reasons.length === 0 && proof === undefined;\n  if (needsFinalTestRun) reasons.push(",
+    replace: "  const needsFinalTestRun = false;\n  if (needsFinalTestRun) reasons.push(",
+    tests: ['tests/team/outcome-property.test.ts'],
+  },
+  {
+    id: 'idemkey-not-in-pdp-request',
+    rows: ['Y1', 'T2'],
+    why: 'the PDP request no longer carries the task idemKey',
+    file: 'src/team/task-policy.ts',
+    find: '            idemKey: effectiveIdemKey(ctx, spec),\n',
+    replace: '',
+    tests: ['tests/team/policy-hooks.test.ts'],
+  },
+  {
+    id: 'qa-without-change-skips-post',
+    rows: ['Y2'],
+    why: 'a QA task that changed no file gets no task.post',
+    file: 'src/team/task-qa.ts',
+    find: "  const post = await policyCheck(ctx, 'task.post', spec, files);",
+    replace: "  const post = commit ? await policyCheck(ctx, 'task.post', spec, files) : { allow: true };",
+    tests: ['tests/team/policy-hooks.test.ts'],
+  },
+  {
+    id: 'approve-without-policy',
+    rows: ['Y1', 'Y2'],
+    why: 'human.approve tasks skip task.pre',
+    file: 'src/team/task-team.ts',
+    find: "  await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt, capability: t.spec.capability });\n  const denied = await preCheck(ctx, t.spec, attempt);\n  if (denied) return denied;\n  const q =",
+    replace: "  await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt, capability: t.spec.capability });\n  const q =",
+    tests: ['tests/team/policy-hooks.test.ts'],
+  },
+  {
+    id: 'fatal-edges-ignored',
+    rows: ['B4', 'Y4'],
+    why: 'a FATAL failure (loop, broken environment, pre deny) asks a human although the plan routes it',
+    file: 'src/team/task-policy.ts',
+    find: '  if (plan && routesError(ctx.state, plan, taskId, kind)) return { kind: \'failed\', errorKind: kind, message };',
+    replace: "  if (plan && kind === 'COMPENSATION_REQUIRED' && routesError(ctx.state, plan, taskId, kind)) return { kind: 'failed', errorKind: kind, message };",
+    tests: ['tests/team/policy-hooks.test.ts'],
+  },
+  {
+    id: 'idempotency-off',
+    rows: ['T2'],
+    why: 'a task whose idemKey another completed task used runs again',
+    file: 'src/team/idempotency.ts',
+    find: "  if (!t || t.spec.idemKey === undefined) return null;\n  const key = effectiveIdemKey(ctx, t.spec);\n  for (const [other, o] of ctx.state.tasks) {",
+    replace: "  if (!t || t.spec.idemKey === undefined || t) return null;\n  const key = effectiveIdemKey(ctx, t.spec);\n  for (const [other, o] of ctx.state.tasks) {",
+    tests: ['tests/team/idempotency.test.ts'],
+  },
+  {
+    id: 'join-all-skip-counts-as-guard',
+    rows: ['B5'],
+    why: "an 'all' join a guard split is recorded as a plain guard skip",
+    file: 'src/team/scheduler.ts',
+    find: "byGuards && reached ? 'join' : byGuards ? 'guard' : 'upstream'",
+    replace: "byGuards ? 'guard' : 'upstream'",
+    tests: ['tests/team/join-semantics.test.ts'],
+  },
+  {
+    id: 'unknown-facts-accepted',
+    rows: ['B1'],
+    why: 'a guard over a fact the packet lacks passes validation',
+    file: 'src/core/acm/plan-expressions.ts',
+    find: '      if (facts !== null && !Object.hasOwn(facts, fact)) {',
+    replace: '      if (facts !== null && !Object.hasOwn(facts, fact) && false) {',
+    tests: ['tests/core/acm/plan-expressions.test.ts', 'tests/team/plan-checks.test.ts'],
+  },
+  {
+    id: 'verification-not-validated',
+    rows: ['V1'],
+    why: 'acia validate does not parse verification expressions',
+    file: 'src/core/acm/plan-expressions.ts',
+    find: "    task.verification.forEach((expr, j) => check(expr, `.tasks[${i}].verification[${j}]`, 'verification', allowed));",
+    replace: '',
+    tests: ['tests/core/acm/plan-expressions.test.ts'],
+  },
+];
