@@ -1,7 +1,7 @@
 // The executor: a loop over the folded run state. It records what the state implies (branch values,
 // skips, fix tasks, re-plans, escalations), starts ready tasks up to --parallel, and stops when
 // nothing is left to run or a human must answer.
-import type { TaskSpec } from '../core/acm/contracts.js';
+import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason, HumanAction } from '../core/ledger/events.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { failureExcerpt } from '../core/tools/test-failures.js';
@@ -240,6 +240,14 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
     // An escalation after the failure settles it, unless the human asked for another fix iteration.
     if (ctx.state.escalations.some((e) => e.taskId === id && e.seq > t.failedSeq && !wantsAnotherIteration(e))) continue;
     if (failureRouted(ctx.state, plan, id)) continue;
+    // The compensation the task's spec declares for this kind of failure becomes a task of the plan, reached by an error edge.
+    const comp = t.spec.compensation;
+    const kind = t.lastError?.kind;
+    if (comp && (comp.triggerOn as string[]).includes(kind ?? '') && !ctx.state.tasks.has(`${id}-comp`)) {
+      const task: TaskSpec = { id: `${id}-comp`, capability: comp.capability, title: `compensate ${id}`, input: { ...(comp.input ?? {}) }, verification: [], ...(comp.capabilityVersion === undefined ? {} : { capabilityVersion: comp.capabilityVersion }) };
+      await ctx.rec.record('team', 'TASK_ADDED', { task, edges: [{ from: id, to: task.id, onError: kind as ErrorKind }], reason: 'compensation', parent: id, iteration: 0 });
+      return true;
+    }
     if (t.lastVerification && !t.lastVerification.passed && t.spec.capability.startsWith('qa.')) {
       await onVerificationFailed(ctx, id, t);
       return true;

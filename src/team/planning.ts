@@ -173,10 +173,17 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     contextRef,
     plans: saved.plans.map((p) => ({ ...p, goalId: goal.id, contextRef })),
   };
-  const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet)];
+  const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet), ...inputRefProblems(planSet)];
   await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   return admitAndSelect(ctx, planSet, 'human', `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`);
+}
+
+/** A task whose input is only a reference (the spec's `inputRef`) cannot run: acia does not read it. */
+function inputRefProblems(planSet: PlanSet): { path: string; message: string }[] {
+  return planSet.plans.flatMap((plan, p) =>
+    plan.tasks.flatMap((task, t) => (task.inputRef === undefined ? [] : [{ path: `$.plans[${p}].tasks[${t}].inputRef`, message: `acia does not read inputRef '${task.inputRef}': give the task's input in the plan` }])),
+  );
 }
 
 /** The run's MCP tools as the PM sees them in its capability list: what a dev or qa task may be told to use. */

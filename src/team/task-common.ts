@@ -164,6 +164,8 @@ export function lessonsOf(result: { lessons?: string[] | undefined } | null): { 
 /** Backoff for a retry; jitter is derived from the run, task and attempt so replays wait the same. */
 export function retryDelayMs(ctx: RunContext, spec: TaskSpec, attempt: number): number {
   const r = spec.retry;
+  // The spec's backoffSeconds: the wait before each retry in turn, the last repeating.
+  if (r?.delaysMs) return r.delaysMs[Math.min(attempt, r.delaysMs.length) - 1] ?? 0;
   const base = r?.baseMs ?? 500;
   const raw = r?.backoff === 'fixed' ? base : base * 2 ** Math.max(0, attempt - 1);
   if (r?.jitter === false) return raw;
@@ -171,8 +173,13 @@ export function retryDelayMs(ctx: RunContext, spec: TaskSpec, attempt: number): 
   return Math.round(raw * (0.5 + (h % 1000) / 2000));
 }
 
-/** The attempts a task may make: its retry policy (2 without one), capped by the retries its last allow granted. */
-export function maxAttempts(ctx: RunContext, spec: TaskSpec): number {
+/**
+ * The attempts a task may make after a failure of `kind`: its retry policy (2 without one), capped by the
+ * retries its last allow granted; 1 when the policy's `retryOn` does not name the kind.
+ */
+export function maxAttempts(ctx: RunContext, spec: TaskSpec, kind: ErrorKind): number {
+  const retryOn = spec.retry?.retryOn;
+  if (retryOn !== undefined && !retryOn.includes(kind)) return 1;
   return attemptsAllowed(ctx, spec, spec.retry?.attempts ?? 2);
 }
 

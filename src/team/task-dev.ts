@@ -52,7 +52,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
         await ctx.rec.record('team', 'VERIFICATION', { taskId, passed: left.length === 0, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef: await ctx.rec.blob(left.length === 0 ? check : `markers left in: ${left.join(', ')}`), source: 'check' });
         if (left.length > 0) {
           const message = `conflict markers left in ${left.join(', ')}`;
-          if (attempt < maxAttempts(ctx, spec)) {
+          if (attempt < maxAttempts(ctx, spec, 'FATAL_ERROR')) {
             await scheduleRetry(ctx, taskId, attempt, message);
             continue;
           }
@@ -75,7 +75,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
 
       const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
       if (failedCheck !== null) {
-        if (attempt < maxAttempts(ctx, spec)) {
+        if (attempt < maxAttempts(ctx, spec, 'FATAL_ERROR')) {
           await scheduleRetry(ctx, taskId, attempt, `verification ${failedCheck} is false`);
           continue;
         }
@@ -103,7 +103,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
       return fatal(ctx, taskId, attempt, `loop detected: ${outcome.message}`, 'loop_detected', `${actor} is looping: ${outcome.message}`);
     }
     // protocol_error, max_turns, refused: retry the attempt from the last checkpoint while attempts remain.
-    if (attempt < maxAttempts(ctx, spec)) {
+    if (attempt < maxAttempts(ctx, spec, 'RETRYABLE_ERROR')) {
       await scheduleRetry(ctx, taskId, attempt, `${outcome.kind}: ${outcome.message}`);
       continue;
     }

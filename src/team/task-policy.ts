@@ -76,6 +76,8 @@ function cleanLimits(l: PolicyDecision['limits']): PolicyDecision['limits'] | un
 export function routeOrEscalate(ctx: RunContext, taskId: string, kind: ErrorKind, message: string, escalation: Omit<TaskOutcome & { kind: 'escalate' }, 'kind'>): TaskOutcome {
   const plan = ctx.state.plan;
   if (plan && routesError(ctx.state, plan, taskId, kind)) return { kind: 'failed', errorKind: kind, message };
+  // A compensation the task's own spec declares for this kind: the executor adds it to the plan and routes there.
+  if (ctx.state.tasks.get(taskId)?.spec.compensation?.triggerOn.includes(kind)) return { kind: 'failed', errorKind: kind, message };
   return { kind: 'escalate', ...escalation };
 }
 

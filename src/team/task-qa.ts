@@ -83,7 +83,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
     if (failedCheck !== null) {
       const message = `verification ${failedCheck} is false`;
-      if (attempt < maxAttempts(ctx, spec)) {
+      if (attempt < maxAttempts(ctx, spec, 'FATAL_ERROR')) {
         await ctx.rec.record('team', 'RETRY_SCHEDULED', { taskId, attempt: attempt + 1, delayMs: 0, reason: message });
         return runQaTask(ctx, taskId, attempt + 1);
       }

@@ -23,6 +23,7 @@ import { latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
+import { goalCard } from './goal-card.js';
 import { finish, manifestOf, resultOf, saveManifest, writeBundle, type DriveOutcome, type RunResult } from './run-end.js';
 import { detectTestCommandInGit, gitReader } from './repo-reader.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
@@ -84,7 +85,14 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
   // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
   // the same Context Packet and the plan's contextRef can be checked against it.
-  const goal: Goal = { id: opts.planSet?.goalId ?? opts.contextPacket?.goalId ?? `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  const goal: Goal = goalCard({
+    id: opts.planSet?.goalId ?? opts.contextPacket?.goalId ?? `goal-${runId}`,
+    intent: opts.goal,
+    runId,
+    createdAt: now.toISOString(),
+    aciaVersion: deps.runtime.aciaVersion,
+    config: deps.config,
+  });
   const contextPacketRef = opts.contextPacket ? await ctx.rec.blob(canonicalJson(opts.contextPacket)) : undefined;
   const exec = opts.planSet ? { planSetRef: await ctx.rec.blob(canonicalJson(opts.planSet)), rebindContext: opts.rebindContext ?? false } : undefined;
   return beginRun(ctx, {

@@ -145,7 +145,7 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
   };
 }
 
-type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown>; idemKey?: string; policyInput?: Record<string, unknown> };
+type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown>; idemKey?: string; policyInput?: Record<string, unknown>; compensation?: Record<string, unknown> };
 
 /** A plan set of one hand-written plan, chosen by a human, checked as `acia exec` checks a saved file. */
 export function savedPlanSet(tasks: TaskSpec[], edges: Record<string, unknown>[], contextRef = `sha256:${'0'.repeat(64)}`): PlanSet {

@@ -44,6 +44,11 @@ export function validatePlanSet(planSet: unknown, caps: CapabilityMap, options: 
     acc.errors.push(...inner.errors);
     acc.warnings.push(...inner.warnings);
   });
+  set.plans.forEach((plan, i) =>
+    (plan.alternatives ?? []).forEach((alt, j) => {
+      if (alt === plan.id || !set.plans.some((p) => p.id === alt)) acc.errors.push({ path: `$.plans[${i}].alternatives[${j}]`, code: 'UNKNOWN_PLAN', message: `alternative '${alt}' is not another plan of this set` });
+    }),
+  );
   if (!seen.has(set.selection.chosenPlanId)) {
     acc.errors.push({
       path: '$.selection.chosenPlanId',
@@ -83,7 +88,17 @@ function checkPlan(plan: Plan, caps: CapabilityMap, base: string, facts: Record<
       err(`.tasks[${i}].capability`, 'UNKNOWN_CAPABILITY', `unknown capability '${task.capability}'; known: ${[...byName.keys()].join(', ')}`);
       return;
     }
-    for (const p of checkInput(cap, task.input, `${base}.tasks[${i}].input`)) acc.errors.push(p);
+    const version = task.capabilityVersion;
+    if (version !== undefined && version !== plan.capabilityMapVersion && version !== cap.version) {
+      err(`.tasks[${i}].capabilityVersion`, 'CAPABILITY_VERSION', `capabilityRef ${task.capability}@${version}: the map is '${plan.capabilityMapVersion}'${cap.version === undefined ? '' : ` and ${task.capability} is '${cap.version}'`}`);
+    }
+    // An input given by reference is not here to check (and the task is refused at run time).
+    if (task.inputRef === undefined) for (const p of checkInput(cap, task.input, `${base}.tasks[${i}].input`)) acc.errors.push(p);
+    if (task.inputRef !== undefined) warn(`.tasks[${i}].inputRef`, 'INPUT_REF', `acia does not read inputRef '${task.inputRef}': the task's input is what the plan gives (acia exec refuses to run it)`);
+    const comp = task.compensation;
+    const compCap = comp === undefined ? undefined : byName.get(comp.capability);
+    if (comp !== undefined && compCap === undefined) err(`.tasks[${i}].compensation.capability`, 'UNKNOWN_CAPABILITY', `compensation capability '${comp.capability}' is not in the map`);
+    if (comp !== undefined && compCap !== undefined) for (const p of checkInput(compCap, comp.input ?? {}, `${base}.tasks[${i}].compensation.input`)) acc.errors.push(p);
   });
   const nodes = [...ids];
 

@@ -113,7 +113,8 @@ export const EventData = {
     task: TaskSpec,
     /** Edges that wire the new task into the plan. */
     edges: z.array(Edge).default([]),
-    reason: z.enum(['fix', 'reverify', 'replan', 'human', 'merge']),
+    /** compensation: the compensation a failed task's spec declares (ACM v0.5 §5.5 `compensation`), wired by an error edge. */
+    reason: z.enum(['fix', 'reverify', 'replan', 'human', 'merge', 'compensation']),
     parent: z.string().optional(),
     /** A task this one supersedes: edges out of the replaced task now leave from this one. */
     replaces: z.string().optional(),
