@@ -19,6 +19,8 @@ function describeRaw(e: LedgerEntry): string {
       return `run resumed${d.answer === undefined ? '' : ` with answer "${s(d.answer)}"`}`;
     case 'CONTEXT_BUILT':
       return `context packet ${s(d.contextRef).slice(0, 19)}…: ${s(d.summary)}`;
+    case 'CONTEXT_INTERNALIZED':
+      return `internal context: ${(d.artifacts as D[]).map((a) => s(a.uri)).join(', ')}`;
     case 'PLAN_PROPOSED':
       return d.valid ? `plan set proposed (attempt ${s(d.attempt)})` : `invalid plan set (attempt ${s(d.attempt)}): ${s((d.problems as { message: string }[])[0]?.message)}`;
     case 'PLAN_SELECTED':

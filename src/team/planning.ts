@@ -108,6 +108,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     taskId: 'plan',
     root: ctx.workspace.runWorktree,
     waitForWorkspace: true,
+    internalize: true,
     promptValues: { capabilities },
     task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${memoryNotice(contextJson)}${renderInstructions(ctx.instructions)}`,
     check: async (out) => {

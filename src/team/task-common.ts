@@ -208,6 +208,8 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
   waitForWorkspace?: boolean;
   onResult?: (call: ToolCall, result: ToolResult) => void;
   check?: (result: O) => string[] | Promise<string[]>;
+  /** The agent's reads are recorded as internal context (the planner's). */
+  internalize?: boolean;
 };
 
 /**
@@ -239,6 +241,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
         actor: o.actor,
         taskId: o.taskId,
         ...(o.onResult ? { onResult: o.onResult } : {}),
+        ...(o.internalize ? { internalize: true } : {}),
       }),
       maxTurns: o.def.maxTurns,
       maxTokens: ctx.deps.config.maxTokensPerCall,

@@ -62,6 +62,8 @@ export const ContextPacket = z.strictObject({
     builder: z.string().min(1),
     createdAt: z.string().optional(),
     repoHead: z.string().optional(),
+    /** When the snapshot's commit was made (its committer date): what the packet's version orders by. */
+    repoCommittedAt: z.string().optional(),
     models: z.array(z.string()).optional(),
     retrievalSnapshot: z.string().optional(),
     llm: z.strictObject({ provider: z.string(), model: z.string(), temperature: z.number().optional() }).optional(),
@@ -191,6 +193,7 @@ export const LEDGER_ENTRY_TYPES = [
   'RUN_STARTED',
   'RUN_RESUMED',
   'CONTEXT_BUILT',
+  'CONTEXT_INTERNALIZED',
   'PLAN_PROPOSED',
   'PLAN_SELECTED',
   'BRANCH_TAKEN',

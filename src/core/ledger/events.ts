@@ -69,6 +69,25 @@ export const EventData = {
   }),
   RUN_RESUMED: z.object({ pid: z.number(), answer: z.string().optional() }),
   CONTEXT_BUILT: z.object({ contextRef: BlobRef, packetRef: BlobRef, summary: z.string() }),
+  /**
+   * What the planner read from the repository beyond the packet (ACM v0.5 §5.3.4 internal context scope):
+   * each read's output, content-addressed (the blob `digest`), private to the planning step.
+   */
+  CONTEXT_INTERNALIZED: z.object({
+    taskId: z.string(),
+    artifacts: z.array(
+      z.object({
+        /** `<tool>:<what it read>`, e.g. `read_file:src/cli.ts`. */
+        uri: z.string(),
+        tool: z.string(),
+        toolUseId: z.string(),
+        input: z.unknown(),
+        digest: BlobRef,
+        scope: z.literal('internal'),
+      }),
+    ),
+    rationale: z.string(),
+  }),
   PLAN_PROPOSED: z.object({
     attempt: z.number(),
     planSet: PlanSet.optional(),
