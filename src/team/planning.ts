@@ -115,7 +115,8 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
       attempt++;
       const planSet = toPlanSet(out, goal, contextRef, capVersion);
       const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet)];
-      await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
+      const promptDigest = lastPmPrompt(ctx);
+      await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems, ...(promptDigest === undefined ? {} : { promptDigest }) });
       if (problems.length === 0) accepted = planSet;
       if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
       // Once per session: tell the PM which files its parallel tasks share, so it can order them. A plan
@@ -178,6 +179,16 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
   await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   return admitAndSelect(ctx, planSet, 'human', `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`);
+}
+
+/** The prompt (request digest) of the PM's latest model call: the one whose answer is the plan set being checked. */
+function lastPmPrompt(ctx: RunContext): string | undefined {
+  const entries = ctx.rec.ledger.entries();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.type === 'LLM_CALL' && e.actor === 'pm') return (e.data as EventDataOf<'LLM_CALL'>).requestHash;
+  }
+  return undefined;
 }
 
 /** A task whose input is only a reference (the spec's `inputRef`) cannot run: acia does not read it. */

@@ -33,6 +33,10 @@ describe('planner context', () => {
     // Only the planner's reads: a Dev agent's are its task's work, not planning context.
     expect(entries.filter((e) => e.type === 'CONTEXT_INTERNALIZED').every((e) => e.actor === 'pm')).toBe(true);
 
+    // The plan names the prompt that produced it (F9): the PM's last model call before it.
+    const pmCalls = ofType(entries, 'LLM_CALL').filter((d) => d.caller === 'pm');
+    expect(ofType(entries, 'PLAN_PROPOSED')[0]?.promptDigest).toBe(pmCalls.at(-1)?.requestHash);
+
     const built = ofType(entries, 'CONTEXT_BUILT')[0]!;
     const packet = JSON.parse(readFileSync(join(result.runDir, 'blobs', String(built.packetRef).slice('sha256:'.length)), 'utf8')) as ContextPacket;
     expect(packet.version).toMatch(/^\d{8}T\d{6}\.[0-9a-f]{12}$/);
