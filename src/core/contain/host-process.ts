@@ -4,7 +4,7 @@
 // private directory, and PATH, PYTHONPATH, NODE_PATH and the like lose every entry that is relative (it
 // would resolve against that directory or wherever the process later moves) or inside a directory an agent
 // or the repository can write. The worktree reaches the process only as an explicit argument or variable.
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
@@ -139,4 +139,11 @@ export function launcherCwd(): string {
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
   return launcherDir;
+}
+
+let setprivFound: boolean | undefined;
+/** Whether util-linux's setpriv is there (for `--pdeathsig`: a host process dies with ACIA). */
+export function hasSetpriv(): boolean {
+  setprivFound ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore', cwd: launcherCwd() }).status === 0;
+  return setprivFound;
 }
