@@ -81,7 +81,7 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
   return {
     command: o.command,
     args: [...o.args],
-    env: { ...hostEnv(o.env, writable), PWD: cwd },
+    env: hostEnv(o.env, writable),
     cwd,
     dispose: () => rmSync(cwd, { recursive: true, force: true }),
   };
@@ -126,6 +126,8 @@ export function hostEnv(env: Readonly<Record<string, string | undefined>>, writa
     const paths = v.split(/\s+/).map((t) => t.replace(/^--?[A-Za-z-]+=?/, '')).filter((t) => t.includes('/') || t.startsWith('.'));
     if (paths.some(bad)) delete out[name];
   }
+  // An inherited PWD names the caller's directory (often the checkout): the process finds its own.
+  delete out.PWD;
   delete out.OLDPWD;
   return out;
 }
