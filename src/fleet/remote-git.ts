@@ -4,12 +4,13 @@
 // agent could have written git config to (clones are fresh; agents cannot write .git).
 import { AciaError } from '../core/errors.js';
 import { spawnCapture } from '../core/sandbox/spawn-collect.js';
+import { resolve } from 'node:path';
 import { launcherCwd } from '../core/contain/host-process.js';
 
 export async function remoteGit(cwd: string, args: readonly string[], o: { allowFail?: boolean } = {}): Promise<{ exitCode: number; stderr: string }> {
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
   // `-C`: git itself starts in an empty directory (core/contain/host-process.ts), never in the clone.
-  const run = () => spawnCapture(['git', '-C', cwd, '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.file.allow=always', ...args], { cwd: launcherCwd(), env, timeoutMs: 300_000 });
+  const run = () => spawnCapture(['git', '-C', resolve(cwd), '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.file.allow=always', ...args], { cwd: launcherCwd(), env, timeoutMs: 300_000 });
   let r = await run();
   // A fetch racing other workers' pushes to the same remote has failed now and then with "did not send
   // all necessary objects" (seen once in a few runs of the PostgreSQL-outage suite; cause not found): a

@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listeningUrl } from '../helpers/mcp-http.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { allText, CLI, makeUser, pmTurn, script, SECRET, turn, type User } from './hostile.js';
 
@@ -140,15 +141,7 @@ describe.skipIf(!ready)('class 7: acia mcp over HTTP checks Origin and Host', ()
     const u = user('mcp-origin');
     const server: ChildProcess = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--repo', u.repo], { env: { ...u.env, ACIA_MCP_TOKEN: 'tok' }, stdio: ['ignore', 'ignore', 'pipe'] });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let err = '';
-        server.stderr!.on('data', (d: Buffer) => {
-          err += d.toString();
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
-          if (m) resolve(m[1]!);
-        });
-        server.once('exit', () => reject(new Error(`acia mcp exited: ${err}`)));
-      });
+      const url = await listeningUrl(server);
       const port = new URL(url).port;
       const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
       const post = (headers: Record<string, string>) =>

@@ -1,12 +1,14 @@
 // The containment module on its own: run ids, checked .acia access, dependency entries, host processes.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listRunIds, readRunBlob, readWikiPage, removeRunWorktrees, requireRunDir, runDirOf, writableRoots } from '../../../src/core/contain/acia-state.js';
 import { checkDependencyEntry } from '../../../src/core/contain/dependency-entry.js';
 import { hostEnv, hostProcess } from '../../../src/core/contain/host-process.js';
 import { isRunId } from '../../../src/core/contain/run-id.js';
+import { safeGit } from '../../../src/core/sandbox/safe-git.js';
 import { expectAciaError } from '../../helpers/failure.js';
 
 const dirs: string[] = [];
@@ -126,5 +128,12 @@ describe('host processes', () => {
     expectAciaError(() => hostProcess({ command: './server.py', args: [], env: {}, writable: [repo], what: 'MCP server x' }), 'CONFIG_INVALID', /MCP server x: the command \.\/server\.py is a relative path/);
     expectAciaError(() => hostProcess({ command: `${repo}/server.py`, args: [], env: {}, writable: [repo], what: 'MCP server x' }), 'CONFIG_INVALID', /an agent or the repository can write/);
     expect(hostEnv({ PATH: 'bin' }, []).PATH).toBe('/usr/local/bin:/usr/bin:/bin');
+  });
+
+  it('run git as git -C <dir> from an empty directory, a relative dir still being the caller\'s', async () => {
+    const repo = temp();
+    execFileSync('git', ['init', '-q', repo]);
+    const r = await safeGit(relative(process.cwd(), repo), ['rev-parse', '--show-toplevel']);
+    expect(r.stdout.trim()).toBe(repo);
   });
 });
