@@ -2,7 +2,8 @@
 // `acia resume` without an id and for `acia clean`.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
+import { parseLedgerLine } from '../core/ledger/line-reader.js';
 import { AciaError } from '../core/errors.js';
 import { finishedReason, foldRun, openEscalation } from './run-state.js';
 
@@ -72,7 +73,7 @@ export async function readLedgerFile(file: string): Promise<LedgerEntry[] | null
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
-      entries.push(JSON.parse(line) as LedgerEntry);
+      entries.push(parseLedgerLine(line, file));
     } catch {
       // A torn last line of a crashed session: the entries before it are what counts.
       break;
