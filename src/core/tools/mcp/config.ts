@@ -3,10 +3,10 @@
 // in the user's own servers, any variable; in the repository's, only the ones the user's config lists in
 // `mcpEnvAllow` (and ACIA_WORKTREE). Everything else stays literal text: a repository cannot ask for
 // `${DATABASE_URL}` in a header to a URL it chose, whatever the variable is called.
-import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AciaError } from '../../errors.js';
+import { AciaError, isAciaError } from '../../errors.js';
+import { readRepoFile } from '../../config/trust.js';
 import { isHostRule } from '../../sandbox/egress-proxy.js';
 
 export type AgentRoleName = 'pm' | 'dev' | 'qa';
@@ -104,9 +104,9 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
   }
   if (o.repo !== null) {
     const file = join(o.repo, '.mcp.json');
-    const content = readIfExists(file);
+    const content = readIfExists(o.repo, file);
     if (content === 'link') {
-      blocked.push({ name: '*', source: file, reason: 'it is a symbolic link; ACIA reads only a regular .mcp.json' });
+      blocked.push({ name: '*', source: file, reason: 'it is a symbolic link or not a regular file; ACIA reads only a regular .mcp.json' });
     } else if (content !== null) {
       // The bytes checked for trust are the bytes parsed: no second read a swap could slip between.
       const trusted = (o.isTrusted ?? notTrusted)(file, content);
@@ -180,12 +180,12 @@ function parseMcpJson(file: string, content: string): Record<string, z.infer<typ
   return parsed.data.mcpServers;
 }
 
-function readIfExists(file: string): Buffer | 'link' | null {
+/** The repository's file read as trust reads it: no link followed, no FIFO waited on (core/config/trust.ts). */
+function readIfExists(repo: string, file: string): Buffer | 'link' | null {
   try {
-    if (lstatSync(file).isSymbolicLink()) return 'link';
-    return readFileSync(file);
+    return readRepoFile(repo, file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isAciaError(e) && e.code === 'UNSAFE_REPO') return 'link';
     throw new AciaError('CONFIG_INVALID', `cannot read ${file}: ${(e as Error).message}`);
   }
 }
