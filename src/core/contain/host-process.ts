@@ -5,7 +5,7 @@
 // would resolve against that directory or wherever the process later moves) or inside a directory an agent
 // or the repository can write. The worktree reaches the process only as an explicit argument or variable.
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { AciaError } from '../errors.js';
@@ -71,7 +71,9 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
         hint: 'give the absolute path of an installed program, or a name on your PATH; the worktree is passed as ACIA_WORKTREE',
       });
     }
-    if (writable.some((w) => inside(w, resolve(o.command)))) {
+    // By real path too: a link elsewhere that leads into the repository is the repository's file.
+    const paths = [resolve(o.command), realOrNull(o.command)].filter((p): p is string => p !== null);
+    if (writable.some((w) => paths.some((p) => inside(w, p) || inside(realOrNull(w) ?? w, p)))) {
       throw new AciaError('CONFIG_INVALID', `${o.what}: the command ${o.command} is a file an agent or the repository can write, and would run outside the sandbox`, {
         hint: 'install the program outside the repository, or let it run sandboxed',
       });
@@ -148,4 +150,12 @@ let setprivFound: boolean | undefined;
 export function hasSetpriv(): boolean {
   setprivFound ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore', cwd: launcherCwd() }).status === 0;
   return setprivFound;
+}
+
+function realOrNull(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
 }

@@ -127,6 +127,10 @@ describe('host processes', () => {
     expect(existsSync(p.cwd)).toBe(false);
     expectAciaError(() => hostProcess({ command: './server.py', args: [], env: {}, writable: [repo], what: 'MCP server x' }), 'CONFIG_INVALID', /MCP server x: the command \.\/server\.py is a relative path/);
     expectAciaError(() => hostProcess({ command: `${repo}/server.py`, args: [], env: {}, writable: [repo], what: 'MCP server x' }), 'CONFIG_INVALID', /an agent or the repository can write/);
+    const elsewhere = temp();
+    file(join(repo, 'server.py'));
+    symlinkSync(join(repo, 'server.py'), join(elsewhere, 'server'));
+    expectAciaError(() => hostProcess({ command: join(elsewhere, 'server'), args: [], env: {}, writable: [repo], what: 'MCP server x' }), 'CONFIG_INVALID', /an agent or the repository can write/);
     expect(hostEnv({ PATH: 'bin' }, []).PATH).toBe('/usr/local/bin:/usr/bin:/bin');
   });
 
