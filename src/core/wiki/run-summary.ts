@@ -38,7 +38,7 @@ export interface RunSummary {
   head: { seq: number; hash: string } | null;
   startedAt: string | null;
   /** Set by `acia eval`'s EVAL_GRADED entry, appended after the run. */
-  evalGrade?: { instanceId: string; resolved: boolean; error?: string };
+  evalGrade?: { instanceId: string; resolved: boolean; error?: string; tamperedFiles?: string[] };
 }
 
 export function summarizeRun(runId: string, entries: readonly LedgerEntry[], manifest: RunManifest | null): RunSummary {
@@ -159,7 +159,7 @@ function step(s: RunSummary, e: LedgerEntry): RunSummary {
     }
     case 'EVAL_GRADED': {
       const d = e.data as EventDataOf<'EVAL_GRADED'>;
-      s.evalGrade = { instanceId: d.instanceId, resolved: d.resolved, ...(d.error === undefined ? {} : { error: d.error }) };
+      s.evalGrade = { instanceId: d.instanceId, resolved: d.resolved, ...(d.error === undefined ? {} : { error: d.error }), ...(d.tamperedFiles === undefined ? {} : { tamperedFiles: d.tamperedFiles }) };
       break;
     }
     default:
