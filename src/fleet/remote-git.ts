@@ -7,7 +7,8 @@ import { spawnCapture } from '../core/sandbox/spawn-collect.js';
 
 export async function remoteGit(cwd: string, args: readonly string[], o: { allowFail?: boolean } = {}): Promise<{ exitCode: number; stderr: string }> {
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-  const run = () => spawnCapture(['git', '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.file.allow=always', ...args], { cwd, env, timeoutMs: 300_000 });
+  // Local paths are allowed (the worker's policy decides which); transports that run a command are not.
+  const run = () => spawnCapture(['git', '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.file.allow=always', '-c', 'protocol.ext.allow=never', '-c', 'protocol.fd.allow=never', ...args], { cwd, env, timeoutMs: 300_000 });
   let r = await run();
   // A fetch racing other workers' pushes to the same remote has failed now and then with "did not send
   // all necessary objects" (seen once in a few runs of the PostgreSQL-outage suite; cause not found): a

@@ -64,6 +64,21 @@ export const Config = z.strictObject({
       allowServerTools: z.boolean().default(false),
     })
     .default({ allowBetas: [], allowServerTools: false }),
+  /**
+   * `acia worker`'s policy over what submitters ask of it (see docs/scale-out.md, "Tenancy"): the
+   * repositories it clones and pushes to (`https://github.com/acme`, `ssh://git@git.example.com`,
+   * `file:///srv/git`; none listed: it refuses every run), whether a submitter may turn the sandbox off,
+   * the directories a submitted `scripted:` model file may lie in, and caps on every run's budget.
+   */
+  fleetWorker: z
+    .strictObject({
+      repos: z.array(z.string().min(1)).default([]),
+      allowSandboxOff: z.boolean().default(false),
+      scriptedModelDirs: z.array(z.string().min(1).refine((d) => d.startsWith('/'), 'expected an absolute directory')).default([]),
+      maxCostUsd: z.number().positive().optional(),
+      maxTokens: z.number().int().positive().optional(),
+    })
+    .default({ repos: [], allowSandboxOff: false, scriptedModelDirs: [] }),
   /** Named external ACP agents, each a command line: `{"claude-code": "claude-code-acp"}`. */
   devAgents: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'expected a lower-case name'), z.string().min(1)).default({}),
 });
