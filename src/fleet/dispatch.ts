@@ -4,7 +4,7 @@
 // columns. One job per run at a time (pg-boss's singletonKey): two workers sweeping together send it
 // once, and a request that meets a job still under way waits for the next sweep.
 import type pg from 'pg';
-import { RunId } from '../core/acm/ids.js';
+import { isRunId } from '../core/contain/run-id.js';
 import type { Fleet } from './fleet-db.js';
 import { RUN_QUEUE } from './fleet-db.js';
 import { jobOfRow, REQUEST_CHANNEL, type RunRowForJob } from './submit.js';
@@ -19,7 +19,7 @@ export async function dispatchRequests(fleet: Fleet, log: (line: string) => void
   const sent: string[] = [];
   for (const row of rows.rows) {
     // The table's check constraint holds new rows to this; a row from before it is refused here.
-    if (!RunId.safeParse(row.run_id).success) {
+    if (!isRunId(row.run_id)) {
       await fleet.db.query("UPDATE acia_runs SET requested_at = NULL, status = 'error', message = 'refused: the run id is not a plain name' WHERE run_id = $1", [row.run_id]);
       continue;
     }

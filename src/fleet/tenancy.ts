@@ -18,10 +18,10 @@ ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS submitter_label text;
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS requested_at timestamptz;
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS answer text;
 CREATE INDEX IF NOT EXISTS acia_runs_requested ON acia_runs (requested_at) WHERE requested_at IS NOT NULL;
--- Run ids name directories on workers: whoever inserts a row, the id is a plain name.
+-- Run ids name directories on workers: whoever inserts a row, the id is a plain name (core/contain/run-id.ts).
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'acia_runs_run_id_shape') THEN
-    ALTER TABLE acia_runs ADD CONSTRAINT acia_runs_run_id_shape CHECK (run_id ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$') NOT VALID;
+    ALTER TABLE acia_runs ADD CONSTRAINT acia_runs_run_id_shape CHECK (run_id ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' AND strpos(run_id, '..') = 0) NOT VALID;
   END IF;
 END $$;
 ALTER TABLE acia_runs ENABLE ROW LEVEL SECURITY;

@@ -7,6 +7,7 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { z } from 'zod';
+import { isRunId } from '../core/contain/run-id.js';
 import { AciaError } from '../core/errors.js';
 import { ModelSpec, type Config } from '../core/config/schema.js';
 
@@ -51,7 +52,9 @@ export function applyWorkerPolicy(policy: WorkerPolicy, submitted: unknown): Rec
  * Everything a job asks of this worker, checked before it touches anything: the repository, the base and
  * the settings. Returns the settings the run gets; throws FLEET_POLICY.
  */
-export function admitJob(policy: WorkerPolicy, job: { repoUrl: string; base: string; settings: unknown }): Record<string, unknown> {
+export function admitJob(policy: WorkerPolicy, job: { runId: string; repoUrl: string; base: string; settings: unknown }): Record<string, unknown> {
+  // The id names the run's directories on this worker (core/contain's one pattern).
+  if (!isRunId(job.runId)) throw refuse(`the run id ${JSON.stringify(job.runId)} is not a plain name`, 'run ids are made by acia submit');
   checkRepoUrl(policy, job.repoUrl);
   checkBase(job.base);
   return applyWorkerPolicy(policy, job.settings);

@@ -95,7 +95,9 @@ describe('the repositories a worker serves', () => {
     for (const base of ['--orphan=x', '-b', 'main\nHEAD', '', 'a b']) expect(() => checkBase(base), base).toThrow(/not a commit or branch/);
     expect(() => checkBase('main')).not.toThrow();
     expect(() => checkBase('0123abcd')).not.toThrow();
-    expect(admitJob(p, { repoUrl: 'https://github.com/acme/app', base: 'main', settings: { parallel: 2 } })).toEqual({ parallel: 2 });
-    expect(() => admitJob(p, { repoUrl: 'https://github.com/acme/app', base: 'main', settings: { sandbox: 'off' } })).toThrow(/sandbox off/);
+    const job = { runId: '20261127-000000-abcdef', repoUrl: 'https://github.com/acme/app', base: 'main', settings: { parallel: 2 } };
+    expect(admitJob(p, job)).toEqual({ parallel: 2 });
+    expect(() => admitJob(p, { ...job, settings: { sandbox: 'off' } })).toThrow(/sandbox off/);
+    for (const runId of ['../etc', 'a/b', '.ssh', 'a..b']) expect(() => admitJob(p, { ...job, runId }), runId).toThrow(/not a plain name/);
   });
 });
