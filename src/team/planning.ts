@@ -68,8 +68,7 @@ async function useGivenContext(ctx: RunContext, packetRef: string): Promise<void
 }
 
 function recordedPacketRef(ctx: RunContext): string | null {
-  for (const e of ctx.rec.ledger.entries()) if (e.type === 'CONTEXT_BUILT') return (e.data as EventDataOf<'CONTEXT_BUILT'>).packetRef;
-  return null;
+  return ctx.state.packetRef;
 }
 
 export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string): PlanSet {
@@ -186,7 +185,7 @@ function lastPmPrompt(ctx: RunContext): string | undefined {
   const entries = ctx.rec.ledger.entries();
   for (let i = entries.length - 1; i >= 0; i--) {
     const e = entries[i]!;
-    if (e.type === 'LLM_CALL' && e.actor === 'pm') return (e.data as EventDataOf<'LLM_CALL'>).requestHash;
+    if (e.type === 'LLM_CALL' && e.actor === 'pm') return e.data.requestHash;
   }
   return undefined;
 }

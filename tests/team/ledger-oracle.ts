@@ -2,7 +2,8 @@
 // scheduler): what every guard should have said over the recorded outputs and policy responses, which
 // skips the joins allow, and which verification expressions a completed task must have passed. The
 // outcome property test checks every generated run against it, so a broken guard, join or check fails it.
-import type { Edge, Join, LedgerEntry, Plan, PlanSet, TaskSpec } from '../../src/core/acm/contracts.js';
+import type { Edge, Join, Plan, PlanSet, TaskSpec } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { evaluateGuard, parseGuard } from '../../src/core/acm/guard.js';
 
 const dataOf = <T>(e: LedgerEntry) => e.data as T;

@@ -4,7 +4,8 @@
 // and in every run each guard value, join skip and verification is what the raw ledger says it must be
 // (ledger-oracle.ts). scripts/mutation-check.mjs breaks guards, joins and checks and sees this fail.
 import { describe, expect, it } from 'vitest';
-import type { Edge, ErrorKind, Join, LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { Edge, ErrorKind, Join } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { decisionViolation, finalPlan } from './ledger-oracle.js';
 import type { HumanAnswer } from '../../src/team/deps.js';
 import { runPlanInProcess, scriptedHuman, type GeneratedPlan, type TaskPlan } from './inprocess.js';
