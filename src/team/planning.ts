@@ -71,7 +71,7 @@ function recordedPacketRef(ctx: RunContext): string | null {
   return ctx.state.packetRef;
 }
 
-export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string): PlanSet {
+export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string, promptDigest?: string): PlanSet {
   return {
     goalId: goal.id,
     contextRef: contextRef,
@@ -84,6 +84,7 @@ export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabil
       edges: p.edges,
       joins: p.joins,
       rationale: p.rationale,
+      ...(promptDigest === undefined ? {} : { promptDigest }),
     })),
     selection: { method: 'llm', chosenPlanId: out.chosenPlanId, rationale: out.selectionRationale },
   };
@@ -112,10 +113,11 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${memoryNotice(contextJson)}${renderInstructions(ctx.instructions)}`,
     check: async (out) => {
       attempt++;
-      const planSet = toPlanSet(out, goal, contextRef, capVersion);
-      const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet)];
+      // Each plan names the prompt that produced it (the PM's latest request): rationale and prompt digest (F9).
       const promptDigest = lastPmPrompt(ctx);
-      await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems, ...(promptDigest === undefined ? {} : { promptDigest }) });
+      const planSet = toPlanSet(out, goal, contextRef, capVersion, promptDigest);
+      const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet)];
+      await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
       if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
       // Once per session: tell the PM which files its parallel tasks share, so it can order them. A plan

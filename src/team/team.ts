@@ -168,7 +168,8 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     if (anchored?.status !== state.completed.reason) {
       // A crash after RUN_COMPLETED but before the manifest: anchor the head now (bundle first), redo nothing.
       await ledger.close();
-      await writeBundle(ctx, manifestOf(ctx, state.completed.reason));
+      const failed = await writeBundle(ctx, manifestOf(ctx, state.completed.reason));
+      if (failed !== null) throw new AciaError('LEDGER_IO', `run ${runId} finished, but its replay bundle could not be written: ${failed}`, { hint: `try again: acia resume ${runId}` });
       await saveManifest(ctx, state.completed.reason);
       await deps.store.renderWiki(repo).catch(() => undefined);
       return resultOf(ctx, state.completed.reason, `already finished: ${state.completed.message}`);

@@ -73,6 +73,8 @@ export interface RigOptions {
   ledger?: 'memory' | 'file';
   /** A policy decision point in place of the default one (the PDP is a seam: TeamDeps.governance.policy). */
   policy?: PolicyEngine;
+  /** Changes each session's deps before it starts (a store that fails, a seam to observe). */
+  tweak?: (deps: TeamDeps) => void;
 }
 
 export function teamRig(opts: RigOptions = {}): TeamRig {
@@ -107,6 +109,7 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
         if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
       };
     }
+    opts.tweak?.(quick);
     if (opts.ledger === 'file') return quick;
     // No file ledger: nothing on disk to anchor, bundle or render a wiki from.
     const { anchor: _anchor, writeBundle: _bundle, ...rest } = quick.store;

@@ -147,6 +147,8 @@ export const Plan = z.strictObject({
   rationale: z.string().default(''),
   /** Ids of the other plans of its set over the same packet (ACM 002 §15). */
   alternatives: z.array(z.string().min(1)).optional(),
+  /** The digest of the planner's prompt that produced the plan (its model request), when a model planned it. */
+  promptDigest: ContentRef.optional(),
 });
 export type Plan = z.infer<typeof Plan>;
 

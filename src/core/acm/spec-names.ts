@@ -71,6 +71,12 @@ export function mapTask(t: unknown, path: string, mapped: string[], errors: Prob
     else delete task.metadata;
     mapped.push(`${path}.metadata.id -> id`);
   }
+  if (Object.hasOwn(task, 'capability') && typeof task.capabilityRef === 'string' && splitRef(task.capabilityRef).name === task.capability) {
+    // Both, agreeing (a document written for readers of either name): the ref's version is kept.
+    const version = splitRef(task.capabilityRef).version;
+    if (version !== undefined && !Object.hasOwn(task, 'capabilityVersion')) task.capabilityVersion = version;
+    delete task.capabilityRef;
+  }
   if (!Object.hasOwn(task, 'capability') && typeof task.capabilityRef === 'string') {
     // name@version: the version must be the plan's capability map or the capability's own (checked by plan validation).
     const ref = splitRef(task.capabilityRef);
@@ -155,6 +161,7 @@ export function planFromSpec(value: unknown, path = '$', defaults: { goalId?: un
   if (!Object.hasOwn(plan, 'goalId') && typeof plan.id === 'string') plan.goalId = `goal-${plan.id}`;
   plan.contextRef = normalizeRef(plan.contextRef);
   if (plan.contextRef === undefined) delete plan.contextRef;
+  if (plan.promptDigest !== undefined) plan.promptDigest = normalizeRef(plan.promptDigest);
   if (Array.isArray(plan.tasks)) plan.tasks = plan.tasks.map((t, i) => mapTask(t, `${path}.tasks[${i}]`, mapped, errors));
   if (Array.isArray(plan.edges)) {
     plan.edges = (plan.edges as unknown[]).map((e, i) => {

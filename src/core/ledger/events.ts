@@ -94,8 +94,6 @@ export const EventData = {
     planSet: PlanSet.optional(),
     valid: z.boolean(),
     problems: z.array(z.object({ path: z.string(), message: z.string() })),
-    /** The digest of the PM's prompt that produced it (the requestHash of its LLM_CALL); absent for a saved plan. */
-    promptDigest: BlobRef.optional(),
   }),
   PLAN_SELECTED: z.object({
     planId: z.string(),
