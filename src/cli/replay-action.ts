@@ -12,7 +12,6 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleLedgerDir, readBundleManifest } from '../core/ledger/bundle.js';
 import { looksLikeSpecBundle } from '../core/ledger/spec-bundle.js';
-import { RunId } from '../core/acm/ids.js';
 import { Config as ConfigSchema } from '../core/config/schema.js';
 
 /** Replay never runs a command; a call here means the replay tried a side effect. */
@@ -32,7 +31,7 @@ export async function replayCommand(dir: string, target: string, json: boolean, 
     runId = bundle.runId;
     runDir = bundleLedgerDir(resolve(target), bundle);
     repo = resolve(target);
-  } else if (!RunId.safeParse(target).success && (await looksLikeSpecBundle(resolve(target)))) {
+  } else if (existsSync(target) && (await looksLikeSpecBundle(resolve(target)))) {
     throw new AciaError(
       'USAGE',
       `${target} is an ACM replay bundle written by another implementation, not by acia: acia replays a run by running its own executor again over its hash-chained ledger and recorded responses, which this bundle does not have`,

@@ -41,9 +41,9 @@ async function buildReport(target: string | undefined, repoDir: string): Promise
   return { ok: run.ok, runs: [run] };
 }
 
-/** Run ids are directory names a clone could choose: the line is shown with terminal controls stripped. */
+/** Run ids are directory names a clone could choose: each line is shown with terminal controls stripped. */
 function describe(run: RunVerification): string {
-  return forTerminal(describeRaw(run));
+  return describeRaw(run).split('\n').map((line) => forTerminal(line)).join('\n');
 }
 
 function describeRaw(run: RunVerification): string {

@@ -15,8 +15,6 @@ import type { RunVerification, VerifyProblem } from './verify.js';
 
 /** The directories the spec's Replay Bundle table requires (§5.10.2). */
 export const SPEC_BUNDLE_DIRS = ['goal/', 'context/', 'plans/', 'capability-map/', 'task-specs/', 'policy/requests/', 'policy/responses/', 'verification/', 'memory-ledger/', 'engine-trace/', 'task-io/', 'planner/'] as const;
-/** The files the reference reader refuses a bundle without (ReplayBundleExporter.validate). */
-export const SPEC_BUNDLE_FILES = ['metadata.json', 'goal/goal.json', 'context/context.json'] as const;
 
 export interface SpecBundleReport {
   /** From metadata.json, when it says. */
