@@ -21,7 +21,7 @@ export default tseslint.config(
   },
   {
     // Imports point down only: cli -> app -> team -> agents -> core (table in scripts/layers.mjs).
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
     plugins: { acia },
     rules: { 'acia/layers': 'error' },
   },

@@ -17,6 +17,9 @@ import { SealedChain } from './seal.js';
 import type { AppendInput, RunLedger } from './types.js';
 import { checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
 
+/** The channel a NOTIFY names the run of each new ledger row on. */
+export const LEDGER_CHANNEL = 'acia_ledger';
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS acia_ledger (
   run_id text NOT NULL,
@@ -34,6 +37,15 @@ CREATE TABLE IF NOT EXISTS acia_blobs (
 );
 -- Which lease epoch wrote each row (null: an unfenced writer); not part of the hashed line.
 ALTER TABLE acia_ledger ADD COLUMN IF NOT EXISTS epoch bigint;
+-- Every committed entry announces its run on a channel, whoever wrote it: acia ui follows runs live
+-- without reading their rows again.
+CREATE OR REPLACE FUNCTION acia_ledger_notify() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('${LEDGER_CHANNEL}', NEW.run_id);
+  RETURN NULL;
+END
+$fn$;
+CREATE OR REPLACE TRIGGER acia_ledger_notify AFTER INSERT ON acia_ledger FOR EACH ROW EXECUTE FUNCTION acia_ledger_notify();
 ${LEASE_SCHEMA}
 `;
 

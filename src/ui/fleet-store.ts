@@ -1,0 +1,153 @@
+// A fleet's runs for `acia ui`, read from its PostgreSQL ledger. New entries are announced by the
+// ledger's insert trigger (NOTIFY acia_ledger, core/ledger/pg-ledger.ts); against a database made
+// before that trigger, the store asks for each run's last seq every two seconds instead (never the rows).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { LedgerEntry } from '../core/acm/contracts.js';
+import { RunId } from '../core/acm/ids.js';
+import { AciaError, errorMessage } from '../core/errors.js';
+import { parseLedgerLine } from '../core/ledger/line-reader.js';
+import { LEDGER_CHANNEL } from '../core/ledger/pg-ledger.js';
+import { verifyRun } from '../core/ledger/verify.js';
+import { connectFleetDb, databaseUrl, openFleet, type Fleet } from '../fleet/fleet-db.js';
+import { exportRun } from '../fleet/export.js';
+import { answerRun } from '../fleet/submit.js';
+import type { AnswerOutcome, RunStore, VerifyStatus } from './store.js';
+
+const PAGE = 2000;
+const isMissingTable = (e: unknown): boolean => (e as { code?: string }).code === '42P01';
+
+/** The database as the page names it: host, port and database, never the user or password. */
+export function safeDbLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return 'the fleet database';
+  }
+}
+
+export async function fleetStore(dbFlag: string | undefined, env: NodeJS.ProcessEnv): Promise<RunStore> {
+  const url = databaseUrl(dbFlag, env);
+  const db = await connectFleetDb(url, 4);
+  let fleet: Promise<Fleet> | null = null;
+
+  return {
+    label: safeDbLabel(url),
+    kind: 'fleet',
+    async listRunIds() {
+      try {
+        const r = await db.query<{ run_id: string }>('SELECT DISTINCT run_id FROM acia_ledger ORDER BY run_id');
+        // Ids from the database become URL parts and temp directory names: only run ids are shown.
+        return r.rows.map((x) => x.run_id).filter((id) => RunId.safeParse(id).success);
+      } catch (e) {
+        if (isMissingTable(e)) return [];
+        throw e;
+      }
+    },
+
+    async read(runId, from, until) {
+      const r = await db.query<{ line: string }>(
+        `SELECT line FROM acia_ledger WHERE run_id = $1 AND seq >= $2 ${until === undefined ? '' : 'AND seq < $4'} ORDER BY seq LIMIT $3`,
+        until === undefined ? [runId, from.seq, PAGE] : [runId, from.seq, PAGE, until],
+      );
+      const entries: LedgerEntry[] = [];
+      let seq = from.seq;
+      for (const row of r.rows) {
+        const e = parseLedgerLine(row.line, `${runId}@${seq}`);
+        if (e.seq !== seq) throw new AciaError('LEDGER_CORRUPT', `run ${runId}: seq ${e.seq} where ${seq} was expected`);
+        entries.push(e);
+        seq++;
+      }
+      return { entries, cursor: { seq, offset: 0 } };
+    },
+
+    watch(changed) {
+      let stopped = false;
+      let client: pg.PoolClient | null = null;
+      let timer: NodeJS.Timeout | null = null;
+      const heads = new Map<string, number>();
+      const poll = async (): Promise<void> => {
+        const r = await db.query<{ run_id: string; head: number }>('SELECT run_id, max(seq) AS head FROM acia_ledger GROUP BY run_id').catch(() => null);
+        for (const row of r?.rows ?? []) {
+          if (heads.get(row.run_id) === row.head) continue;
+          if (!heads.has(row.run_id)) changed(null);
+          heads.set(row.run_id, row.head);
+          changed(row.run_id);
+        }
+      };
+      void (async () => {
+        try {
+          const trigger = await db.query("SELECT 1 FROM pg_trigger WHERE tgname = 'acia_ledger_notify'");
+          if (trigger.rowCount === 0) throw new Error('no trigger');
+          client = await db.connect();
+          client.on('notification', (n) => {
+            if (n.payload !== undefined && RunId.safeParse(n.payload).success) changed(n.payload);
+          });
+          client.on('error', () => undefined);
+          await client.query(`LISTEN ${LEDGER_CHANNEL}`);
+          if (stopped) client.release(true);
+        } catch {
+          client?.release(true);
+          client = null;
+          if (!stopped) timer = setInterval(() => void poll(), 2000);
+        }
+      })();
+      return () => {
+        stopped = true;
+        if (timer) clearInterval(timer);
+        client?.release(true);
+      };
+    },
+
+    async blob(runId, ref, maxBytes) {
+      if (!/^sha256:[0-9a-f]{64}$/.test(ref)) return null;
+      const r = await db.query<{ content: Buffer }>('SELECT content FROM acia_blobs WHERE run_id = $1 AND ref = $2', [runId, ref]);
+      const bytes = r.rows[0]?.content;
+      if (bytes === undefined) return null;
+      return { bytes: bytes.subarray(0, maxBytes), truncated: bytes.length > maxBytes };
+    },
+
+    async verify(runId): Promise<VerifyStatus> {
+      // As `acia verify <runId> --db` does: the run copied out, checked against the head the worker
+      // anchored in acia_runs.
+      const repo = await mkdtemp(join(tmpdir(), 'acia-ui-verify-'));
+      try {
+        execFileSync('git', ['init', '-q', repo], { stdio: 'ignore' });
+        const { dir } = await exportRun(db, runId, repo, process.env, { anchor: false });
+        const row = (await db.query<{ status: string; head_seq: number | null; head_hash: string | null }>('SELECT status, head_seq, head_hash FROM acia_runs WHERE run_id = $1', [runId])).rows[0];
+        const anchor =
+          row && row.head_seq !== null && row.head_hash !== null
+            ? { runId, runDir: dir, head: { seq: row.head_seq, hash: row.head_hash }, status: ['queued', 'running'].includes(row.status) ? 'running' : row.status, updatedAt: new Date(0).toISOString() }
+            : null;
+        const r = await verifyRun(dir, { anchor });
+        return { ok: r.ok, entries: r.entries, problems: r.problems.slice(0, 20) };
+      } finally {
+        await rm(repo, { recursive: true, force: true }).catch(() => undefined);
+      }
+    },
+
+    // Checkpoints live in the fleet's git remote, not here.
+    diff: () => Promise.resolve(null),
+
+    async answer(runId, text): Promise<AnswerOutcome> {
+      // `acia resume <runId> --answer <text> --db`: the same answerRun queues the run for a worker, which
+      // records HUMAN_RESPONSE when it resumes it.
+      try {
+        fleet ??= openFleet(url, { queue: false });
+        await answerRun(await fleet, runId, text);
+        return { ok: true };
+      } catch (e) {
+        return { ok: false, message: errorMessage(e) };
+      }
+    },
+
+    async close() {
+      if (fleet) await (await fleet.catch(() => null))?.close();
+      await db.end().catch(() => undefined);
+    },
+  };
+}
