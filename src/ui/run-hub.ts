@@ -43,7 +43,7 @@ export class RunHub {
     await this.relist();
     this.stopWatch = this.store.watch((runId) => {
       if (runId === null) void this.relist();
-      else void this.refresh(runId);
+      else void this.refresh(runId, true);
     });
   }
 
@@ -123,8 +123,11 @@ export class RunHub {
     return this.listing;
   }
 
-  /** Reads what the run's ledger gained since the cursor and hands it to everyone watching. */
-  refresh(runId: string): Promise<void> {
+  /**
+   * Reads what the run's ledger gained since the cursor and hands it to everyone watching. `touched`:
+   * something else of the run changed (its manifest, after the last entry), so it is verified again.
+   */
+  refresh(runId: string, touched = false): Promise<void> {
     const w = this.runs.get(runId);
     if (!w) return this.relist();
     return this.serial(w, async () => {
@@ -145,10 +148,8 @@ export class RunHub {
         w.error = errorMessage(e);
         gained = true;
       }
-      if (gained) {
-        this.scheduleVerify(runId, w);
-        this.emit(runId, w);
-      }
+      if (gained) this.emit(runId, w);
+      if (gained || touched) this.scheduleVerify(runId, w);
     });
   }
 

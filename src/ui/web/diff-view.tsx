@@ -10,7 +10,7 @@ export function DiffView({ diff }: { diff: string }) {
   if (files.length === 0) return <p class="empty">No changes.</p>;
   let budget = MAX_LINES;
   return (
-    <div class="diff">
+    <div class="diff" tabIndex={0} role="region" aria-label="diff">
       {files.map((f, i) => {
         const name = f.isRename || f.isCopy ? `${f.oldName} → ${f.newName}` : f.isDeleted ? f.oldName : f.newName;
         const lines = f.blocks.flatMap((b) => [{ kind: 'hunk' as const, text: b.header, old: '', now: '' }, ...b.lines.map((l) => ({ kind: l.type, text: l.content, old: l.oldNumber === undefined ? '' : String(l.oldNumber), now: l.newNumber === undefined ? '' : String(l.newNumber) }))]);

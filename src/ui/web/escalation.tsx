@@ -13,19 +13,18 @@ const OPTION_HELP: Record<string, string> = {
   abort: 'end the run for good',
 };
 
-export function Escalation({ runId, esc, entries }: { runId: string; esc: PendingEscalation; entries: readonly LedgerEntry[] }) {
+export function Escalation({ runId, esc, entries, onResult }: { runId: string; esc: PendingEscalation; entries: readonly LedgerEntry[]; onResult: (r: { ok: boolean; message: string }) => void }) {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
-  const [result, setResult] = useState<{ ok: boolean; message: string } | null>(null);
   const asked = entries[esc.seq]?.data as Data<'ESCALATION_REQUESTED'> | undefined;
   const send = async (answer: string): Promise<void> => {
     setBusy(true);
-    setResult(null);
     try {
       const r = await postJson<{ ok: boolean; message?: string }>(runPath(runId, 'actions/answer'), { text: answer });
-      setResult(r.value.ok ? { ok: true, message: 'Answer recorded; the team goes on.' } : { ok: false, message: r.value.message ?? `refused (HTTP ${r.status})` });
+      // Once recorded, the question is answered and this section goes: the run page keeps the result.
+      onResult(r.value.ok ? { ok: true, message: 'Answer recorded; the team goes on.' } : { ok: false, message: r.value.message ?? `refused (HTTP ${r.status})` });
     } catch (e) {
-      setResult({ ok: false, message: e instanceof Error ? e.message : String(e) });
+      onResult({ ok: false, message: e instanceof Error ? e.message : String(e) });
     } finally {
       setBusy(false);
     }
@@ -42,7 +41,7 @@ export function Escalation({ runId, esc, entries }: { runId: string; esc: Pendin
       {asked?.lastFailure ? (
         <details>
           <summary>last failure</summary>
-          <pre class="text">{shown(asked.lastFailure)}</pre>
+          <pre tabIndex={0} class="text">{shown(asked.lastFailure)}</pre>
         </details>
       ) : null}
       {esc.options.includes('guidance') ? (
@@ -70,11 +69,6 @@ export function Escalation({ runId, esc, entries }: { runId: string; esc: Pendin
       <p class="muted">
         The same as <code>acia resume {runId} --answer …</code> in a terminal.
       </p>
-      {result ? (
-        <p class={result.ok ? 'ok' : 'error'} role="status">
-          {shown(result.message)}
-        </p>
-      ) : null}
     </section>
   );
 }

@@ -87,7 +87,12 @@ export function PlanGraph({ plan, state, links, selected, onSelect, executed }: 
       {g.nodes.map((n) => {
         const t = state.tasks.get(n.id);
         const status = executed ? (t?.status ?? 'pending') : 'not-run';
-        const label = `${n.id} ${cap[n.id] ?? ''}: ${status}${t && t.attempts > 1 ? `, attempt ${t.attempts}` : ''}`;
+        const idText = oneLine(n.id, 18);
+        const capText = oneLine(cap[n.id] ?? '', 16);
+        const again = t && t.attempts > 1 ? ` ×${t.attempts}` : '';
+        const titleText = oneLine(title[n.id] ?? '', 26);
+        // Its name (the SVG title, also the tooltip) says in words what the colour says.
+        const label = `${idText} ${capText}${again} ${titleText}, ${status}`;
         return (
           <g
             key={n.id}
@@ -97,17 +102,17 @@ export function PlanGraph({ plan, state, links, selected, onSelect, executed }: 
             transform={`translate(${(n.x - W / 2).toFixed(1)} ${(n.y - H / 2).toFixed(1)})`}
             tabIndex={executed ? 0 : -1}
             role={executed ? 'button' : 'img'}
-            aria-label={label}
             onClick={executed ? () => onSelect(n.id) : undefined}
             onKeyDown={executed ? (ev: KeyboardEvent) => (ev.key === 'Enter' || ev.key === ' ') && onSelect(n.id) : undefined}
           >
+            <title>{label}</title>
             <rect width={W} height={H} rx="6" />
             <text x="10" y="20" class="node-id">
-              {oneLine(n.id, 18)} <tspan class="node-cap">{oneLine(cap[n.id] ?? '', 16)}</tspan>
-              {t && t.attempts > 1 ? <tspan class="node-cap">{` ×${t.attempts}`}</tspan> : null}
+              {idText} <tspan class="node-cap">{capText}</tspan>
+              {again ? <tspan class="node-cap">{again}</tspan> : null}
             </text>
             <text x="10" y="38" class="node-title">
-              {oneLine(title[n.id] ?? '', 26)}
+              {titleText}
             </text>
           </g>
         );

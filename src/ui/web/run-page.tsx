@@ -31,6 +31,7 @@ export function RunPage({ runId, taskId, row }: { runId: string; taskId: string 
     return () => clearInterval(t);
   }, [running]);
   const [planTab, setPlanTab] = useState<string | null>(null);
+  const [notice, setNotice] = useState<{ ok: boolean; message: string } | null>(null);
   if (live.entries.length === 0) return <p class="loading">Loading run {runId}…</p>;
 
   const end = running ? now : (live.fold.lastTs ?? now);
@@ -76,11 +77,14 @@ export function RunPage({ runId, taskId, row }: { runId: string; taskId: string 
         <dd>{live.entries.length}</dd>
       </dl>
       {s.completed ? (
-        <p class={`outcome ${s.completed.reason === 'succeeded' ? 'ok' : 'error'}`}>
+        <p class={`outcome ${s.completed.reason === 'succeeded' ? 'ok' : s.completed.reason === 'awaiting_human' || s.completed.reason === 'budget_exhausted' ? 'wait' : 'error'}`}>
           <strong>{s.completed.reason.replace(/_/g, ' ')}</strong>: {shown(s.completed.message)}
         </p>
       ) : null}
-      {esc ? <Escalation key={esc.seq} runId={runId} esc={esc} entries={live.entries} /> : null}
+      <p class={`notice ${notice === null ? '' : notice.ok ? 'ok' : 'error'}`} role="status">
+        {notice === null ? '' : shown(notice.message)}
+      </p>
+      {esc ? <Escalation key={esc.seq} runId={runId} esc={esc} entries={live.entries} onResult={setNotice} /> : null}
       <Budget lines={budgetOf(s, elapsed)} />
       <section aria-labelledby="plan-title">
         <h2 id="plan-title">Plan</h2>
@@ -96,7 +100,7 @@ export function RunPage({ runId, taskId, row }: { runId: string; taskId: string 
               ))}
             </div>
             <p class="muted">{oneLine(shownPlan.rationale, 300)}</p>
-            <div class="graph-wrap">
+            <div class="graph-wrap" tabIndex={0} role="region" aria-label="plan graph">
               <PlanGraph plan={shownPlan} state={s} links={linksOf(live.entries)} executed={shownPlan === executed} selected={selected} onSelect={(id) => select(runId, id)} />
             </div>
             <Legend />
@@ -215,7 +219,7 @@ function Lessons({ runId, entries, lessons, done }: { runId: string; entries: re
       <button type="button" class="link" aria-expanded={open} onClick={() => setOpen(!open)}>
         {open ? 'hide the wiki page' : 'show the wiki page'}
       </button>
-      {open ? wiki.state === 'done' ? <pre class="text wiki">{shown(wiki.value ?? '')}</pre> : <p class="empty">{wiki.state === 'error' ? wiki.message : 'loading…'}</p> : null}
+      {open ? wiki.state === 'done' ? <pre tabIndex={0} class="text wiki">{shown(wiki.value ?? '')}</pre> : <p class="empty">{wiki.state === 'error' ? wiki.message : 'loading…'}</p> : null}
     </section>
   );
 }

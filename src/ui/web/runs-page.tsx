@@ -58,7 +58,7 @@ export function RunsPage({ rows }: { rows: RunListRow[] }) {
                   {r.waiting ? <span class="badge status-wait">question</span> : null}
                 </td>
                 <td class="goal">{r.error ? <span class="error">{oneLine(r.error)}</span> : oneLine(r.goal, 120)}</td>
-                <td class="outcome">{r.outcome === null ? progress(r) : oneLine(r.outcome, 120)}</td>
+                <td class="outcome-cell">{r.outcome === null ? progress(r) : oneLine(r.outcome, 120)}</td>
                 <td class="num">{money(r.costUsd)}</td>
                 <td class="num">{duration(r.durationMs)}</td>
                 <td class="mono">{r.branch === null ? '—' : oneLine(r.branch, 60)}</td>

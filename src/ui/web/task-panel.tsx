@@ -52,7 +52,7 @@ export function TaskPanel({ runId, taskId, state, activity, entries }: { runId: 
       {input.map(([k, v]) => (
         <details key={k} open={k === 'instructions' || k === 'failure'}>
           <summary>{k}</summary>
-          <pre class="text">{shown(typeof v === 'string' ? v : JSON.stringify(v, null, 2)).slice(0, 8000)}</pre>
+          <pre tabIndex={0} class="text">{shown(typeof v === 'string' ? v : JSON.stringify(v, null, 2)).slice(0, 8000)}</pre>
         </details>
       ))}
       <h3>Test runs</h3>
@@ -80,7 +80,7 @@ function TestRun({ runId, entry }: { runId: string; entry: LedgerEntry }) {
           {open ? 'hide output' : 'show output'}
         </button>
       </p>
-      {open ? out.state === 'done' ? <pre class="text excerpt" aria-label={v.passed ? 'test output' : 'failing excerpt'}>{shown(out.value.excerpt)}</pre> : <p class="empty">{out.state === 'error' ? out.message : 'loading…'}</p> : null}
+      {open ? out.state === 'done' ? <pre tabIndex={0} class="text excerpt" aria-label={v.passed ? 'test output' : 'failing excerpt'}>{shown(out.value.excerpt)}</pre> : <p class="empty">{out.state === 'error' ? out.message : 'loading…'}</p> : null}
     </div>
   );
 }
@@ -186,7 +186,7 @@ function Step({ runId, entry, turn }: { runId: string; entry: LedgerEntry; turn:
 function ToolOutput({ runId, refName }: { runId: string; refName: string }) {
   const out = useFetched<Output>(`out:${runId}:${refName}`, () => getJson<Output>(runPath(runId, `output/${refName}`)));
   if (out.state !== 'done') return <p class="empty">{out.state === 'error' ? out.message : 'loading…'}</p>;
-  return <pre class="text">{shown(out.value.text)}{out.value.truncated ? '\n… (cut)' : ''}</pre>;
+  return <pre tabIndex={0} class="text">{shown(out.value.text)}{out.value.truncated ? '\n… (cut)' : ''}</pre>;
 }
 
 /** The model's reply: its text blocks and the tool calls it asked for, as text. */
@@ -201,10 +201,10 @@ function Reply({ runId, refName }: { runId: string; refName: string }) {
   } catch {
     blocks = null;
   }
-  if (blocks === null) return <pre class="text">{shown(out.value.text)}</pre>;
+  if (blocks === null) return <pre tabIndex={0} class="text">{shown(out.value.text)}</pre>;
   return (
     <div class="reply">
-      {blocks.map((b, i) => (b.type === 'text' ? <pre key={i} class="text">{shown(b.text ?? '')}</pre> : <p key={i} class="mono">{`${b.type ?? '?'} ${b.name ?? ''} ${oneLine(JSON.stringify(b.input ?? {}), 300)}`}</p>))}
+      {blocks.map((b, i) => (b.type === 'text' ? <pre key={i} tabIndex={0} class="text">{shown(b.text ?? '')}</pre> : <p key={i} class="mono">{`${b.type ?? '?'} ${b.name ?? ''} ${oneLine(JSON.stringify(b.input ?? {}), 300)}`}</p>))}
     </div>
   );
 }
