@@ -7,6 +7,8 @@ import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
 import { dependencyDirsCached } from './deps.js';
+import { checkDependencyEntry } from '../contain/dependency-entry.js';
+import { launcherCwd } from '../contain/host-process.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { checkoutsToMask, enclosingCheckout, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
 import { packageRoot } from '../package-root.js';
@@ -87,9 +89,11 @@ export class BwrapRunner implements CommandRunner {
     // Its installed dependencies stay visible, read-only, where the worktree's links point (deps.ts).
     const checkout = enclosingCheckout(this.root, git.commonDir);
     if (checkout !== null) {
+      const hidden = [...maskedDirs(this.options.parentEnv ?? process.env), ...masked];
       for (const d of dependencyDirsCached(checkout)) {
-        const p = nodePath.join(checkout, d.rel);
-        a.push('--ro-bind', p, p);
+        // Never a link out of the checkout or a path holding a masked directory: that would undo the mask.
+        const entry = checkDependencyEntry(checkout, d.rel, hidden.filter((m) => m !== checkout));
+        if (entry.ok) a.push('--ro-bind', entry.path, entry.path);
       }
     }
     // Git metadata stays read-only even though the worktree is writable: hooks and config run outside later.
@@ -136,7 +140,8 @@ export class BwrapRunner implements CommandRunner {
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
       const outcome = await spawnCollect(argv, {
-        cwd: this.root,
+        // bwrap chdirs into the worktree inside the sandbox; on the host it starts in an empty directory.
+        cwd: launcherCwd(),
         env,
         timeoutMs: opts.timeoutMs,
         outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
