@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { LedgerEntry } from '../core/acm/contracts.js';
-import { RunId } from '../core/acm/ids.js';
+import { isRunId } from '../core/contain/run-id.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { parseLedgerLine } from '../core/ledger/line-reader.js';
 import { LEDGER_CHANNEL } from '../core/ledger/pg-ledger.js';
@@ -42,7 +42,7 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
       try {
         const r = await db.query<{ run_id: string }>('SELECT DISTINCT run_id FROM acia_ledger ORDER BY run_id');
         // Ids from the database become URL parts and temp directory names: only run ids are shown.
-        return r.rows.map((x) => x.run_id).filter((id) => RunId.safeParse(id).success);
+        return r.rows.map((x) => x.run_id).filter((id) => isRunId(id));
       } catch (e) {
         if (isMissingTable(e)) return [];
         throw e;
@@ -85,7 +85,7 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
           if (trigger.rowCount === 0) throw new Error('no trigger');
           client = await db.connect();
           client.on('notification', (n) => {
-            if (n.payload !== undefined && RunId.safeParse(n.payload).success) changed(n.payload);
+            if (n.payload !== undefined && isRunId(n.payload)) changed(n.payload);
           });
           client.on('error', () => undefined);
           await client.query(`LISTEN ${LEDGER_CHANNEL}`);

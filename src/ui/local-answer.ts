@@ -1,11 +1,11 @@
 // An answer given on the page is `acia resume <runId> --repo <repo> --answer <text>`, run as that very
 // command: the CLI checks it against the escalation's options, records HUMAN_RESPONSE and goes on with
 // the run, exactly as when the user types it. No second way of recording an answer exists.
-// (This is the one process the ui server starts; it moves to the containment module with the paths.)
-import { spawn } from 'node:child_process';
+// It is the one process the ui server starts, through the containment module like every host process.
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnHostProcess } from '../core/contain/host-process.js';
 import { packagePath } from '../core/package-root.js';
 import { EXIT } from '../app/exit-codes.js';
 import type { AnswerOutcome } from './store.js';
@@ -31,11 +31,10 @@ export function answerWithResume(r: ResumeRequest): Promise<AnswerOutcome> {
   logDir ??= mkdtempSync(join(tmpdir(), 'acia-ui-'));
   const log = join(logDir, `resume-${r.runId}-${Date.now()}.log`);
   const fd = openSync(log, 'w', 0o600);
-  const child = spawn(process.execPath, [packagePath('dist', 'bin', 'acia.js'), 'resume', r.runId, '--repo', r.repo, '--answer', r.text], {
-    cwd: r.repo,
-    env: r.env,
-    stdio: ['ignore', fd, fd],
-  });
+  const child = spawnHostProcess(
+    { command: process.execPath, args: [packagePath('dist', 'bin', 'acia.js'), 'resume', r.runId, '--repo', r.repo, '--answer', r.text], env: r.env, writable: [r.repo], what: 'acia resume' },
+    ['ignore', fd, fd],
+  );
   closeSync(fd);
   return new Promise<AnswerOutcome>((resolve) => {
     let settled = false;

@@ -1,48 +1,35 @@
 // One repository's runs for `acia ui`. The repository may be a hostile clone: its `.acia/runs` and
 // every run id under it are names someone else chose. Every path the ui server touches under `.acia/`
-// is made here, from a run id checked against RunId, through the no-follow readers (a symlinked run
-// directory, ledger or blob is refused, never followed) — so when the containment module lands, this
-// file is the one to switch to it.
-import { closeSync, constants, fstatSync, openSync, readSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+// comes from the containment module (core/contain): run ids checked before they become paths, no link
+// followed on the way to a run directory, its ledger or a blob.
+import { closeSync, fstatSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { LedgerEntry } from '../core/acm/contracts.js';
-import { RunId, systemClock } from '../core/acm/ids.js';
-import { AciaError, errorMessage } from '../core/errors.js';
-import { checkRealDir, readRegularFile } from '../core/fs/no-follow.js';
+import { systemClock } from '../core/acm/ids.js';
+import { AciaError } from '../core/errors.js';
+import { existingRunDir, listRunIds, readRunBlob, requireRunDir, runsDir } from '../core/contain/acia-state.js';
+import { checkRealDir, openRegularForRead } from '../core/contain/no-follow.js';
 import { readAnchor } from '../core/ledger/anchor.js';
 import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
 import { parseLedgerLine } from '../core/ledger/line-reader.js';
-import { runDirOf, runsDir } from '../core/ledger/manifest.js';
 import { verifyRun } from '../core/ledger/verify.js';
 import { Git } from '../team/git.js';
 import { answerWithResume } from './local-answer.js';
 import { isCommitName, type AnswerOutcome, type Cursor, type RunStore, type VerifyStatus } from './store.js';
 
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 /** Read at most this much of a ledger per call; the hub calls again for the rest. */
 const CHUNK = 8 * 1024 * 1024;
 const MAX_DIFF = 2 * 1024 * 1024;
 
 export function localStore(repo: string, env: NodeJS.ProcessEnv = process.env): RunStore {
   const git = new Git(systemClock);
-  const runDir = (runId: string): string => {
-    if (!RunId.safeParse(runId).success) throw new AciaError('RUN_NOT_FOUND', `${runId} is not a run id`);
-    const dir = runDirOf(repo, runId);
-    if (!checkRealDir(repo, dir)) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`);
-    return dir;
-  };
-
-  const listRunIds = (): string[] => {
-    const dir = runsDir(repo);
-    if (!checkRealDir(repo, dir)) return [];
-    return readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && RunId.safeParse(d.name).success).map((d) => d.name).sort();
-  };
+  const runDir = (runId: string): string => requireRunDir(repo, runId);
 
   return {
     label: repo,
     kind: 'repo',
-    listRunIds: () => Promise.resolve(listRunIds()),
+    listRunIds: () => Promise.resolve(listRunIds(repo)),
 
     read(runId, from, until) {
       return Promise.resolve(readLines(join(runDir(runId), LEDGER_FILE), from, until));
@@ -75,7 +62,7 @@ export function localStore(repo: string, env: NodeJS.ProcessEnv = process.env): 
       };
       const sweep = (): void => {
         watchTop();
-        for (const id of listRunIds()) {
+        for (const id of listRunIds(repo)) {
           watchRun(id);
           const size = ledgerSize(repo, id);
           if (size !== sizes.get(id)) {
@@ -104,8 +91,7 @@ export function localStore(repo: string, env: NodeJS.ProcessEnv = process.env): 
     blob(runId, ref, maxBytes) {
       if (!/^sha256:[0-9a-f]{64}$/.test(ref)) return Promise.resolve(null);
       const hex = ref.slice('sha256:'.length);
-      const path = join(runDir(runId), 'blobs', hex);
-      const bytes = readRegularFile(repo, path);
+      const bytes = readRunBlob(runDir(runId), ref);
       if (bytes === null) return Promise.resolve(null);
       // Content addressed: bytes that do not hash to their name were altered after the run wrote them.
       if (createHash('sha256').update(bytes).digest('hex') !== hex) throw new AciaError('LEDGER_CORRUPT', `blob ${ref} of run ${runId} does not match its hash`);
@@ -138,7 +124,9 @@ export function localStore(repo: string, env: NodeJS.ProcessEnv = process.env): 
 
 function ledgerSize(repo: string, runId: string): number {
   try {
-    const fd = openSync(join(runDirOf(repo, runId), LEDGER_FILE), READ_FLAGS);
+    const dir = existingRunDir(repo, runId);
+    const fd = dir === null ? null : openRegularForRead(join(dir, LEDGER_FILE));
+    if (fd === null) return -1;
     try {
       return fstatSync(fd).size;
     } finally {
@@ -151,18 +139,10 @@ function ledgerSize(repo: string, runId: string): number {
 
 /** Complete lines from `from` on; a last line without its newline is still being written and waits. */
 function readLines(path: string, from: Cursor, until?: number): { entries: LedgerEntry[]; cursor: Cursor } {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_FLAGS);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { entries: [], cursor: from };
-    if (code === 'ELOOP') throw new AciaError('UNSAFE_REPO', `refusing ${path}: it is a symbolic link`);
-    throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
-  }
+  const fd = openRegularForRead(path);
+  if (fd === null) return { entries: [], cursor: from };
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw new AciaError('UNSAFE_REPO', `refusing ${path}: it is not a regular file`);
     if (st.size < from.offset) throw new AciaError('LEDGER_CORRUPT', `${path} is shorter than what was read of it`);
     const want = Math.min(st.size - from.offset, CHUNK);
     const buf = Buffer.alloc(want);

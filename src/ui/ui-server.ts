@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunId } from '../core/acm/ids.js';
+import { isRunId } from '../core/contain/run-id.js';
 import { errorMessage } from '../core/errors.js';
 import { packagePath } from '../core/package-root.js';
 import { failureExcerpt } from '../core/tools/test-failures.js';
@@ -81,7 +81,7 @@ export async function startUiServer(o: UiServerOptions): Promise<UiServer> {
     const m = /^\/api\/runs\/([^/]+)\/([a-z]+)(?:\/([^/]+))?$/.exec(path);
     if (!m) return text(res, 404, 'not found\n');
     const runId = decodeURIComponent(m[1]!);
-    if (!RunId.safeParse(runId).success) return text(res, 404, 'not a run id\n');
+    if (!isRunId(runId)) return text(res, 404, 'not a run id\n');
     // A run that started a moment ago may not have reached the hub's watch yet.
     if (!hub.has(runId)) await hub.refresh(runId);
     if (!hub.has(runId)) return text(res, 404, `no run ${runId}\n`);
