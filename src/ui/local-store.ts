@@ -40,7 +40,9 @@ export function localStore(repo: string, env: NodeJS.ProcessEnv = process.env): 
       // directory watch can miss what happens before it is set up: a slow sweep of ledger sizes covers that.
       const watchers = new Map<string, FSWatcher>();
       const sizes = new Map<string, number>();
-      const watchRun = (id: string): void => {
+      // A run seen for the first time is read once its watch is set, so nothing written before the watch
+      // (a run that started and wrote at once) waits for the next sweep.
+      const track = (id: string): void => {
         if (watchers.has(id)) return;
         try {
           const w = watch(runDir(id), { persistent: false }, () => changed(id));
@@ -48,13 +50,25 @@ export function localStore(repo: string, env: NodeJS.ProcessEnv = process.env): 
           watchers.set(id, w);
         } catch {
           // A run directory that is not a real directory is not shown; nothing to watch.
+          return;
         }
+        changed(id);
+      };
+      const trackAll = (): void => {
+        for (const id of listRunIds(repo)) track(id);
       };
       let top: FSWatcher | null = null;
       const watchTop = (): void => {
         if (top !== null || !checkRealDir(repo, runsDir(repo))) return;
         try {
-          top = watch(runsDir(repo), { persistent: false }, () => changed(null));
+          top = watch(runsDir(repo), { persistent: false }, () => {
+            changed(null);
+            try {
+              trackAll();
+            } catch {
+              // the next sweep tries again
+            }
+          });
           top.on('error', () => undefined);
         } catch {
           top = null;
@@ -63,7 +77,7 @@ export function localStore(repo: string, env: NodeJS.ProcessEnv = process.env): 
       const sweep = (): void => {
         watchTop();
         for (const id of listRunIds(repo)) {
-          watchRun(id);
+          track(id);
           const size = ledgerSize(repo, id);
           if (size !== sizes.get(id)) {
             if (sizes.has(id)) changed(id);

@@ -118,6 +118,8 @@ export class RunHub {
         const w: Watched = { fold: new RunFold(), cursor: START, entries: null, subscribers: new Set(), waiters: new Set(), verify: { state: 'pending' }, verifyTimer: null, error: null, queue: Promise.resolve() };
         this.runs.set(id, w);
         await this.refresh(id);
+        // Shown at once, even before its first entry.
+        if (w.fold.count === 0) this.emit(id, w);
       }
     });
     return this.listing;
