@@ -44,7 +44,7 @@ export function RunPage({ runId, taskId, row }: { runId: string; taskId: string 
   const planned = live.entries.find((e) => e.type === 'PLAN_SELECTED')?.ts ?? null;
   const status = row?.status ?? (s.completed?.reason ?? 'running');
   return (
-    <article class="run" data-run={runId} data-status={s.completed?.reason ?? 'running'}>
+    <article class="run" data-run={runId} data-status={s.completed?.reason ?? 'running'} data-entries={live.entries.length}>
       <div class="bar">
         <h1>
           Run <span class="mono">{runId}</span>
