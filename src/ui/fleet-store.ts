@@ -34,20 +34,21 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
   const url = databaseUrl(dbFlag, env);
   const db = await connectFleetDb(url, 4);
   let fleet: Promise<Fleet> | null = null;
+  const listRunIds = async (): Promise<string[]> => {
+    try {
+      const r = await db.query<{ run_id: string }>('SELECT DISTINCT run_id FROM acia_ledger ORDER BY run_id');
+      // Ids from the database become URL parts and temp directory names: only run ids are shown.
+      return r.rows.map((x) => x.run_id).filter((id) => isRunId(id));
+    } catch (e) {
+      if (isMissingTable(e)) return [];
+      throw e;
+    }
+  };
 
   return {
     label: safeDbLabel(url),
     kind: 'fleet',
-    async listRunIds() {
-      try {
-        const r = await db.query<{ run_id: string }>('SELECT DISTINCT run_id FROM acia_ledger ORDER BY run_id');
-        // Ids from the database become URL parts and temp directory names: only run ids are shown.
-        return r.rows.map((x) => x.run_id).filter((id) => isRunId(id));
-      } catch (e) {
-        if (isMissingTable(e)) return [];
-        throw e;
-      }
-    },
+    listRunIds,
 
     async read(runId, from, until) {
       const r = await db.query<{ line: string }>(
@@ -79,6 +80,14 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
           changed(row.run_id);
         }
       };
+      const fallBack = (): void => {
+        if (!stopped && timer === null) timer = setInterval(() => void poll(), 2000);
+      };
+      // Whatever was appended before LISTEN took effect is read once it has.
+      const catchUp = async (): Promise<void> => {
+        changed(null);
+        for (const id of await listRunIds().catch(() => [])) changed(id);
+      };
       void (async () => {
         try {
           const trigger = await db.query("SELECT 1 FROM pg_trigger WHERE tgname = 'acia_ledger_notify'");
@@ -87,13 +96,19 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
           client.on('notification', (n) => {
             if (n.payload !== undefined && isRunId(n.payload)) changed(n.payload);
           });
-          client.on('error', () => undefined);
+          // A listener that loses its connection hears nothing more: the store asks instead.
+          client.on('error', () => {
+            client?.release(true);
+            client = null;
+            fallBack();
+          });
           await client.query(`LISTEN ${LEDGER_CHANNEL}`);
           if (stopped) client.release(true);
+          else await catchUp();
         } catch {
           client?.release(true);
           client = null;
-          if (!stopped) timer = setInterval(() => void poll(), 2000);
+          fallBack();
         }
       })();
       return () => {
@@ -118,7 +133,11 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
       try {
         execFileSync('git', ['init', '-q', repo], { stdio: 'ignore' });
         const { dir } = await exportRun(db, runId, repo, process.env, { anchor: false });
-        const row = (await db.query<{ status: string; head_seq: number | null; head_hash: string | null }>('SELECT status, head_seq, head_hash FROM acia_runs WHERE run_id = $1', [runId])).rows[0];
+        const rows = await db.query<{ status: string; head_seq: number | null; head_hash: string | null }>('SELECT status, head_seq, head_hash FROM acia_runs WHERE run_id = $1', [runId]).catch((e: unknown) => {
+          if (isMissingTable(e)) return { rows: [] };
+          throw e;
+        });
+        const row = rows.rows[0];
         const anchor =
           row && row.head_seq !== null && row.head_hash !== null
             ? { runId, runDir: dir, head: { seq: row.head_seq, hash: row.head_hash }, status: ['queued', 'running'].includes(row.status) ? 'running' : row.status, updatedAt: new Date(0).toISOString() }
