@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fake-server.js';
 import { loadScript } from '../../src/core/llm/script.js';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { ROOT, sampleRepo, SCENARIOS, startAcia } from './cli-helpers.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { linkDependencies } from '../../src/core/sandbox/deps.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { git, ledgerOf, tempDir } from './helpers.js';

@@ -3,6 +3,7 @@
 // no drivers without --filters/--textconv, and runs with the same hardened config and scrubbed env as
 // every other host git call.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Socket } from 'node:net';
 import { AciaError } from '../errors.js';
 import { SAFE_GIT_CONFIG, gitEnv } from './safe-git.js';
 import { launcherCwd } from '../contain/host-process.js';
@@ -66,13 +67,14 @@ export class GitBatchReader {
 
   /** Referenced only while a read waits: an idle reader never keeps the process alive at exit. */
   private hold(child: ChildProcess, on: boolean): void {
-    const stdout = child.stdout as unknown as { ref?: () => void; unref?: () => void } | null;
+    // A pipe's stream is a net.Socket, which can be (un)referenced; the type only promises a Readable.
+    const stdout = child.stdout instanceof Socket ? child.stdout : null;
     if (on) {
       child.ref();
-      stdout?.ref?.();
+      stdout?.ref();
     } else {
       child.unref();
-      stdout?.unref?.();
+      stdout?.unref();
     }
   }
 
