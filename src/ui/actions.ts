@@ -3,9 +3,9 @@
 // approval (issue 32), messages to a running task (issue 34) and cancel land as one entry each here;
 // the page shows a control for every action whose `unavailable` says null.
 import { z } from 'zod';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
 import type { RunHub } from './run-hub.js';
-import { openEscalationOf, type Data } from './run-model.js';
+import { openEscalationOf } from './run-model.js';
 import type { AnswerOutcome, RunStore } from './store.js';
 
 export interface ActionContext {
@@ -36,7 +36,7 @@ export const ACTIONS = {
     },
     async run({ hub, store }, runId, body) {
       const open = openEscalationOf(hub.fold(runId)!.state)!;
-      const answered = (e: LedgerEntry) => e.type === 'HUMAN_RESPONSE' && (e.data as Data<'HUMAN_RESPONSE'>).escalationSeq === open.seq;
+      const answered = (e: LedgerEntry) => e.type === 'HUMAN_RESPONSE' && e.data.escalationSeq === open.seq;
       return store.answer(runId, body.text, hub.waitFor(runId, answered));
     },
   }),

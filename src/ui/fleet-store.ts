@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
 import { isRunId } from '../core/contain/run-id.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { parseLedgerLine } from '../core/ledger/line-reader.js';

@@ -5,7 +5,7 @@
 import { closeSync, fstatSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
 import { systemClock } from '../core/acm/ids.js';
 import { AciaError } from '../core/errors.js';
 import { existingRunDir, listRunIds, readRunBlob, requireRunDir, runsDir } from '../core/contain/acia-state.js';

@@ -1,7 +1,7 @@
 // Keeps every run of a store folded and tailed: the runs list is each run's row, a run's page gets its
 // entries once and then only the new ones. A run is read from the start once, when the hub first sees
 // it; after that only what its ledger gained (the store's cursor) is read, whatever the run's length.
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
 import { errorMessage } from '../core/errors.js';
 import { RunFold, type RunRow } from './run-model.js';
 import { START, type Cursor, type RunStore, type VerifyStatus } from './store.js';

@@ -1,14 +1,13 @@
 // The one place `acia ui` reads run state from ledger entries, for the server (the runs list) and the
-// page (the run view) alike. It folds with the team's own reducer (team/run-fold), so the web view
-// cannot disagree with resume, `acia show` or the wiki; when the typed reducer over ledger entries
-// lands in core, only this file changes. Browser-safe: type imports and pure functions only.
-import type { LedgerEntry, Plan } from '../core/acm/contracts.js';
-import type { EventDataOf } from '../core/ledger/events.js';
-import { applyEntry, emptyRunState } from '../team/run-fold.js';
-import type { PendingEscalation, RunState } from '../team/run-state.js';
+// page (the run view) alike. It folds with the one reducer table in core (core/run), as the executor,
+// resume, `acia show` and the wiki do, so the web view cannot disagree with them. Browser-safe: the
+// reducer and state modules import types only, and nothing here pulls in the parser's schemas.
+import type { Plan } from '../core/acm/contracts.js';
+import type { EntryOf, LedgerEntry } from '../core/ledger/entry.js';
+import { applyEntry } from '../core/run/reducer.js';
+import { emptyRunState, type PendingEscalation, type RunState } from '../core/run/state.js';
 
-export type { LedgerEntry, Plan, PendingEscalation, RunState };
-export type Data<T extends LedgerEntry['type']> = EventDataOf<T>;
+export type { EntryOf, LedgerEntry, Plan, PendingEscalation, RunState };
 
 /** What the runs list shows of one run. */
 export interface RunRow {
@@ -85,9 +84,9 @@ export function openEscalationOf(s: RunState): PendingEscalation | null {
 
 /** The task an entry belongs to: its data's taskId, else the task in its actor (`dev:t1`), else null. */
 export function taskOf(e: LedgerEntry): string | null {
-  const d = e.data as { taskId?: unknown } | null;
-  if (d && typeof d.taskId === 'string') return d.taskId;
-  if (e.type === 'TASK_ADDED') return (e.data as Data<'TASK_ADDED'>).task.id;
+  if (e.type === 'TASK_ADDED') return e.data.task.id;
+  const d: object = e.data;
+  if ('taskId' in d && typeof d.taskId === 'string') return d.taskId;
   const m = /^(?:dev|qa):(.+)$/.exec(e.actor);
   return m ? m[1]! : null;
 }
@@ -132,7 +131,7 @@ export class ActivityIndex {
       case 'TASK_STARTED': {
         closeOpen(t, e.ts, 'interrupted');
         if (!this.lanes.includes(id)) this.lanes.push(id);
-        t.attempts.push({ attempt: (e.data as Data<'TASK_STARTED'>).attempt, start: e.ts, end: null, outcome: 'running' });
+        t.attempts.push({ attempt: e.data.attempt, start: e.ts, end: null, outcome: 'running' });
         break;
       }
       case 'TASK_COMPLETED':
@@ -142,7 +141,7 @@ export class ActivityIndex {
         closeOpen(t, e.ts, 'failed');
         break;
       case 'LLM_CALL': {
-        const d = e.data as Data<'LLM_CALL'>;
+        const d = e.data;
         t.modelCalls++;
         t.costUsd += d.costUsd ?? 0;
         t.tokens.input += d.usage.inputTokens;
@@ -155,7 +154,7 @@ export class ActivityIndex {
         t.toolCalls++;
         break;
       case 'VERIFICATION':
-        if ((e.data as Data<'VERIFICATION'>).source !== 'check') t.testRuns.push(e.seq);
+        if (e.data.source !== 'check') t.testRuns.push(e.seq);
         break;
       case 'CHECKPOINT':
         t.checkpoints.push(e.seq);

@@ -1,7 +1,7 @@
 // Where `acia ui` reads runs from: one repository's `.acia/runs` (local-store.ts) or a fleet's
 // PostgreSQL ledger (fleet-store.ts). The server and the hub see only this interface, so both sources
 // are shown, watched, verified and answered the same way.
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
 
 /** How far a reader got in a run's ledger: the next seq, and (for a file) the byte offset of its line. */
 export interface Cursor {

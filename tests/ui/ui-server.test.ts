@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { openRunLedger } from '../../src/core/ledger/file-ledger.js';
 import { newToken, tokenMatches } from '../../src/ui/guard.js';
 import { localStore } from '../../src/ui/local-store.js';

@@ -2,7 +2,7 @@
 // as text. The answer goes to the server's `answer` action, which records it as
 // `acia resume <run> --answer "..."` does (it runs that command), and the run goes on.
 import { useState } from 'preact/hooks';
-import type { Data, LedgerEntry, PendingEscalation } from '../run-model.js';
+import type { LedgerEntry, PendingEscalation } from '../run-model.js';
 import { postJson, runPath } from './api.js';
 import { shown } from './text.js';
 
@@ -16,7 +16,8 @@ const OPTION_HELP: Record<string, string> = {
 export function Escalation({ runId, esc, entries, onResult }: { runId: string; esc: PendingEscalation; entries: readonly LedgerEntry[]; onResult: (r: { ok: boolean; message: string }) => void }) {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
-  const asked = entries[esc.seq]?.data as Data<'ESCALATION_REQUESTED'> | undefined;
+  const at = entries[esc.seq];
+  const asked = at?.type === 'ESCALATION_REQUESTED' ? at.data : undefined;
   const send = async (answer: string): Promise<void> => {
     setBusy(true);
     try {

@@ -63,6 +63,9 @@ export class LiveRun {
     const changed = batched(onChange);
     this.es = stream(runPath(runId, 'stream'));
     this.es.addEventListener('entries', (ev) => {
+      // The server read these with the ledger's parser (each payload checked against its type's schema) and
+      // sends them as JSON; parsing them again here would put every schema into the page's bundle.
+      // eslint-disable-next-line ledger/no-ledger-casts -- parsed on the server, see above
       const batch = JSON.parse((ev as MessageEvent<string>).data) as LedgerEntry[];
       for (const e of batch) {
         if (e.seq !== this.entries.length) continue;

@@ -3,7 +3,7 @@
 // entries stream in and the view follows.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { RunListRow } from '../run-hub.js';
-import { budgetOf, openEscalationOf, plansOf, type Data, type LedgerEntry } from '../run-model.js';
+import { budgetOf, openEscalationOf, plansOf, type LedgerEntry } from '../run-model.js';
 import { getText, runPath } from './api.js';
 import { StatusBadge, VerifyBadge } from './badges.js';
 import { Escalation } from './escalation.js';
@@ -134,11 +134,7 @@ export function RunPage({ runId, taskId, row }: { runId: string; taskId: string 
 
 /** Each task the team added, tied to the task it came from (a fix to the failed check, a merge fix to its task). */
 function linksOf(entries: readonly LedgerEntry[]): Link[] {
-  return entries.flatMap((e) => {
-    if (e.type !== 'TASK_ADDED') return [];
-    const d = e.data as Data<'TASK_ADDED'>;
-    return d.parent === undefined ? [] : [{ from: d.parent, to: d.task.id, label: d.reason }];
-  });
+  return entries.flatMap((e) => (e.type === 'TASK_ADDED' && e.data.parent !== undefined ? [{ from: e.data.parent, to: e.data.task.id, label: e.data.reason }] : []));
 }
 
 function Budget({ lines }: { lines: ReturnType<typeof budgetOf> }) {
@@ -196,7 +192,7 @@ function Legend() {
 function Lessons({ runId, entries, lessons, done }: { runId: string; entries: readonly LedgerEntry[]; lessons: { taskId: string; text: string }[]; done: boolean }) {
   const [open, setOpen] = useState(false);
   const wiki = useFetched<string | null>(open ? `wiki:${runId}:${entries.length}` : null, () => getText(runPath(runId, 'wiki')));
-  const memory = entries.filter((e) => e.type === 'MEMORY_UPDATED').map((e) => e.data as Data<'MEMORY_UPDATED'>);
+  const memory = entries.flatMap((e) => (e.type === 'MEMORY_UPDATED' ? [e.data] : []));
   return (
     <section aria-labelledby="memory-title">
       <h2 id="memory-title">What it left for the next run</h2>

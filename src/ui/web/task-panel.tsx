@@ -1,7 +1,7 @@
 // One task up close: what it was asked, its attempts, cost and tokens, the agent's turns (model calls,
 // tool calls and results), its test runs with the failing excerpt, and its checkpoint's diff.
 import { useState } from 'preact/hooks';
-import type { ActivityIndex, Data, LedgerEntry, RunState } from '../run-model.js';
+import type { ActivityIndex, EntryOf, LedgerEntry, RunState } from '../run-model.js';
 import { getJson, getText, runPath } from './api.js';
 import { DiffView } from './diff-view.js';
 import { useFetched } from './fetched.js';
@@ -21,8 +21,8 @@ export function TaskPanel({ runId, taskId, state, activity, entries }: { runId: 
   if (!t) return <p class="empty">No task {shown(taskId)} in this run.</p>;
   const input = Object.entries(t.spec.input).filter(([, v]) => typeof v === 'string' || Array.isArray(v));
   const mine = (a?.seqs ?? []).map((s) => entries[s]!).filter((e) => e !== undefined);
-  const tests = (a?.testRuns ?? []).map((s) => entries[s]).filter((e): e is LedgerEntry => e !== undefined);
-  const checkpoints = (a?.checkpoints ?? []).map((s) => entries[s]).filter((e): e is LedgerEntry => e !== undefined);
+  const tests = (a?.testRuns ?? []).map((s) => entries[s]).filter((e): e is EntryOf<'VERIFICATION'> => e?.type === 'VERIFICATION');
+  const checkpoints = (a?.checkpoints ?? []).map((s) => entries[s]).filter((e): e is EntryOf<'CHECKPOINT'> => e?.type === 'CHECKPOINT');
   return (
     <section class="task-panel" aria-labelledby="task-title" data-task-panel={taskId}>
       <h2 id="task-title">
@@ -65,8 +65,8 @@ export function TaskPanel({ runId, taskId, state, activity, entries }: { runId: 
   );
 }
 
-function TestRun({ runId, entry }: { runId: string; entry: LedgerEntry }) {
-  const v = entry.data as Data<'VERIFICATION'>;
+function TestRun({ runId, entry }: { runId: string; entry: EntryOf<'VERIFICATION'> }) {
+  const v = entry.data;
   const [open, setOpen] = useState(!v.passed);
   const out = useFetched<Output>(open ? `out:${runId}:${v.outputRef}` : null, () => getJson<Output>(runPath(runId, `output/${v.outputRef}`)));
   return (
@@ -85,12 +85,12 @@ function TestRun({ runId, entry }: { runId: string; entry: LedgerEntry }) {
   );
 }
 
-function Checkpoint({ runId, entry, entries, open: initiallyOpen }: { runId: string; entry: LedgerEntry; entries: readonly LedgerEntry[]; open: boolean }) {
-  const c = entry.data as Data<'CHECKPOINT'>;
+function Checkpoint({ runId, entry, entries, open: initiallyOpen }: { runId: string; entry: EntryOf<'CHECKPOINT'>; entries: readonly LedgerEntry[]; open: boolean }) {
+  const c = entry.data;
   const [open, setOpen] = useState(initiallyOpen);
   // The attempt's base: the TASK_STARTED of the same attempt, else the commit's parent.
-  const started = entries.find((e) => e.type === 'TASK_STARTED' && (e.data as Data<'TASK_STARTED'>).taskId === c.taskId && (e.data as Data<'TASK_STARTED'>).attempt === c.attempt);
-  const base = (started?.data as Data<'TASK_STARTED'> | undefined)?.baseCommit ?? '';
+  const started = entries.find((e): e is EntryOf<'TASK_STARTED'> => e.type === 'TASK_STARTED' && e.data.taskId === c.taskId && e.data.attempt === c.attempt);
+  const base = started?.data.baseCommit ?? '';
   const diff = useFetched<string | null>(open ? `diff:${runId}:${base}:${c.commit}` : null, () => getText(`${runPath(runId, 'diff')}?base=${encodeURIComponent(base)}&commit=${encodeURIComponent(c.commit)}`));
   return (
     <div class="checkpoint" data-checkpoint={c.commit}>
@@ -135,7 +135,7 @@ function Step({ runId, entry, turn }: { runId: string; entry: LedgerEntry; turn:
   const [open, setOpen] = useState(false);
   switch (entry.type) {
     case 'LLM_CALL': {
-      const d = entry.data as Data<'LLM_CALL'>;
+      const d = entry.data;
       return (
         <>
           <p>
@@ -149,7 +149,7 @@ function Step({ runId, entry, turn }: { runId: string; entry: LedgerEntry; turn:
       );
     }
     case 'TOOL_CALL': {
-      const d = entry.data as Data<'TOOL_CALL'>;
+      const d = entry.data;
       return (
         <p>
           <span class="tool">{shown(d.name)}</span> <span class="mono">{oneLine(JSON.stringify(d.input) ?? '', 200)}</span>
@@ -157,7 +157,7 @@ function Step({ runId, entry, turn }: { runId: string; entry: LedgerEntry; turn:
       );
     }
     case 'TOOL_RESULT': {
-      const d = entry.data as Data<'TOOL_RESULT'>;
+      const d = entry.data;
       return (
         <>
           <p>
@@ -171,13 +171,13 @@ function Step({ runId, entry, turn }: { runId: string; entry: LedgerEntry; turn:
       );
     }
     case 'TASK_STARTED':
-      return <p class="muted">attempt {(entry.data as Data<'TASK_STARTED'>).attempt} started</p>;
+      return <p class="muted">attempt {entry.data.attempt} started</p>;
     case 'RETRY_SCHEDULED':
-      return <p class="muted">retry scheduled: {shown((entry.data as Data<'RETRY_SCHEDULED'>).reason)}</p>;
+      return <p class="muted">retry scheduled: {shown(entry.data.reason)}</p>;
     case 'TASK_FAILED':
-      return <p class="error">failed: {shown((entry.data as Data<'TASK_FAILED'>).message)}</p>;
+      return <p class="error">failed: {shown(entry.data.message)}</p>;
     case 'TASK_COMPLETED':
-      return <p class="ok">completed: {shown((entry.data as Data<'TASK_COMPLETED'>).summary)}</p>;
+      return <p class="ok">completed: {shown(entry.data.summary)}</p>;
     default:
       return null;
   }
