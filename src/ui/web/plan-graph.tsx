@@ -6,7 +6,7 @@ import { useMemo } from 'preact/hooks';
 import type { Plan, RunState } from '../run-model.js';
 import { oneLine } from './text.js';
 
-const W = 180;
+const W = 200;
 const H = 52;
 
 type EdgeKind = 'plain' | 'guard' | 'error' | 'added';
@@ -89,10 +89,10 @@ export function PlanGraph({ plan, state, links, selected, onSelect, executed }: 
         const status = executed ? (t?.status ?? 'pending') : 'not-run';
         const idText = oneLine(n.id, 18);
         const capText = oneLine(cap[n.id] ?? '', 16);
-        const again = t && t.attempts > 1 ? ` ×${t.attempts}` : '';
+        const again = `${t && t.attempts > 1 ? ` ×${t.attempts}` : ''}${t?.merged ? ' merged' : ''}`;
         const titleText = oneLine(title[n.id] ?? '', 26);
         // Its name (the SVG title, also the tooltip) says in words what the colour says.
-        const label = `${idText} ${capText}${again} ${titleText}, ${status}`;
+        const label = `${idText} ${capText} ${titleText}: ${status}${t && t.attempts > 1 ? `, attempt ${t.attempts}` : ''}${t?.merged ? ', merged into the run branch' : ''}`;
         return (
           <g
             key={n.id}
