@@ -1,6 +1,7 @@
-// A fleet's runs for `acia ui`, read from its PostgreSQL ledger. New entries are announced by the
-// ledger's insert trigger (NOTIFY acia_ledger, core/ledger/pg-ledger.ts); against a database made
-// before that trigger, the store asks for each run's last seq every two seconds instead (never the rows).
+// A fleet's runs for `acia ui`, read from its PostgreSQL ledger as the connecting role sees them (row-level
+// security shows a submitter only its own runs). New entries are announced by the ledger's insert trigger
+// (NOTIFY acia_ledger, core/ledger/pg-ledger.ts); against a database made before that trigger, the store
+// asks for each run's last seq every two seconds instead (never the rows).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { AciaError, errorMessage } from '../core/errors.js';
 import { parseLedgerLine } from '../core/ledger/line-reader.js';
 import { LEDGER_CHANNEL } from '../core/ledger/pg-ledger.js';
 import { verifyRun } from '../core/ledger/verify.js';
-import { connectFleetDb, databaseUrl, openFleet, type Fleet } from '../fleet/fleet-db.js';
+import { connectFleetDb, databaseUrl, openFleetClient, type FleetClient } from '../fleet/fleet-db.js';
 import { exportRun } from '../fleet/export.js';
 import { answerRun } from '../fleet/submit.js';
 import type { AnswerOutcome, RunStore, VerifyStatus } from './store.js';
@@ -33,7 +34,7 @@ export function safeDbLabel(url: string): string {
 export async function fleetStore(dbFlag: string | undefined, env: NodeJS.ProcessEnv): Promise<RunStore> {
   const url = databaseUrl(dbFlag, env);
   const db = await connectFleetDb(url, 4);
-  let fleet: Promise<Fleet> | null = null;
+  let fleet: Promise<FleetClient> | null = null;
   const listRunIds = async (): Promise<string[]> => {
     try {
       const r = await db.query<{ run_id: string }>('SELECT DISTINCT run_id FROM acia_ledger ORDER BY run_id');
@@ -88,14 +89,30 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
         changed(null);
         for (const id of await listRunIds().catch(() => [])) changed(id);
       };
+      // Notifications in a burst (a busy run, many runs) become one catch-up at a time, plus one after it.
+      let running: Promise<void> | null = null;
+      let again = false;
+      const wake = (): void => {
+        if (running) {
+          again = true;
+          return;
+        }
+        running = catchUp().finally(() => {
+          running = null;
+          if (again) {
+            again = false;
+            wake();
+          }
+        });
+      };
       void (async () => {
         try {
           const trigger = await db.query("SELECT 1 FROM pg_trigger WHERE tgname = 'acia_ledger_notify'");
           if (trigger.rowCount === 0) throw new Error('no trigger');
           client = await db.connect();
-          client.on('notification', (n) => {
-            if (n.payload !== undefined && isRunId(n.payload)) changed(n.payload);
-          });
+          // The notification names no run (another submitter listens on the same channel): every run this
+          // role can see is asked for what it gained since its cursor, one indexed range read each.
+          client.on('notification', () => wake());
           // A listener that loses its connection hears nothing more: the store asks instead.
           client.on('error', () => {
             client?.release(true);
@@ -153,10 +170,10 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
     diff: () => Promise.resolve(null),
 
     async answer(runId, text): Promise<AnswerOutcome> {
-      // `acia resume <runId> --answer <text> --db`: the same answerRun queues the run for a worker, which
-      // records HUMAN_RESPONSE when it resumes it.
+      // `acia resume <runId> --answer <text> --db`: the same client and answerRun, so a submitter answers
+      // only its own runs (row-level security) and a worker records HUMAN_RESPONSE when it resumes the run.
       try {
-        fleet ??= openFleet(url, { queue: false });
+        fleet ??= openFleetClient(url);
         await answerRun(await fleet, runId, text);
         return { ok: true };
       } catch (e) {

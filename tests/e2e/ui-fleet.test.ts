@@ -1,6 +1,6 @@
 // `acia ui --db`: the fleet store over a real PostgreSQL server (a cluster of its own), with entries
-// written by the real PgLedger. A new row reaches the hub through the ledger's insert trigger (NOTIFY),
-// without the store reading the run again; the run is verified as `acia verify --db` does.
+// written by the real PgLedger. A new row reaches the hub through the ledger's insert trigger (a NOTIFY
+// that names no run), without the store reading the run again; the run is verified as `acia verify --db` does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { asRunId, systemClock } from '../../src/core/acm/ids.js';
@@ -48,10 +48,18 @@ describe.skipIf(!fleetAvailable())('acia ui over a fleet database', () => {
       expect((await db.query("SELECT 1 FROM pg_trigger WHERE tgname = 'acia_ledger_notify'")).rowCount).toBe(1);
       // Once the store listens, a new entry can reach the hub only through the NOTIFY its insert sends.
       await expect.poll(async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE query = 'LISTEN acia_ledger'")).rowCount, { timeout: 10_000, interval: 20 }).toBe(1);
+      // Any role can listen on the channel: what it hears names no run.
+      const eavesdropper = await db.connect();
+      const heard: (string | undefined)[] = [];
+      eavesdropper.on('notification', (n) => heard.push(n.payload));
+      await eavesdropper.query('LISTEN acia_ledger');
       const t0 = Date.now();
       await ledger.append({ actor: 'team', type: 'RUN_COMPLETED', data: { reason: 'succeeded', message: 'done', runBranch: `acia/${RUN}`, headCommit: null, filesChanged: [], costUsd: 0, tokens: 0, durationMs: 1 } });
       await expect.poll(() => rows.find((r) => r.status === 'succeeded')?.entries, { timeout: 10_000, interval: 20 }).toBe(2);
       expect(Date.now() - t0).toBeLessThan(1900);
+      await expect.poll(() => heard.length).toBe(1);
+      expect(heard).toEqual(['']);
+      eavesdropper.release(true);
       const { entries, cursor } = await store.read(RUN, { seq: 1, offset: 0 });
       expect(entries.map((e) => e.type)).toEqual(['RUN_COMPLETED']);
       expect(cursor.seq).toBe(2);
