@@ -91,7 +91,7 @@ export class RunHub {
     return this.runs.get(runId)?.fold ?? null;
   }
 
-  /** Settles when an entry passing `test` is appended to the run (or is already there after `afterSeq`). */
+  /** Settles when an entry passing `test` is appended to the run from now on (register before causing it). */
   waitFor(runId: string, test: (e: LedgerEntry) => boolean): Promise<void> {
     const w = this.runs.get(runId);
     if (!w) return Promise.reject(new Error(`no run ${runId}`));
