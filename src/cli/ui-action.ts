@@ -14,11 +14,13 @@ export async function uiCommand(flags: UiFlags): Promise<number> {
   const port = flags.port === undefined ? 0 : Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AciaError('USAGE', `--port expects a port number, got "${flags.port}"`);
   let store: RunStore;
+  let repo: string | null = null;
   if (flags.db !== undefined) {
     const { fleetStore } = await import('../ui/fleet-store.js');
     store = await fleetStore(typeof flags.db === 'string' ? flags.db : undefined, process.env);
   } else {
-    store = localStore(await repoOf(flags.repo), process.env);
+    repo = await repoOf(flags.repo);
+    store = localStore(repo, process.env);
   }
   const server = await startUiServer({ store, token: newToken(), port }).catch(async (e: unknown) => {
     await store.close();
@@ -26,7 +28,7 @@ export async function uiCommand(flags: UiFlags): Promise<number> {
     throw e;
   });
   process.stdout.write(`acia ui: ${store.kind === 'repo' ? 'the runs of' : 'the fleet in'} ${store.label}\n  ${server.url}\n(the token in the URL is the only way in; Ctrl-C stops the server)\n`);
-  if (flags.open !== false) openBrowser(server.url);
+  if (flags.open !== false) openBrowser(server.url, repo === null ? [] : [repo]);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

@@ -3,7 +3,6 @@
 // (NOTIFY acia_ledger, core/ledger/pg-ledger.ts); against a database made before that trigger, the store
 // asks for each run's last seq every two seconds instead (never the rows).
 import { mkdtemp, rm } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -148,7 +147,6 @@ export async function fleetStore(dbFlag: string | undefined, env: NodeJS.Process
       // anchored in acia_runs.
       const repo = await mkdtemp(join(tmpdir(), 'acia-ui-verify-'));
       try {
-        execFileSync('git', ['init', '-q', repo], { stdio: 'ignore' });
         const { dir } = await exportRun(db, runId, repo, process.env, { anchor: false });
         const rows = await db.query<{ status: string; head_seq: number | null; head_hash: string | null }>('SELECT status, head_seq, head_hash FROM acia_runs WHERE run_id = $1', [runId]).catch((e: unknown) => {
           if (isMissingTable(e)) return { rows: [] };

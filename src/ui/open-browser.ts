@@ -2,10 +2,10 @@
 // server, an ssh session, CI): the printed URL is enough. The browser is handed a private file that
 // redirects to the URL, not the URL itself: a command line is readable by every local user (ps), and
 // the token must not be.
-import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { spawnHostProcess } from '../core/contain/host-process.js';
 
 /** The opener for this platform, or null when no browser can be shown here. */
 export function browserOpener(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string | null {
@@ -28,8 +28,11 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | null {
   return null;
 }
 
-/** Best effort: a browser that cannot be started changes nothing, the URL is printed already. */
-export function openBrowser(url: string, env: NodeJS.ProcessEnv = process.env): boolean {
+/**
+ * Best effort: a browser that cannot be started changes nothing, the URL is printed already. `writable`:
+ * the repository shown, whose files the opener must not be taken from (core/contain's host process).
+ */
+export function openBrowser(url: string, writable: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
   const opener = browserOpener(env);
   if (opener === null) return false;
   const dir = mkdtempSync(join(tmpdir(), 'acia-ui-open-'));
@@ -37,7 +40,7 @@ export function openBrowser(url: string, env: NodeJS.ProcessEnv = process.env): 
   // The URL is ours: 127.0.0.1, a port and a base64url token, so it needs no escaping in the attribute.
   writeFileSync(file, `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${url}"><title>acia ui</title><a href="${url}">acia ui</a>\n`, { mode: 0o600 });
   try {
-    const child = spawn(opener, [file], { stdio: 'ignore', detached: true });
+    const child = spawnHostProcess({ command: opener, args: [file], env, writable, what: 'the browser opener' }, 'ignore');
     child.on('error', () => undefined);
     child.unref();
     return true;

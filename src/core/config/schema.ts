@@ -50,6 +50,11 @@ export const Config = z.strictObject({
   /** MCP servers whose tools agents may use; only the user's own config may define them (see .mcp.json). */
   mcpServers: UserMcpServers.default({}),
   /**
+   * The environment variables a repository's MCP servers (.mcp.json) may receive through `${VAR}`; any
+   * other reference stays literal. Only the user's own config may set it.
+   */
+  mcpEnvAllow: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name')).default([]),
+  /**
    * Who does Dev tasks: `acia` (ACIA's own Dev agent), a name from `devAgents`, or `acp:<command>`
    * (an ACP agent started with that command line in the task's worktree, inside the sandbox).
    */
