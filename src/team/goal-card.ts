@@ -3,6 +3,7 @@
 // the policy in force, and where the goal came from.
 import type { Goal } from '../core/acm/contracts.js';
 import type { Config } from '../core/config/schema.js';
+import { MAX_TASKS_PER_PLAN } from '../core/policy/policy.js';
 
 export interface GoalCardInput {
   id: string;
@@ -33,6 +34,7 @@ export function goalCard(o: GoalCardInput): Goal {
       engine: 'acia DefaultPolicy',
       hooks: ['plan.admit', 'task.pre', 'task.post'],
       protectedPaths: o.config.protectedPaths,
+      maxTasksPerPlan: MAX_TASKS_PER_PLAN,
     },
     metadata: { createdAt: o.createdAt, runId: o.runId, aciaVersion: o.aciaVersion, source: 'acia run' },
   };

@@ -13,7 +13,8 @@ import { validateDocument } from '../../src/core/acm/validate-document.js';
 import { verifyBundle } from '../../src/core/ledger/bundle.js';
 import { SPEC_BUNDLE_DIRS, verifyForeignBundle } from '../../src/core/ledger/spec-bundle.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
-import { tempDir } from '../e2e/helpers.js';
+import { cleanCommand } from '../../src/cli/clean-action.js';
+import { git, tempDir } from '../e2e/helpers.js';
 import { runsTests, savedPlanSet, teamRig, writes } from './team-rig.js';
 
 const plan = {
@@ -60,7 +61,7 @@ describe('the replay bundle in the ACM v0.5 layout', () => {
   it('has every directory and file the spec and the reference reader require, in the shapes they read', async () => {
     const { runId, dir } = await bundledRun();
     for (const d of SPEC_BUNDLE_DIRS) expect(existsSync(join(dir, d)), d).toBe(true);
-    for (const f of ['metadata.json', 'manifest.yaml', 'goal/goal.json', 'context/context.json', 'plans/plan-A.json', 'plans/plan-B.json', 'plans/selection.yaml', 'policy/requests.jsonl', 'verification/results.json', 'verification/sheet.json', 'engine-trace/run.json', 'planner/llm-calls.jsonl', 'planner/internal-context/manifest.json', 'memory-ledger/ledger.jsonl']) {
+    for (const f of ['metadata.json', 'manifest.yaml', 'goal/goal.json', 'context/context.json', 'plans/plan-A.json', 'plans/plan-B.json', 'plans/selection.yaml', 'policy/requests.jsonl', 'policy/policy-sheet.json', 'verification/results.json', 'verification/sheet.json', 'engine-trace/run.json', 'planner/llm-calls.jsonl', 'planner/internal-context/manifest.json', 'memory-ledger/ledger.jsonl']) {
       expect(existsSync(join(dir, f)), f).toBe(true);
     }
     // The reference reads every plans/*.json as a Plan: nothing else may sit there.
@@ -104,6 +105,7 @@ describe('the replay bundle in the ACM v0.5 layout', () => {
     const policy = jsonLines(dir, 'policy/requests.jsonl');
     expect(policy.filter((r) => r.taskId === 't2').map((r) => r.action)).toEqual(['task.pre', 'task.post']);
     for (const r of policy) expect(typeof r.decision).toBe('boolean');
+    expect(readJson(dir, 'policy/policy-sheet.json')).toMatchObject({ kind: 'PolicySheet', rules: expect.arrayContaining([expect.objectContaining({ hook: 'task.post', protectedPaths: expect.any(Array) as unknown })]) as unknown });
     const results = readJson(dir, 'verification/results.json') as { taskId: string; expressions: string[]; results: boolean[]; passed: boolean }[];
     expect(results).toContainEqual(expect.objectContaining({ taskId: 't1', expressions: ['$t1.filesChanged >= 1'], results: [true], passed: true }));
     expect(results).toContainEqual(expect.objectContaining({ taskId: 't2', passed: true }));
@@ -206,5 +208,30 @@ describe('a bundle that cannot be written', () => {
     const second = await rig.resume(first.result.runId, undefined, { script: [] });
     expect(second.exitCode, second.result.message).toBe(0);
     expect((await verifyBundle(join(rig.repo, '.acia', 'bundles', first.result.runId))).ok).toBe(true);
+  });
+});
+
+describe('bundles under version control', () => {
+  it('every bundle written is committed, exactly its files, to refs/acia/bundles/<run>; no branch or checkout changes', async () => {
+    const { repo, runId, dir } = await bundledRun();
+    const ref = `refs/acia/bundles/${runId}`;
+    const files = git(repo, 'ls-tree', '-r', '--name-only', ref).split('\n').filter((f) => f !== '').sort();
+    const manifest = readJson(dir, 'manifest.json') as { files: Record<string, string> };
+    expect(files).toEqual([...Object.keys(manifest.files), 'manifest.json'].sort());
+    expect(git(repo, 'show', `${ref}:metadata.json`)).toBe(readFileSync(join(dir, 'metadata.json'), 'utf8').trimEnd());
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/heads/').split('\n')).not.toContain(ref);
+  });
+
+  it('retention: acia clean removes a finished run\'s branches and worktrees, never its ledger, blobs, bundle or bundle ref', async () => {
+    const { repo, runId, dir } = await bundledRun();
+    const before = readFileSync(join(dir, 'manifest.json'), 'utf8');
+    expect(git(repo, 'for-each-ref', '--format=%(refname)', `refs/heads/acia/${runId}`)).not.toBe('');
+    expect(await cleanCommand({ repo })).toBe(0);
+    expect(git(repo, 'for-each-ref', '--format=%(refname)', `refs/heads/acia/${runId}`)).toBe('');
+    expect(readFileSync(join(dir, 'manifest.json'), 'utf8')).toBe(before);
+    expect((await verifyBundle(dir)).ok).toBe(true);
+    expect(existsSync(join(repo, '.acia', 'runs', runId, 'ledger.jsonl'))).toBe(true);
+    expect(git(repo, 'rev-parse', '--verify', `refs/acia/bundles/${runId}`)).toMatch(/^[0-9a-f]{40}$/);
   });
 });

@@ -115,6 +115,20 @@ export function specFiles(entries: readonly LedgerEntry[], s: RunState, readBlob
     }
   }
   out.text.set('policy/requests.jsonl', lines(policy));
+  // The Policy Sheet (ACM v0.5 §5.7) the run's decisions were made under, as its Goal Card's policy context names it.
+  const pc = goal?.policyContext ?? {};
+  out.json.set('policy/policy-sheet.json', {
+    apiVersion: 'acm.ddse.ai/v0.5',
+    kind: 'PolicySheet',
+    metadata: { id: 'acia-default-policy', engine: pc.engine ?? null },
+    hooks: pc.hooks ?? ['plan.admit', 'task.pre', 'task.post'],
+    rules: [
+      { hook: 'plan.admit', rule: 'deny a plan with more tasks than maxTasksPerPlan', maxTasksPerPlan: pc.maxTasksPerPlan ?? null },
+      { hook: 'task.pre', rule: 'allow' },
+      { hook: 'task.post', rule: 'deny a result that changed a protected path (a path prefix or glob)', protectedPaths: pc.protectedPaths ?? null },
+    ],
+    decisions: 'policy/requests.jsonl',
+  });
   out.json.set('verification/results.json', results);
   out.json.set(SHEET, verificationSheetDocument(SHEET, specs));
 

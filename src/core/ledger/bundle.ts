@@ -272,7 +272,7 @@ function specManifest(runId: string, goalId: string | null, generatedAt: string 
       selection: 'plans/selection.yaml',
       capabilityMap: 'capability-map/capability-map.json',
       taskSpecs: under('task-specs/'),
-      policy: { requests: 'policy/requests/', responses: 'policy/responses/', records: 'policy/requests.jsonl' },
+      policy: { requests: 'policy/requests/', responses: 'policy/responses/', records: 'policy/requests.jsonl', sheet: 'policy/policy-sheet.json' },
       verification: 'verification/results.json',
       verificationSheet: 'verification/sheet.json',
       memoryLedger: 'memory-ledger/ledger.jsonl',

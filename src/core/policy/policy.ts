@@ -37,6 +37,9 @@ export interface PolicyEngine {
   evaluate(request: PolicyRequest): Promise<PolicyDecision>;
 }
 
+/** The default policy's plan size limit (plan.admit). */
+export const MAX_TASKS_PER_PLAN = 40;
+
 export interface DefaultPolicyOptions {
   // Path prefixes or globs no task may change, e.g. `migrations/`, `*.lock`, `**/migrations/**`.
   protectedPaths: readonly string[];
