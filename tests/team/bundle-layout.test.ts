@@ -68,13 +68,16 @@ describe('the replay bundle in the ACM v0.5 layout', () => {
     expect(readdirSync(join(dir, 'plans')).filter((f) => f.endsWith('.json')).sort()).toEqual(['plan-A.json', 'plan-B.json']);
 
     const metadata = readJson(dir, 'metadata.json') as Record<string, unknown>;
-    expect(metadata).toMatchObject({ version: '0.5', runId, planId: 'plan-A', contextRef: expect.stringMatching(/^sha256-[0-9a-f]{64}$/) as unknown });
+    expect(metadata).toMatchObject({ version: '0.5', acmVersion: 'v0.5', runId, planId: 'plan-A', contextRef: expect.stringMatching(/^sha256-[0-9a-f]{64}$/) as unknown });
     const goal = readJson(dir, 'goal/goal.json') as Record<string, unknown>;
     expect(goal).toMatchObject({ kind: 'GoalCard', id: metadata.goalId, intent: 'document the project', context_required: true, contextRef: metadata.contextRef });
     for (const field of ['actors', 'acceptance', 'policy_context', 'metadata', 'constraints']) expect(goal[field], field).toBeDefined();
     const context = readJson(dir, 'context/context.json') as Record<string, unknown>;
     expect(context).toMatchObject({ kind: 'ContextPacket', id: metadata.contextRef, metadata: { id: metadata.contextRef }, facts: expect.any(Object) as unknown });
     expect((context.augmentations as unknown[]).length).toBeGreaterThan(0);
+    // The packet as recorded, content-addressed: its file is named by, and hashes to, the plans' contextRef (002 §9).
+    const hex = String(metadata.contextRef).slice('sha256-'.length);
+    expect(createHash('sha256').update(readFileSync(join(dir, 'context', `${hex}.json`))).digest('hex')).toBe(hex);
 
     for (const id of ['plan-A', 'plan-B']) {
       const p = readJson(dir, `plans/${id}.json`) as { id: string; contextRef: string; capabilityMapVersion: string; tasks: { id: string; capabilityRef: string }[]; edges: unknown[]; alternatives: string[]; join?: string };
