@@ -367,4 +367,13 @@ export const MUTATIONS = [
     replace: "      if (false) acc.errors.push(",
     tests: ["tests/core/acm/spec-names.test.ts"],
   },
+  {
+    id: "selection-without-rationale",
+    rows: ["002 \u00a712"],
+    why: "the plan selection is recorded without its rationale",
+    file: "src/team/planning.ts",
+    find: "await ctx.rec.record('pm', 'PLAN_SELECTED', { planId: chosen.id, method, rationale,",
+    replace: "await ctx.rec.record('pm', 'PLAN_SELECTED', { planId: chosen.id, method, rationale: '',",
+    tests: ["tests/team/scenarios.test.ts"],
+  },
 ];
