@@ -18,6 +18,7 @@ import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEsc
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
+import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { lazy } from './lazy.js';
 import { latestResumableRun } from './run-status.js';
 
@@ -244,6 +245,15 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
   return { action: 'guidance', text: answer.trim() };
 }
 
+/** Each worktree's dependencies laid out by its runner (sandbox or host view); a runner without a layout gets the host one. */
+function layoutFor(deps: TeamDeps, repo: string): (worktree: string) => void {
+  return (wt) => {
+    const runner = deps.tools.runnerFor(wt);
+    if (runner.layDependencies) runner.layDependencies(wt);
+    else linkDependencies(repo, wt, dependencyDirsCached(repo));
+  };
+}
+
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
 export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
   const listener = deps.runtime.onEvent;
@@ -254,7 +264,7 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
     runDir,
     rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry }) : undefined),
     state,
-    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId),
+    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId, layoutFor(deps, repo)),
     workspaceReady: lazy(() => Promise.resolve()),
     instructions: [],
     facts: {},

@@ -15,6 +15,11 @@ export interface ToolResult {
 /** How tools run commands: the sandbox implements it; tests may pass a fake. */
 export interface CommandRunner {
   run(command: string, options: RunCommandOptions): Promise<CommandOutcome>;
+  /**
+   * Lays the user's installed dependencies out in a fresh task worktree the way this runner shows them to
+   * commands (core/sandbox/deps.ts). Absent: the worktree gets the host layout.
+   */
+  layDependencies?(worktree: string): void;
 }
 export interface RunCommandOptions {
   cwd: string;
