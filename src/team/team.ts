@@ -283,7 +283,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   ctx.workspaceReady = opening;
   try {
     const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
-    ctx.testCommand ??= await detectTestCommandInGit(reader);
+    ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment?.(ctx.repo) ?? {});
     await openMcp(ctx, opening);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));

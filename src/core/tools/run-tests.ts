@@ -7,8 +7,11 @@ import { resolvePath } from './fs-access.js';
 import { describeOutcome } from './run-command.js';
 import { environmentProblem, failureExcerpt } from './test-failures.js';
 import { parseTestSummary } from './test-summary.js';
+import { testCommandFor, type DetectedTestCommand, type EnvironmentFacts } from './test-command.js';
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
+
+export { testCommandFor } from './test-command.js';
 
 export const runTests = defineTool({
   name: 'run_tests',
@@ -61,43 +64,27 @@ export const runTests = defineTool({
   },
 });
 
-/** package.json scripts.test -> npm test; pytest markers; go.mod; Cargo.toml. */
-export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string | null {
-  return detectTestCommandWithSource(ctx)?.command ?? null;
+/** The detected test command for a worktree or checkout (see test-command.ts), or null. */
+export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>, facts: EnvironmentFacts = {}): string | null {
+  return detectTestCommandWithSource(ctx, facts)?.command ?? null;
 }
 
-/** The detected test command and the file it was detected from (for `acia config`). */
-export function detectTestCommandWithSource(ctx: Pick<ToolContext, 'fs' | 'root'>): { command: string; source: string } | null {
+/** The detected test command, the file it was detected from and why (for `acia config`). */
+export function detectTestCommandWithSource(ctx: Pick<ToolContext, 'fs' | 'root'>, facts: EnvironmentFacts = {}): DetectedTestCommand | null {
   const has = (f: string): boolean => ctx.fs.existsSync(nodePath.join(ctx.root, f));
-  return testCommandFor({
-    has,
-    read: (f) => {
-      try {
-        return String(ctx.fs.readFileSync(nodePath.join(ctx.root, f), 'utf8'));
-      } catch {
-        return null;
-      }
+  return testCommandFor(
+    {
+      has,
+      read: (f) => {
+        try {
+          return String(ctx.fs.readFileSync(nodePath.join(ctx.root, f), 'utf8'));
+        } catch {
+          return null;
+        }
+      },
     },
-  });
-}
-
-/** The detection rules over any view of the files (a checkout, or git objects before one exists). */
-export function testCommandFor(files: { has: (path: string) => boolean; read: (path: string) => string | null }): { command: string; source: string } | null {
-  const { has } = files;
-  if (has('package.json')) {
-    try {
-      const pkg = JSON.parse(files.read('package.json') ?? '') as { scripts?: Record<string, unknown> };
-      const test = pkg.scripts?.test;
-      if (typeof test === 'string' && !test.includes('no test specified')) return { command: 'npm test --', source: 'package.json scripts.test' };
-    } catch {
-      /* unreadable package.json: try the others */
-    }
-  }
-  const py = ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'conftest.py', 'tests/conftest.py'].find(has);
-  if (py !== undefined) return { command: 'python3 -m pytest', source: py };
-  if (has('go.mod')) return { command: 'go test ./...', source: 'go.mod' };
-  if (has('Cargo.toml')) return { command: 'cargo test', source: 'Cargo.toml' };
-  return null;
+    facts,
+  );
 }
 
 function shellQuote(s: string): string {
