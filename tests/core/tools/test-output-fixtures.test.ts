@@ -31,6 +31,9 @@ describe('parseTestSummary on real runner output', () => {
     ['go-fail.txt', { framework: 'go', passed: 0, failed: 1 }],
     ['go-pass.txt', { framework: 'go', passed: 1, failed: 0 }],
     ['cargo-fail.txt', { framework: 'cargo', passed: 2, failed: 1, skipped: 1 }],
+    ['bun-fail.txt', { framework: 'bun', passed: 2, failed: 1, skipped: 1 }],
+    // pnpm -r test over two vitest packages, each line behind pnpm's `packages/x test: ` prefix.
+    ['pnpm-vitest-fail.txt', { framework: 'vitest', passed: 1, failed: 1 }],
   ])('%s', (name, expected) => {
     expect(parseTestSummary(fixture(name))).toEqual(expected);
   });
@@ -68,6 +71,35 @@ describe('failureExcerpt', () => {
     const ex = failureExcerpt(padded, { maxBytes: 6000 });
     expect(Buffer.byteLength(ex)).toBeLessThanOrEqual(6000);
     for (const w of wanted) expect(ex).toContain(w);
+  });
+
+  it('keeps the failing assertions of a workspace run with many failing packages, and counts every package', () => {
+    // Five packages' vitest runs behind pnpm prefixes, each failing, each with a long list of passing tests
+    // before its failures; the assertion is in the last package only, after four reports without one.
+    const pkg = (name: string, assertion: boolean) => [
+      `packages/${name} test$ vitest run`,
+      ...Array.from({ length: 80 }, (_, i) => `packages/${name} test:  ✓ test/t${i}.test.js (3 tests) 2ms`),
+      `packages/${name} test:  FAIL  test/${name}.test.js > ${name} loads`,
+      `packages/${name} test: Error: Worker exited unexpectedly`,
+      ...Array.from({ length: 40 }, (_, i) => `packages/${name} test:     at frame${i} (node:internal/worker:${i})`),
+      ...(assertion ? [`packages/${name} test:  FAIL  test/${name}.test.js > parses`, `packages/${name} test: AssertionError: expected 'top-10' to be 'top-ten'`, `packages/${name} test:  ❯ test/${name}.test.js:5:37`] : []),
+      `packages/${name} test:       Tests  1 failed | 240 passed (241)`,
+    ];
+    const out = ['> pnpm -r test', 'Scope: 5 of 6 workspace projects', ...['a', 'b', 'c', 'd'].flatMap((n) => pkg(n, false)), ...pkg('e', true), ' ELIFECYCLE  Test failed.'].join('\n');
+    expect(parseTestSummary(out)).toEqual({ framework: 'vitest', passed: 1200, failed: 5 });
+    const ex = failureExcerpt(out, { maxBytes: 6000 });
+    expect(Buffer.byteLength(ex)).toBeLessThanOrEqual(6000);
+    expect(ex).toContain("AssertionError: expected 'top-10' to be 'top-ten'");
+    expect(ex).toContain('test/e.test.js:5:37');
+    expect(ex).not.toContain('packages/e test:'); // the prefixes are gone
+  });
+
+  it("keeps bun's failed assertion with its source line and diff", () => {
+    const raw = fixture('bun-fail.txt');
+    const noise = Array.from({ length: 1500 }, (_, i) => `(pass) suite > passing test ${i} [0.02ms]`);
+    const lines = raw.split('\n');
+    const ex = failureExcerpt([...lines.slice(0, 3), ...noise, ...lines.slice(3)].join('\n'), { maxBytes: 4000 });
+    for (const w of ['error: expect(received).toEqual(expected)', '(fail) math > fails', 'a.test.ts:4:50', '+     2,']) expect(ex).toContain(w);
   });
 
   it('returns short output unchanged, without colour codes', () => {
