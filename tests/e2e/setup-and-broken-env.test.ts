@@ -90,4 +90,36 @@ describe.skipIf(!sandboxAvailable())('setup, a broken environment and acia show 
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/ledger entry 0 is a RUN_STARTED, which has no output/);
   }, 120_000);
+
+  it('asks the human, saying what it looked for, when the project has no test command', () => {
+    const repo = join(tempDir('no-tests'), 'repo');
+    mkdirSync(join(repo, 'src'), { recursive: true });
+    writeFileSync(join(repo, 'src', 'main.sh'), 'echo hi\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'base');
+    const script = join(repo, '..', 'script.json');
+    writeFileSync(
+      script,
+      JSON.stringify({
+        version: 1,
+        turns: [
+          turn('pm', 'return_result', devThenQa('Say bye too.', ['src/main.sh'])),
+          turn('dev:t1', 'write_file', { path: 'src/main.sh', content: 'echo hi\necho bye\n' }),
+          turn('dev:t1', 'return_result', { summary: 'Added bye.' }),
+        ],
+      }),
+    );
+    expect(acia(['config', '--repo', repo]).stdout).toMatch(/^test command\s+\(none\)\s+\(none configured or detected; looked for a package\.json test script/m);
+    const r = acia(['run', 'Say bye', '--repo', repo, '--model', `scripted:${script}`]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/needs a human \(environment_broken\): no test command: none configured and none detected \(looked for a package\.json test script.*go\.mod, Cargo\.toml\)/);
+    const entries = ledgerOf(repo, onlyRunId(repo));
+    // Neither a failed verification nor a fix task: the QA agent was not even started.
+    expect(entries.filter((e) => e.type === 'VERIFICATION' || e.type === 'TASK_ADDED')).toEqual([]);
+    expect(entries.some((e) => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === 'qa:t2')).toBe(false);
+    const esc = entries.find((e) => e.type === 'ESCALATION_REQUESTED')!.data as { message: string; options: string[] };
+    expect(esc.message).toContain('--test-command');
+    expect(esc.options).toContain('skip');
+  }, 120_000);
 });

@@ -5,9 +5,11 @@ import { AciaError } from '../errors.js';
 import { defineTool } from './define-tool.js';
 import { resolvePath } from './fs-access.js';
 import { describeOutcome } from './run-command.js';
-import { environmentProblem, failureExcerpt } from './test-failures.js';
+import { declaredModules } from './declared-modules.js';
+import { classifyEnvironmentProblem } from './environment-problem.js';
+import { failureExcerpt } from './test-failures.js';
 import { parseTestSummary } from './test-summary.js';
-import { testCommandFor, type DetectedTestCommand, type EnvironmentFacts } from './test-command.js';
+import { LOOKED_FOR, testCommandFor, type DetectedTestCommand, type EnvironmentFacts } from './test-command.js';
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
 
@@ -23,7 +25,7 @@ export const runTests = defineTool({
   readOnly: false,
   run: async (input, ctx) => {
     const base = ctx.testCommand ?? detectTestCommand(ctx);
-    if (base === null) throw new AciaError('INPUT_INVALID', 'no test command configured or detected (no package.json test script, pytest, go.mod or Cargo.toml)');
+    if (base === null) throw new AciaError('INPUT_INVALID', `no test command configured or detected (looked for ${LOOKED_FOR})`);
     let command = base;
     if (input.path !== undefined) {
       const target = resolvePath(ctx, input.path);
@@ -42,7 +44,8 @@ export const runTests = defineTool({
     const counts = summary ? `${summary.passed} passed, ${summary.failed} failed${summary.skipped ? `, ${summary.skipped} skipped` : ''} (${summary.framework})` : 'no test summary recognised';
     const status = describeOutcome(outcome, ctx.commandTimeoutS);
     // A run that could not start (exit 127, no pytest) says why on its first line: that is no code bug.
-    const cannotRun = ok || outcome.timedOut ? null : environmentProblem(exitCode, outcome.output);
+    const problem = ok || outcome.timedOut ? null : classifyEnvironmentProblem(exitCode, outcome.output, { isDeclared: declaredModules(ctx) });
+    const cannotRun = problem?.line ?? null;
     const verdict = `${ok ? 'TESTS PASSED' : cannotRun ? 'TESTS COULD NOT RUN' : 'TESTS FAILED'} ${status} ${counts}${cannotRun ? `: ${cannotRun}` : ''}\n$ ${command}`;
     // A failed run keeps its failure reports (wherever they are), not just its head and tail.
     const shown = ok ? truncateMiddle(`${verdict}\n${outcome.output}`).text : `${verdict}\n${failureExcerpt(outcome.output, { maxBytes: 24_000, headLines: 10, tailLines: 30 })}`;
@@ -51,7 +54,7 @@ export const runTests = defineTool({
       forModel: shown,
       forDisplay: verdict,
       data: {
-        ...(cannotRun ? { cannotRun } : {}),
+        ...(problem ? { cannotRun: problem.line, cannotRunKind: problem.kind, advice: problem.advice } : {}),
         exitCode,
         passed,
         failed,

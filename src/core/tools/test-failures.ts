@@ -110,18 +110,4 @@ function clip(line: string): string {
   return line.length > 400 ? `${line.slice(0, 400)}[... ${line.length - 400} chars]` : line;
 }
 
-/**
- * Why a command could not run at all, as opposed to running and failing: the shell's "not found"
- * line for exit 127 (a missing program: dependencies not installed), "Permission denied" for 126, or a
- * test runner that is missing (`No module named pytest`, npm's `Missing script`). Null for an ordinary
- * failure, which is the code's business.
- */
-export function environmentProblem(exitCode: number | null, output: string): string | null {
-  const text = output.replace(ANSI, '');
-  const lines = text.split('\n').map((l) => l.trim());
-  const find = (re: RegExp): string | null => lines.find((l) => re.test(l)) ?? null;
-  if (exitCode === 127) return find(/(?:: not found|: command not found|No such file or directory)$/) ?? 'exit 127: a program the command runs was not found';
-  if (exitCode === 126) return find(/Permission denied|cannot execute/) ?? 'exit 126: a program the command runs could not be executed';
-  if (exitCode === 0 || exitCode === null) return null;
-  return find(/^\/\S*python[\d.]*: No module named (?:pytest|unittest|nose2?)\b/) ?? find(/No module named pytest$/) ?? find(/^npm (?:error|ERR!) Missing script: /);
-}
+export { environmentProblem } from './environment-problem.js';

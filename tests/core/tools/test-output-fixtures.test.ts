@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { classifyEnvironmentProblem } from '../../../src/core/tools/environment-problem.js';
 import { environmentProblem, failureExcerpt } from '../../../src/core/tools/test-failures.js';
 import { parseTestSummary } from '../../../src/core/tools/test-summary.js';
 
@@ -104,6 +105,34 @@ describe('failureExcerpt', () => {
 
   it('returns short output unchanged, without colour codes', () => {
     expect(failureExcerpt('\u001b[31mFAIL\u001b[39m x\n')).toBe('FAIL x\n');
+  });
+});
+
+describe('classifyEnvironmentProblem', () => {
+  const declared = (name: string) => ['@ws/core', 'slugs', 'requests'].includes(name);
+  it.each([
+    ['pytest usage error (exit 4)', 4, 'ERROR: usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]\n__main__.py: error: unrecognized arguments: --bogus\n', 'test-runner-usage', 'ERROR: usage:'],
+    ['pytest with no tests (exit 5)', 5, '============================= test session starts ==============================\ncollected 0 items\n\n============================ no tests ran in 0.01s =============================\n', 'no-tests', 'collected 0 items'],
+    ['a declared workspace package that does not resolve', 1, "Error: Cannot find package '@ws/core' imported from /home/u/app/packages/web/index.js\n", 'missing-module', "Cannot find package '@ws/core'"],
+    ['a declared Python package at collection', 2, "E   ModuleNotFoundError: No module named 'slugs'\n=========================== short test summary info ============================\nERROR tests/test_x.py\n", 'missing-module', "No module named 'slugs'"],
+    ['a write into the read-only dependencies', 1, "Error: EROFS: read-only file system, mkdir '/home/u/app/node_modules/.vite-temp'\n", 'read-only', 'EROFS'],
+    ['a registry lookup without network', 1, ' ERR_PNPM_META_FETCH_FAIL  GET https://registry.npmjs.org/pnpm: request to https://registry.npmjs.org/pnpm failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org\n', 'network', 'EAI_AGAIN'],
+    ['a missing interpreter', 127, "/bin/sh: 1: .venv/bin/python: not found\n", 'missing-program', '.venv/bin/python: not found'],
+    ['a venv whose base interpreter moved', 126, '/bin/sh: 1: .venv/bin/python: bad interpreter: No such file or directory\n', 'missing-program', 'bad interpreter'],
+  ])('%s', (_, exit, output, kind, shows) => {
+    const p = classifyEnvironmentProblem(exit, output, { isDeclared: declared });
+    expect(p?.kind).toBe(kind);
+    expect(p?.line).toContain(shows);
+    expect(p?.advice).toMatch(/--test-command|setup|allowedHosts|install|read-only/);
+  });
+
+  it('leaves code failures to the fix loop: an undeclared module, an assertion, a submodule the code misnamed', () => {
+    const declaredOnly = { isDeclared: (n: string) => n === 'slugs' };
+    expect(classifyEnvironmentProblem(1, "Error: Cannot find module './helpers' from test/a.test.js\n", declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(1, "Error: Cannot find module 'lodash'\n", declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(2, "E   ModuleNotFoundError: No module named 'helpers'\n", declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(1, fixture('vitest-fail.txt'), declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(1, fixture('pytest-fail.txt'), declaredOnly)).toBeNull();
   });
 });
 
