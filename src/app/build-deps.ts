@@ -2,13 +2,12 @@
 // the wiki, policy, guards and plan validation. The team itself only sees the TeamDeps seams.
 import * as nodeFs from 'node:fs';
 import { existsSync } from 'node:fs';
-import { join, resolve as resolvePath } from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import { AciaError } from '../core/errors.js';
 import { modelIdOf, type Config } from '../core/config/schema.js';
-import { RunId, randomIds, systemClock } from '../core/acm/ids.js';
-import { checkRealDir } from '../core/fs/no-follow.js';
-import { Git } from '../team/git.js';
-import { guardAciaState } from '../team/repo-guard.js';
+import { randomIds, systemClock } from '../core/acm/ids.js';
+import { guardAciaState } from '../core/contain/clone-guard.js';
+import { requireRunDir } from '../core/contain/acia-state.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
 import { buildBundle } from '../core/ledger/bundle.js';
@@ -76,11 +75,8 @@ export async function checkRunAnchored(env: NodeJS.ProcessEnv, runDir: string, r
 
 /** The checks `acia resume` makes before it reads anything from a run's ledger. */
 export async function checkResumable(env: NodeJS.ProcessEnv, repo: string, runId: string): Promise<void> {
-  if (!RunId.safeParse(runId).success || runId.includes('..')) throw new AciaError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in ${repo}`, { hint: 'list runs with `acia runs`' });
-  await guardAciaState(new Git(systemClock), repo);
-  const runDir = join(repo, '.acia', 'runs', runId);
-  if (!existsSync(runDir)) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
-  checkRealDir(repo, runDir);
+  const runDir = requireRunDir(repo, runId);
+  await guardAciaState(repo);
   await checkRunAnchored(env, runDir, runId);
 }
 

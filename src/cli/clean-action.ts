@@ -1,8 +1,9 @@
 // The work of `acia clean`: which runs may go, and removing their branches and worktrees with the
 // hardened git runner.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
+import { hasRunWorktrees, runDirOf } from '../core/contain/acia-state.js';
+import { guardAciaState } from '../core/contain/clone-guard.js';
+import { readAnchor } from '../core/ledger/anchor.js';
 import { AciaError } from '../core/errors.js';
 import { Git } from '../team/git.js';
 import { listRunStatuses, type RunStatus } from '../team/run-status.js';
@@ -31,28 +32,31 @@ export function keepReason(run: RunStatus, now: number, olderThanMs: number | nu
 export async function cleanCommand(flags: CleanFlags): Promise<number> {
   const olderThan = flags.olderThan === undefined ? null : parseDuration(flags.olderThan);
   const repo = await repoOf(flags.repo);
+  // A clone that tracks or links ACIA's run state is refused before anything is listed or removed: a
+  // `.acia/worktrees` link would carry the removal out of the repository.
+  await guardAciaState(repo);
   const git = new Git(systemClock);
   const now = Date.now();
   const current = await git.currentBranch(repo);
   let removed = 0;
   let kept = 0;
   for (const run of await listRunStatuses(repo)) {
-    const why = keepReason(run, now, olderThan);
+    // Only runs ACIA recorded for this user are cleaned; one that came with the clone is not theirs to remove.
+    const why = readAnchor(process.env, runDirOf(repo, run.runId), run.runId) === null ? 'not recorded by ACIA for you (no anchor in your state directory)' : keepReason(run, now, olderThan);
     if (why !== null) {
       kept++;
       process.stdout.write(`keep    ${run.runId}: ${why}\n`);
       continue;
     }
     const branches = await runBranches(git, repo, run.runId);
-    const root = join(repo, '.acia', 'worktrees', run.runId);
     const keepBranch = current !== null && branches.includes(current) ? current : null;
     const toDelete = branches.filter((b) => b !== keepBranch);
-    const what = `${toDelete.length} branch(es)${existsSync(root) ? ' and its worktrees' : ''}`;
+    const what = `${toDelete.length} branch(es)${hasRunWorktrees(repo, run.runId) ? ' and its worktrees' : ''}`;
     if (flags.dryRun) {
       process.stdout.write(`would remove ${run.runId} (${run.reason}): ${what}\n`);
       continue;
     }
-    await removeRunWorktrees(git, repo, root);
+    await removeRunWorktrees(git, repo, run.runId);
     if (toDelete.length > 0) await git.run(repo, ['branch', '-D', '--', ...toDelete]);
     removed++;
     process.stdout.write(`removed ${run.runId} (${run.reason}): ${what}${keepBranch ? ` (kept ${keepBranch}: it is checked out)` : ''}\n`);

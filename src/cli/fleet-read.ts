@@ -13,7 +13,7 @@ import type { RunAnchor } from '../core/ledger/anchor.js';
 import type { RunManifest } from '../core/ledger/events.js';
 import { connectFleetDb, databaseUrl } from '../fleet/fleet-db.js';
 import { exportRun } from '../fleet/export.js';
-import { checkRegularOrMissing, ensureRealDir } from '../core/fs/no-follow.js';
+import { checkRegularOrMissing, ensureRealDir } from '../core/contain/no-follow.js';
 import { buildBundle, bundleDirOf } from '../core/ledger/bundle.js';
 import { verifyRun, type RunVerification, type VerifyReport } from '../core/ledger/verify.js';
 import { renderWiki } from '../core/wiki/render.js';

@@ -18,7 +18,8 @@ import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, probeRepo } from '../team/git.js';
-import { guardAciaState } from '../team/repo-guard.js';
+import { guardAciaState } from '../core/contain/clone-guard.js';
+import { requireRunDir } from '../core/contain/acia-state.js';
 import { probeSandbox } from '../core/sandbox/detect.js';
 import { driverOverrides } from '../core/sandbox/safe-git.js';
 import { reviewApply } from '../team/apply.js';
@@ -60,19 +61,19 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const dirty = flags.apply || (what.kind === 'run' && !flags.includeUncommitted) ? git.isDirty(repo) : Promise.resolve(false);
   dirty.catch(() => undefined);
   // So is the check that the clone does not ship ACIA's own state (a git process too); startRun awaits it.
-  const stateGuard = what.kind === 'run' ? guardAciaState(git, repo) : undefined;
+  const stateGuard = what.kind === 'run' ? guardAciaState(repo) : undefined;
   stateGuard?.catch(() => undefined);
   const given: Record<string, unknown> = Object.fromEntries(Object.entries(flagConfig(flags)).filter(([, v]) => v !== undefined));
   if (what.kind === 'resume') {
     // Resume with the model the run started with, unless --model says otherwise.
     const runId = what.runId ?? (await latestResumableRun(repo));
-    if (!existsSync(join(repo, '.acia', 'runs', runId))) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
+    const runDir = requireRunDir(repo, runId);
     what = { ...what, runId };
     // Nothing is taken from a ledger this user's state does not anchor (a run shipped with the clone).
     await checkResumable(process.env, repo, runId);
     // The run's recorded settings carry over; flags given now override them. The sandbox never does: it is
     // what the user's config and flags say now, so no ledger can turn it off.
-    const entries = existsSync(join(repo, '.acia', 'runs', runId, 'ledger.jsonl')) ? await readEntries(join(repo, '.acia', 'runs', runId)).catch(() => null) : [];
+    const entries = existsSync(join(runDir, 'ledger.jsonl')) ? await readEntries(runDir).catch(() => null) : [];
     const started = entries?.find((e) => e.type === 'RUN_STARTED');
     // Said before the model's credentials are asked for: there is nothing to resume with them. (A ledger
     // that cannot be read goes on to resumeRun, which says what is wrong with it.)

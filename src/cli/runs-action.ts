@@ -1,9 +1,9 @@
 // The work behind `acia runs` and `acia show`.
 import { forTerminal } from '../core/text/terminal.js';
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as nodeFs from 'node:fs';
 import { AciaError, errorMessage } from '../core/errors.js';
+import { requireRunDir } from '../core/contain/acia-state.js';
 import { BlobStore } from '../core/ledger/blob-store.js';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import { listRuns } from '../core/ledger/manifest.js';
@@ -16,11 +16,7 @@ import { describeEntry } from '../app/describe.js';
 
 export async function resolveRun(dir: string, runId: string): Promise<{ repo: string; runDir: string }> {
   const repo = await repoRoot(new Git(systemClock), resolve(dir));
-  const runDir = join(repo, '.acia', 'runs', runId);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runId) || !existsSync(join(runDir, 'ledger.jsonl'))) {
-    throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
-  }
-  return { repo, runDir };
+  return { repo, runDir: requireRunDir(repo, runId, { needLedger: true }) };
 }
 
 export async function readEntries(runDir: string): Promise<LedgerEntry[]> {

@@ -1,6 +1,7 @@
 // `acia eval`: each instance is an ordinary ACIA run on a fresh checkout at its base commit, graded
 // afterwards outside the agents' reach, the grade appended to the run's ledger, the result written
 // atomically so an interrupted eval resumes where it stopped.
+import { wikiDir } from '../core/contain/acia-state.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
@@ -194,7 +195,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
     message: run.message,
     runId: run.runId,
     ledger: join(run.runDir, 'ledger.jsonl'),
-    wiki: join(repo, '.acia', 'wiki', 'runs', `${run.runId}.md`),
+    wiki: join(wikiDir(repo), 'runs', `${run.runId}.md`),
     runBranch: run.runBranch,
     headCommit: commit,
     costUsd: run.costUsd,

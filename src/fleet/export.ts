@@ -1,7 +1,8 @@
 // `acia export <runId> --db`: a fleet run as an ordinary .acia/runs/<id> directory (ledger, blobs,
 // manifest) that `acia verify`, `show`, `replay` and `bundle` read offline, with no database.
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ensureRunDir } from '../core/contain/acia-state.js';
+import { ensureRealDir, writeRegularFile } from '../core/contain/no-follow.js';
 import type pg from 'pg';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import { readPgRun } from '../core/ledger/pg-ledger.js';
@@ -14,13 +15,14 @@ import { AciaError } from '../core/errors.js';
 /** `anchor: false` for a private copy a reading command uses and deletes: nothing to remember it by. */
 export async function exportRun(db: pg.Pool, runId: string, repo: string, env: NodeJS.ProcessEnv = process.env, o: { anchor?: boolean } = {}): Promise<{ dir: string; entries: number; blobs: number; manifest: RunManifest }> {
   const { lines, blobs } = await readPgRun(db, runId);
-  const dir = join(repo, '.acia', 'runs', runId);
-  await mkdir(join(dir, 'blobs'), { recursive: true });
-  await writeFile(join(dir, LEDGER_FILE), lines.map((l) => `${l}\n`).join(''));
+  // The id is checked and nothing on the way (or in the way: a planted ledger link) is followed.
+  const dir = ensureRunDir(repo, runId);
+  ensureRealDir(repo, join(dir, 'blobs'));
+  writeRegularFile(repo, join(dir, LEDGER_FILE), lines.map((l) => `${l}\n`).join(''));
   for (const [ref, content] of blobs) {
     // A ref becomes a file name: anything but a content hash (a row someone wrote by hand) could name a path.
     if (!/^sha256:[0-9a-f]{64}$/.test(ref)) throw new AciaError('LEDGER_CORRUPT', `run ${runId}: the database holds a blob with a malformed ref`, { hint: `check it: acia verify ${runId} --db <url>` });
-    await writeFile(join(dir, 'blobs', ref.slice('sha256:'.length)), content);
+    writeRegularFile(repo, join(dir, 'blobs', ref.slice('sha256:'.length)), content);
   }
   const entries = lines.map((l) => JSON.parse(l) as LedgerEntry);
   const first = entries[0];

@@ -5,11 +5,12 @@
 // run's dev tasks go to the task queue, where any worker (this one included) takes them. A run whose
 // worker died resumes on another worker from its ledger and branches; a worker that was only cut off
 // is fenced out by the new epoch.
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import type PgBoss from 'pg-boss';
 import { systemClock } from '../core/acm/ids.js';
+import { ensureRunDir } from '../core/contain/acia-state.js';
 import { errorMessage, isAciaError } from '../core/errors.js';
 import { takeLease } from '../core/ledger/pg-lease.js';
 import { Git } from '../team/git.js';
@@ -182,7 +183,8 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
       await setRunStatus(fleet.db, job.runId, { status: manifest.status, worker: o.name, cost_usd: manifest.costUsd }, epoch);
     };
     // The run's local directory (manifest, wiki pages) in the clone; its ledger is in the database.
-    await mkdir(join(dir, '.acia', 'runs', job.runId), { recursive: true });
+    // Through the containment module: the id is checked, and a clone's `.acia/runs` link is refused.
+    ensureRunDir(dir, job.runId);
     const resumed = (await retryTransient(() => fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1 LIMIT 1', [job.runId]))).rowCount !== 0;
     const result = resumed ? await resumeRun(deps, { dir, runId: job.runId, ...(job.answer === undefined ? {} : { answer: job.answer }) }) : await startRun(deps, { dir, goal: job.goal });
     // A run whose last entries were refused ends on that error: the new owner decides how it ends.

@@ -5,7 +5,8 @@ import { AciaError } from '../core/errors.js';
 import type { TeamDeps } from './deps.js';
 import { Git, repoRoot } from './git.js';
 import { ensureContext } from './planning.js';
-import { ensureAciaDir, guardAciaState } from './repo-guard.js';
+import { guardAciaState } from '../core/contain/clone-guard.js';
+import { ensureRunDir } from '../core/contain/acia-state.js';
 import { detectTestCommandInGit, gitReader } from './repo-reader.js';
 import { foldRun } from './run-state.js';
 import type { TaskOutcome } from './task-common.js';
@@ -23,8 +24,8 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
   const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, o.dir);
   // The clone is of a repository anyone may have pushed to: the same checks as a resumed run.
-  await guardAciaState(git, repo);
-  const runDir = ensureAciaDir(repo, 'runs', o.runId);
+  await guardAciaState(repo);
+  const runDir = ensureRunDir(repo, o.runId);
   const ledger = await deps.store.openLedger(runDir, o.runId, { create: false });
   const state = foldRun(ledger.entries());
   const ctx = makeContext(deps, repo, o.runId, runDir, ledger, state, git);

@@ -1,6 +1,7 @@
 // Serves a recorded run back to the team: model responses by request hash, tool results and git
 // outcomes in the order each task met them, and the human's answers in order.
-import { basename } from 'node:path';
+import { runWorktreesDir } from '../core/contain/acia-state.js';
+import { basename, join } from 'node:path';
 import { canonicalJson, contentAddress } from '../core/acm/canonical-json.js';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import { AciaError } from '../core/errors.js';
@@ -107,7 +108,7 @@ export class ReplayWorkspace implements RunWorkspace {
   ) {
     const started = ofType(entries, 'RUN_STARTED')[0];
     this.runBranch = started?.runBranch ?? `acia/${runId}`;
-    this.runWorktree = `${repo}/.acia/worktrees/${runId}/@run`;
+    this.runWorktree = join(runWorktreesDir(repo, runId), '@run');
     this.head = started?.baseCommit ?? '';
     for (const s of ofType(entries, 'TASK_STARTED')) push(this.starts, s.taskId, s);
     for (const c of ofType(entries, 'CHECKPOINT')) push(this.checkpoints, c.taskId, c);
@@ -130,7 +131,7 @@ export class ReplayWorkspace implements RunWorkspace {
     const n = (this.attempt.get(taskId) ?? 0) + 1;
     this.attempt.set(taskId, n);
     const rec = this.starts.get(taskId)?.find((s) => s.attempt === n) ?? this.starts.get(taskId)?.at(-1);
-    return Promise.resolve({ path: `${this.repo}/.acia/worktrees/${this.runId}/${taskId}`, branch: rec?.branch ?? `acia-tasks/${this.runId}/${taskId}`, baseCommit: rec?.baseCommit ?? this.head });
+    return Promise.resolve({ path: join(runWorktreesDir(this.repo, this.runId), taskId), branch: rec?.branch ?? `acia-tasks/${this.runId}/${taskId}`, baseCommit: rec?.baseCommit ?? this.head });
   }
   checkpoint(taskId: string): Promise<{ commit: string | null; files: string[] }> {
     const n = this.attempt.get(taskId) ?? 1;

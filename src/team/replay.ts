@@ -1,8 +1,7 @@
 // `acia replay`: runs the executor again against a run's recorded model responses, tool results,
 // git outcomes and human answers — no model, no side effects — and compares the decisions it
 // records with the recorded ledger, actor by actor.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readRunBlob, runDirOf } from '../core/contain/acia-state.js';
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { ContextPacket, LedgerEntry } from '../core/acm/contracts.js';
 import { memoryFromPacket, packetReader } from '../agents/pm/context-packet.js';
@@ -58,9 +57,13 @@ export async function replayRun(
   runId: string,
   recorded: readonly LedgerEntry[],
   /** Where the run's blobs are: the run directory (default), or a bundle's memory-ledger/. */
-  runDir: string = join(repo, '.acia', 'runs', runId),
+  runDir: string = runDirOf(repo, runId),
 ): Promise<ReplayReport> {
-  const getBlob = (ref: string) => readFile(join(runDir, 'blobs', ref.replace(/^sha256:/, '')));
+  // Not through a link (core/contain): a bundle or run a clone shipped may hold one in blobs/.
+  const getBlob = (ref: string) => {
+    const bytes = readRunBlob(runDir, ref);
+    return bytes === null ? Promise.reject(new AciaError('LEDGER_CORRUPT', `run ${runId}: blob ${ref} is missing`)) : Promise.resolve(bytes);
+  };
   const started = recorded.find((e) => e.type === 'RUN_STARTED')?.data as EventDataOf<'RUN_STARTED'> | undefined;
   if (!started) throw new AciaError('LEDGER_CORRUPT', `run ${runId} has no RUN_STARTED entry`);
   const ledger = new MemoryLedger(runId, base.runtime.clock, `replay:${runId}`, getBlob);

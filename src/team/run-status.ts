@@ -1,7 +1,8 @@
 // What a run's ledger says about whether it can go on, read without taking the run's lock: for
 // `acia resume` without an id and for `acia clean`.
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { listRunIds, runDirOf } from '../core/contain/acia-state.js';
+import { readRegularFile } from '../core/contain/no-follow.js';
 import type { LedgerEntry } from '../core/acm/contracts.js';
 import { AciaError } from '../core/errors.js';
 import { finishedReason, foldRun, openEscalation } from './run-state.js';
@@ -21,11 +22,12 @@ export interface RunStatus {
 
 /** The status of every run under `<repo>/.acia/runs` that has started, oldest first. */
 export async function listRunStatuses(repo: string): Promise<RunStatus[]> {
-  const dir = join(repo, '.acia', 'runs');
-  const names = await readdir(dir).catch(() => [] as string[]);
+  // Run ids and directories as the containment module checks them: a `.acia/runs` link is refused, and a
+  // name that is not a run id (`.ssh`, one with a slash) is never a run.
   const runs: RunStatus[] = [];
-  for (const id of names) {
-    const entries = await readLedgerFile(join(dir, id, 'ledger.jsonl'));
+  await Promise.resolve();
+  for (const id of listRunIds(repo)) {
+    const entries = readLedgerFile(join(runDirOf(repo, id), 'ledger.jsonl'));
     if (entries === null) continue;
     const state = foldRun(entries);
     if (!state.started) continue;
@@ -61,10 +63,12 @@ export async function latestResumableRun(repo: string): Promise<string> {
 }
 
 /** A run's ledger entries read without taking its lock (a listing must not block a live run); null when unreadable. */
-export async function readLedgerFile(file: string): Promise<LedgerEntry[] | null> {
+function readLedgerFile(file: string): LedgerEntry[] | null {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    const bytes = readRegularFile(dirname(file), file);
+    if (bytes === null) return null;
+    text = bytes.toString('utf8');
   } catch {
     return null;
   }

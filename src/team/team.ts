@@ -1,6 +1,6 @@
 // The Team: starts a run (or resumes one from its ledger), plans, executes, and ends it with a
 // terminal reason, the manifest anchor and the wiki.
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PlanSet, type ContextPacket, type Goal } from '../core/acm/contracts.js';
 import { canonicalJson } from '../core/acm/canonical-json.js';
@@ -26,9 +26,8 @@ export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
 import { finish, manifestOf, resultOf, saveManifest, writeBundle, type DriveOutcome, type RunResult } from './run-end.js';
 import { detectTestCommandInGit, gitReader } from './repo-reader.js';
-import { RunId } from '../core/acm/ids.js';
-import { ensureAciaDir, guardAciaState } from './repo-guard.js';
-import { checkRealDir, checkRegularOrMissing } from '../core/fs/no-follow.js';
+import { guardAciaState } from '../core/contain/clone-guard.js';
+import { ensureRunDir, requireRunDir } from '../core/contain/acia-state.js';
 
 export interface StartOptions {
   /** Any directory inside the repository. */
@@ -39,7 +38,7 @@ export interface StartOptions {
    */
   repoFacts?: RepoFacts;
   /**
-   * `guardAciaState(git, root)` for this repository, started earlier by the caller (the CLI starts it
+   * `guardAciaState(root)` for this repository, started earlier by the caller (the CLI starts it
    * beside `git status`); awaited where startRun would run it, before anything is written.
    */
   stateGuard?: Promise<void>;
@@ -76,8 +75,8 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const now = deps.runtime.clock.now();
   const runId = deps.runtime.ids.runId(now);
   await excludeAciaDir(git, repo, facts.commonDir);
-  await (opts.stateGuard ?? guardAciaState(git, repo));
-  const runDir = ensureAciaDir(repo, 'runs', runId);
+  await (opts.stateGuard ?? guardAciaState(repo));
+  const runDir = ensureRunDir(repo, runId);
   // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
   if (deps.store.anchor) await deps.store.anchor.write(runDir, runId, null, 'running');
   const ledger = await deps.store.openLedger(runDir, runId, { create: true });
@@ -142,14 +141,10 @@ export interface ResumeOptions {
 export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<RunResult> {
   const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, opts.dir);
-  await guardAciaState(git, repo);
+  await guardAciaState(repo);
   const runId = opts.runId ?? (await latestResumableRun(repo));
-  if (!RunId.safeParse(runId).success || runId.includes('..')) throw new AciaError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in ${repo}`, { hint: 'list runs with `acia runs`' });
-  const runDir = join(repo, '.acia', 'runs', runId);
-  const exists = await readdir(runDir).then(() => true, () => false);
-  if (!exists) throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with `acia runs`' });
-  checkRealDir(repo, runDir);
-  for (const f of ['ledger.jsonl', 'manifest.json', 'blobs']) checkRegularOrMissing(join(runDir, f), f === 'blobs');
+  // The id, every directory on the way and the run's files are checked before anything is read.
+  const runDir = requireRunDir(repo, runId);
   if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
   const ledger = await deps.store.openLedger(runDir, runId, { create: false });
   const state = foldRun(ledger.entries());

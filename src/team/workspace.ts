@@ -1,7 +1,8 @@
 // Per-task git worktrees under .acia/worktrees/<run>/, each on branch acia-tasks/<run>/<task>, and the
 // run branch acia/<run> they merge into. The user's checkout is never touched.
 import { rm } from 'node:fs/promises';
-import { ensureRealDir } from '../core/fs/no-follow.js';
+import { ensureRealDir } from '../core/contain/no-follow.js';
+import { removeRunWorktrees as removeWorktreeDir, runWorktreesDir } from '../core/contain/acia-state.js';
 import { join } from 'node:path';
 import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { GitBatchReader } from '../core/sandbox/git-batch.js';
@@ -77,7 +78,7 @@ export class Workspace implements RunWorkspace {
   }
 
   root(): string {
-    return join(this.repo, '.acia', 'worktrees', this.runId);
+    return runWorktreesDir(this.repo, this.runId);
   }
 
   /**
@@ -220,16 +221,16 @@ export class Workspace implements RunWorkspace {
    */
   async close(): Promise<void> {
     this.reader.close();
-    await removeRunWorktrees(this.git, this.repo, this.root());
+    await removeRunWorktrees(this.git, this.repo, this.runId);
   }
 }
 
 /**
- * Removes every git worktree under `root` and the directory itself: the directory goes first, then one
- * `worktree prune` drops the registrations whose directories are gone (one git process, not one
- * `worktree remove` per task). Symlinks inside are removed, never followed.
+ * Removes every git worktree of a run and its directory: the directory goes first (through the containment
+ * module, which refuses a `.acia/worktrees` that leads out of the repository), then one `worktree prune`
+ * drops the registrations whose directories are gone (one git process, not one `worktree remove` per task).
  */
-export async function removeRunWorktrees(git: Git, repo: string, root: string): Promise<void> {
-  await rm(root, { recursive: true, force: true });
+export async function removeRunWorktrees(git: Git, repo: string, runId: string): Promise<void> {
+  await removeWorktreeDir(repo, runId);
   await git.run(repo, ['worktree', 'prune'], { allowFail: true });
 }

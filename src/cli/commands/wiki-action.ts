@@ -1,6 +1,6 @@
 // The work of `acia wiki` and `acia memory`, loaded only when those commands run.
 import { forTerminal } from '../../core/text/terminal.js';
-import { readRegularFile } from '../../core/fs/no-follow.js';
+import { readRegularFile } from '../../core/contain/no-follow.js';
 import { readdir } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { AciaError } from '../../core/errors.js';

@@ -1,8 +1,10 @@
 // Branded identifiers (seed 003): a RunId is not a StepId is not a plain string.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { RUN_ID_PATTERN } from '../contain/run-id.js';
 
-export const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'run id: letters, digits, . _ -').brand<'RunId'>();
+/** The containment module's pattern (core/contain/run-id.ts): one definition of what names a run. */
+export const RunId = z.string().regex(RUN_ID_PATTERN, 'run id: letters, digits, . _ -').refine((s) => !s.includes('..'), 'run id: never ".."').brand<'RunId'>();
 export type RunId = z.infer<typeof RunId>;
 export const StepId = z.string().min(1).max(200).brand<'StepId'>();
 export type StepId = z.infer<typeof StepId>;

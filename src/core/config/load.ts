@@ -2,6 +2,7 @@
 // ACIA_* environment variables and flags, each layer validated; every value remembers its source.
 // The repository's file is written by whoever wrote the repository: until the user trusts its exact
 // content (`acia trust`), only keys that cannot weaken isolation or spend money are taken from it.
+import { repoConfigPath } from '../contain/acia-state.js';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -91,7 +92,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   }
   let ignored: IgnoredRepoKeys | null = null;
   if (opts.repo !== null) {
-    const repoFile = join(opts.repo, '.acia', 'config.json');
+    const repoFile = repoConfigPath(opts.repo);
     const bytes = readRepoFile(opts.repo, repoFile);
     if (bytes !== null) {
       const v = parseJsonObject(bytes.toString('utf8'), repoFile);

@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { AciaError, errorMessage } from '../errors.js';
-import { readRegularFile, writeRegularFile } from '../fs/no-follow.js';
+import { readRegularFile, writeRegularFile } from '../contain/no-follow.js';
 
 /** The repository files that can configure ACIA, relative to the repo root. */
 export const REPO_TRUST_FILES = ['.acia/config.json', '.mcp.json'] as const;

@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { userStateDir } from '../config/trust.js';
 import { AciaError, errorMessage } from '../errors.js';
-import { readRegularFile, writeRegularFile } from '../fs/no-follow.js';
+import { readRegularFile, writeRegularFile } from '../contain/no-follow.js';
 import type { LedgerHead } from './types.js';
 
 export const RunAnchor = z.object({

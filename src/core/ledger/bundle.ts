@@ -1,8 +1,9 @@
 // The replay bundle (ACM §14.3, guideline §17): a run's ACM artifacts, engine trace and ledger in one
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
+import { bundleDirOf } from '../contain/acia-state.js';
 import { linkSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularAt, readRegularFile } from '../fs/no-follow.js';
+import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularAt, readRegularFile } from '../contain/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
 import type { LedgerEntry } from '../acm/contracts.js';
@@ -32,10 +33,8 @@ export interface BundleManifest {
   files: Record<string, string>;
 }
 
-/** The default bundle location: `.acia/bundles/<runId>`. */
-export function bundleDirOf(repoRoot: string, runId: string): string {
-  return join(repoRoot, '.acia', 'bundles', runId);
-}
+/** The default bundle location `.acia/bundles/<runId>` (core/contain checks the id). */
+export { bundleDirOf };
 
 export interface BundleOptions {
   /** The run manifest about to be written (the team bundles a run before it marks it finished). */

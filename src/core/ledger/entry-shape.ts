@@ -2,10 +2,10 @@
 // LedgerEntry zod contract accepts (a strict subset: canonical timestamps); anything it refuses is
 // re-checked with the contract itself, which gives the precise message.
 import { LEDGER_ENTRY_TYPES, LedgerEntry } from '../acm/contracts.js';
+import { isRunId } from '../contain/run-id.js';
 
 const TYPES: ReadonlySet<string> = new Set(LEDGER_ENTRY_TYPES);
 const HEX64 = /^[0-9a-f]{64}$/;
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const ACTOR = /^(pm|team|policy|human|(dev|qa|pm):[A-Za-z_][A-Za-z0-9_-]*)$/;
 const TS = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$/;
 
@@ -29,7 +29,7 @@ function looksLikeEntry(v: unknown): v is LedgerEntry {
     'data' in e &&
     typeof e.seq === 'number' && Number.isSafeInteger(e.seq) && e.seq >= 0 &&
     typeof e.ts === 'string' && TS.test(e.ts) &&
-    typeof e.runId === 'string' && RUN_ID.test(e.runId) &&
+    isRunId(e.runId) &&
     typeof e.actor === 'string' && ACTOR.test(e.actor) &&
     typeof e.type === 'string' && TYPES.has(e.type) &&
     typeof e.prevHash === 'string' && HEX64.test(e.prevHash) &&

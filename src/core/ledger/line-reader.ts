@@ -3,6 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { LedgerEntry } from '../acm/contracts.js';
 import { AciaError } from '../errors.js';
+import { openRegularForRead } from '../contain/no-follow.js';
 
 export interface LedgerLine {
   /** 1-based line number in the file. */
@@ -22,7 +23,10 @@ export async function* readLedgerLines(path: string): AsyncGenerator<LedgerLine>
   let carryLen = 0;
   let offset = 0;
   let lineNo = 0;
-  for await (const raw of createReadStream(path, { highWaterMark: 1 << 20 })) {
+  // A ledger a clone planted as a link (to ~/.ssh/id_rsa) or a FIFO is refused, not read.
+  const fd = openRegularForRead(path);
+  if (fd === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT', path });
+  for await (const raw of createReadStream(path, { fd, highWaterMark: 1 << 20 })) {
     const chunk = raw as Buffer;
     let start = 0;
     for (let nl = chunk.indexOf(NEWLINE, start); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {

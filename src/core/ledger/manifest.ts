@@ -1,18 +1,18 @@
 // Where runs live in a repo, and each run's manifest: the ledger head anchored outside the ledger file.
+import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { AciaError, errorMessage } from '../errors.js';
+import { runDirOf, runsDir } from '../contain/acia-state.js';
+import { checkRealDir } from '../contain/no-follow.js';
+import { isRunId } from '../contain/run-id.js';
 import { RunManifest } from './events.js';
 import { errnoCode, nodeLedgerFs, syncDir, type LedgerFs } from './ledger-fs.js';
 
 export const MANIFEST_FILE = 'manifest.json';
+const NO_FOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-export function runsDir(repoRoot: string): string {
-  return join(repoRoot, '.acia', 'runs');
-}
-
-export function runDirOf(repoRoot: string, runId: string): string {
-  return join(runsDir(repoRoot), runId);
-}
+// Where runs live is the containment module's to say (core/contain/acia-state.ts); re-exported for the library API.
+export { runDirOf, runsDir };
 
 /** Atomic: temp file, fsync, rename, fsync of the directory. A reader sees the old or the new manifest. */
 export async function writeManifest(runDir: string, manifest: RunManifest, fs: LedgerFs = nodeLedgerFs): Promise<void> {
@@ -40,9 +40,18 @@ export async function readManifest(runDir: string, fs: LedgerFs = nodeLedgerFs):
   const path = join(runDir, MANIFEST_FILE);
   let text: string;
   try {
-    text = await fs.readFile(path, 'utf8');
+    // Not through a link, and never waiting on a FIFO: a clone may have planted either in its place.
+    const handle = await fs.open(path, NO_FOLLOW_READ);
+    try {
+      if (!(await handle.stat()).isFile()) throw new AciaError('UNSAFE_REPO', `refusing ${path}: it is not a regular file`);
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (e) {
     if (errnoCode(e) === 'ENOENT') return null;
+    if (errnoCode(e) === 'ELOOP') throw new AciaError('UNSAFE_REPO', `refusing ${path}: it is a symbolic link, not a regular file`);
+    if (e instanceof AciaError) throw e;
     throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
   }
   let value: unknown;
@@ -58,9 +67,11 @@ export async function readManifest(runDir: string, fs: LedgerFs = nodeLedgerFs):
 
 /** Run ids present under `.acia/runs`, sorted (ids sort by time). */
 export async function listRunIds(repoRoot: string, fs: LedgerFs = nodeLedgerFs): Promise<string[]> {
+  // A `.acia/runs` link out of the repository is refused; entries that are links or not run ids are not runs.
+  if (!checkRealDir(repoRoot, runsDir(repoRoot))) return [];
   try {
     const names = await fs.readdir(runsDir(repoRoot), { withFileTypes: true });
-    return names.filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    return names.filter((d) => d.isDirectory() && isRunId(d.name)).map((d) => d.name).sort();
   } catch (e) {
     if (errnoCode(e) === 'ENOENT') return [];
     throw new AciaError('LEDGER_IO', `cannot list ${runsDir(repoRoot)}: ${errorMessage(e)}`, { cause: e });

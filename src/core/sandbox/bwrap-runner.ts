@@ -7,6 +7,7 @@ import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
 import { dependencyDirsCached, interpreterDirs, linkDependencies, type LinkReport } from './deps.js';
+import { launcherCwd } from '../contain/host-process.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { homeView, type HomeView } from './home-view.js';
 import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
@@ -86,7 +87,7 @@ export class BwrapRunner implements CommandRunner {
     // ACIA's own installation and node's stay readable when a mask would hide them (a clone under /tmp,
     // node from nvm in a home): the MCP servers, ACP agents and node a sandboxed command may need.
     for (const dir of toolchainDirs(['/tmp', ...hidden], masked)) a.push('--ro-bind', dir, dir);
-    const view = this.view(git);
+    const view = this.view(git, [...hidden, ...masked]);
     // The user's package managers and interpreters, read-only, in a private HOME at the home's own path.
     const home = this.home(['/tmp', ...hidden], masked, view.checkout);
     // The worktree at the checkout's own path, its installed dependencies read-only on top (task-view.ts).
@@ -134,8 +135,8 @@ export class BwrapRunner implements CommandRunner {
     return checkout === null ? null : linkDependencies(checkout, this.root, dependencyDirsCached(checkout), 'sandbox');
   }
 
-  private view(git: GitPaths): TaskView {
-    return taskView(this.root, git, (name, text) => this.scratchFile(name, text));
+  private view(git: GitPaths, hidden: string[]): TaskView {
+    return taskView(this.root, git, hidden, (name, text) => this.scratchFile(name, text));
   }
 
   private homeCache: HomeView | null = null;
@@ -178,7 +179,8 @@ export class BwrapRunner implements CommandRunner {
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
       const outcome = await spawnCollect(argv, {
-        cwd: this.root,
+        // bwrap chdirs into the worktree inside the sandbox; on the host it starts in an empty directory.
+        cwd: launcherCwd(),
         env,
         timeoutMs: opts.timeoutMs,
         outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,

@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { isWithin } from './path-guard.js';
+import { checkDependencyEntry } from '../contain/dependency-entry.js';
 
 /** What a dependency directory is: a package manager's node_modules or a Python virtualenv. */
 export interface DependencyDir {
@@ -158,6 +159,8 @@ export function linkDependencies(checkoutPath: string, worktree: string, dirs?: 
     // The worktree is the run branch, which agents wrote: `packages/a` may be a committed symlink to `/`.
     // Nothing is made unless every existing component of the path is a real directory inside the worktree.
     if (!physicallyInside(root, parent)) continue;
+    // The checkout's side: only an entry that is really in the checkout (core/contain) is linked to.
+    if (!checkDependencyEntry(checkout, d.rel).ok) continue;
     if (d.kind !== 'yarn-pnp' && !isDir(parent)) continue; // that package is not in this worktree
     if (d.kind === 'node_modules') {
       if (exists(dst) && !isRealDir(dst)) continue;

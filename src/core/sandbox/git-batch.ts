@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { AciaError } from '../errors.js';
 import { SAFE_GIT_CONFIG, gitEnv } from './safe-git.js';
+import { launcherCwd } from '../contain/host-process.js';
 
 export interface GitObject {
   sha: string;
@@ -49,8 +50,9 @@ export class GitBatchReader {
   private start(): ChildProcess {
     if (this.child !== null) return this.child;
     this.buf = Buffer.alloc(0);
-    const args = ['--no-pager', ...SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]), 'cat-file', '--batch'];
-    const child = spawn('git', args, { cwd: this.repo, env: gitEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
+    // `-C`, not the repository as cwd: the launcher starts in an empty directory (core/contain/host-process).
+    const args = ['-C', this.repo, '--no-pager', ...SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]), 'cat-file', '--batch'];
+    const child = spawn('git', args, { cwd: launcherCwd(), env: gitEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
     child.stdout?.on('data', (d: Buffer) => {
       if (this.child === child) this.onData(d);
     });

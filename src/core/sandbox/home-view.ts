@@ -4,10 +4,10 @@
 // and the versions it pinned, pnpm's store and home, Yarn Berry's global cache, a Bun, pyenv, nvm or
 // Volta install, and the tools on PATH that live under a hidden directory (a global pnpm in ~/.local,
 // a Bun in ~/.bun, a prefix under /tmp). Package managers' rc files are bound as copies without
-// credentials. Keys, tokens and the rest of the home stay hidden (bind-check.ts).
+// credentials. Keys, tokens and the rest of the home stay hidden (core/contain/home-entry.ts).
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
-import { admitBind } from './bind-check.js';
+import { checkHomeEntry } from '../contain/home-entry.js';
 import { isWithin } from './path-guard.js';
 import type { Mount } from './task-view.js';
 
@@ -67,7 +67,7 @@ export function homeView(o: HomeViewOptions): HomeView {
     if (bound.some((b) => isWithin(b, path))) return true;
     const root = hiddenRoot(path);
     if (root === null) return true; // visible anyway on the read-only root
-    if (!admitBind({ kind: 'tool', path, home: realHome ?? root, checkouts: o.checkouts })) return false;
+    if (!checkHomeEntry(path, realHome ?? root, o.checkouts).ok) return false;
     bound.push(path);
     mounts.push({ op: 'ro-bind', src: path, dest: path });
     return true;

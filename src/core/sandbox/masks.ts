@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as nodePath from 'node:path';
 import type { GitPaths } from './git-paths.js';
 import { isWithin } from './path-guard.js';
+import { checkoutOfWorktree } from '../contain/acia-state.js';
 
 /** Directories never worth hiding wholesale: masking them would break the sandbox, not protect anything. */
 const NEVER_MASK = new Set(['/', '/usr', '/bin', '/sbin', '/lib', '/lib64', '/etc', '/opt', '/var', '/tmp', '/proc', '/dev', '/sys']);
@@ -53,9 +54,8 @@ export function enclosingCheckout(root: string, commonDir: string | null): strin
  */
 export function checkoutsToMask(root: string, git: GitPaths): string[] {
   const out = new Set<string>();
-  const marker = `${nodePath.sep}.acia${nodePath.sep}worktrees${nodePath.sep}`;
-  const at = root.indexOf(marker);
-  if (at > 0) out.add(root.slice(0, at));
+  const holder = checkoutOfWorktree(root);
+  if (holder !== null) out.add(holder);
   for (const dir of [git.commonDir, git.gitDir]) {
     if (dir === null) continue;
     // The first ancestor named .git: its parent is a work tree (the main checkout, or the superproject).

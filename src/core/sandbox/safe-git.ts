@@ -4,6 +4,7 @@ import * as nodePath from 'node:path';
 import { AciaError } from '../errors.js';
 import { isSecretName } from './env.js';
 import { spawnCapture } from './spawn-collect.js';
+import { launcherCwd } from '../contain/host-process.js';
 
 /**
  * Config forced on every call. Hooks, fsmonitor, external diff/textconv, filters and pagers are all ways a
@@ -87,8 +88,9 @@ export async function safeGit(cwd: string, args: readonly string[], opts: SafeGi
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
   const drivers = readsNoContent(args) ? [] : await driverOverrides(cwd);
   const full = ['--no-pager', ...config, ...drivers, ...hardenSubcommand(args)];
-  const result = await spawnCapture(['git', ...full], {
-    cwd,
+  // git goes to the worktree with -C; the process itself starts in an empty directory (core/contain).
+  const result = await spawnCapture(['git', '-C', cwd, ...full], {
+    cwd: launcherCwd(),
     env: gitEnv(opts.env),
     timeoutMs: opts.timeoutMs ?? 60_000,
     ...(opts.encoding ? { encoding: opts.encoding } : {}),
@@ -156,8 +158,8 @@ const inFlight = new Map<string, Promise<string[]>>();
 const withIncludes = new Set<string>();
 
 async function queryDrivers(cwd: string, signature: string | null): Promise<string[]> {
-  const r = await spawnCapture(['git', 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
-    cwd,
+  const r = await spawnCapture(['git', '-C', cwd, 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
+    cwd: launcherCwd(),
     env: gitEnv(),
     timeoutMs: 10_000,
   });

@@ -3,14 +3,15 @@
 // the git metadata moved out of the way. Every absolute path an environment carries (a `.pth` of an
 // editable install, a venv's shebangs, pnpm's `.bin` shims, Yarn PnP's `.pnp.cjs`, workspace links)
 // then resolves into the TASK's tree, while the checkout itself (its `.env`, `.acia/`, other worktrees)
-// stays hidden. The bind decisions are all here; each path bound passes admitBind first.
+// stays hidden. The bind decisions are all here; each dependency bound passes core/contain's check first.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { dependencyDirsCached, SANDBOX_ORIGINALS } from './deps.js';
 import type { GitPaths } from './git-paths.js';
 import { enclosingCheckout } from './masks.js';
 import { isWithin } from './path-guard.js';
-import { admitBind } from './bind-check.js';
+import { checkoutOfWorktree } from '../contain/acia-state.js';
+import { checkDependencyEntry } from '../contain/dependency-entry.js';
 
 /** One bubblewrap mount operation, in the order given. */
 export type Mount = { op: 'bind' | 'ro-bind'; src: string; dest: string } | { op: 'symlink'; target: string; dest: string } | { op: 'dir'; dest: string };
@@ -33,22 +34,19 @@ export const SANDBOX_GIT = '/tmp/.acia-git';
  * is itself a linked worktree), or the work tree of the common git dir around `root`.
  */
 export function checkoutOf(root: string, git: GitPaths): string | null {
-  const marker = `${nodePath.sep}.acia${nodePath.sep}worktrees${nodePath.sep}`;
-  const at = root.indexOf(marker);
-  if (at > 0) return root.slice(0, at);
-  return enclosingCheckout(root, git.commonDir);
+  return checkoutOfWorktree(root) ?? enclosingCheckout(root, git.commonDir);
 }
 
 /**
  * The mounts that make up the task view of `root` (a real path). `writeFile` stores a small generated
  * file (the relocated `.git` pointer) and returns its host path.
  */
-export function taskView(root: string, git: GitPaths, writeFile: (name: string, text: string) => string): TaskView {
+export function taskView(root: string, git: GitPaths, hidden: readonly string[], writeFile: (name: string, text: string) => string): TaskView {
   const checkout = checkoutOf(root, git);
   const at = checkout ?? root;
   const mounts: Mount[] = [{ op: 'bind', src: root, dest: at }];
   const view = (p: string): string => (isWithin(root, p) ? nodePath.join(at, nodePath.relative(root, p)) : p);
-  if (checkout !== null) mounts.push(...dependencyMounts(checkout, root));
+  if (checkout !== null) mounts.push(...dependencyMounts(checkout, root, hidden.filter((h) => h !== checkout)));
   // Git metadata inside the checkout's path would be covered by the view: show it at SANDBOX_GIT instead.
   const moved = (p: string): boolean => checkout !== null && isWithin(checkout, p) && !isWithin(root, p);
   const gitPath = (p: string): string => (moved(p) ? nodePath.join(SANDBOX_GIT, nodePath.relative(checkout!, p)) : view(p));
@@ -71,16 +69,18 @@ export function taskView(root: string, git: GitPaths, writeFile: (name: string, 
  * point linkDependencies made), a node_modules at SANDBOX_ORIGINALS inside a read-only second view of
  * the task's tree (the worktree's node_modules is a directory of links to there).
  */
-function dependencyMounts(checkout: string, root: string): Mount[] {
+function dependencyMounts(checkout: string, root: string, hidden: readonly string[]): Mount[] {
   const out: Mount[] = [];
   let originals = false;
   for (const d of dependencyDirsCached(checkout)) {
-    const src = nodePath.join(checkout, d.rel);
+    // Never a link out of the checkout or a path holding a masked directory: that would undo the mask.
+    const entry = checkDependencyEntry(checkout, d.rel, hidden);
+    if (!entry.ok) continue;
+    const src = entry.path;
     const point = nodePath.join(root, d.rel);
     const kind = fileKind(src);
     // Only over a mount point of the same kind that the layout made in this worktree.
     if (kind === null || fileKind(point) !== kind) continue;
-    if (!admitBind({ kind: 'dependency', path: src, checkout })) continue;
     if (d.kind === 'node_modules') {
       if (!originals) out.push({ op: 'ro-bind', src: root, dest: SANDBOX_ORIGINALS });
       originals = true;

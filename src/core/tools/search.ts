@@ -1,5 +1,5 @@
 // search: regex search over the repository with ripgrep (no shell) when present, else a JS walk; capped.
-import { spawn } from 'node:child_process';
+import { spawnHostProcess } from '../contain/host-process.js';
 import * as nodePath from 'node:path';
 import { z } from 'zod';
 import { AciaError } from '../errors.js';
@@ -46,15 +46,21 @@ interface Found {
 
 /** Null when rg is not installed; an invalid pattern is reported as a tool error. */
 function ripgrep(pattern: string, target: string, root: string, signal: AbortSignal | undefined): Promise<Found | null> {
-  const rel = nodePath.relative(root, target) || '.';
-  const args = ['--line-number', '--no-heading', '--color', 'never', '--no-config', '--hidden', '--glob', '!.git', '--max-columns', String(MAX_LINE), '--max-columns-preview', '--max-filesize', '4M', '-e', pattern, '--', rel];
+  const args = ['--line-number', '--no-heading', '--color', 'never', '--no-config', '--hidden', '--glob', '!.git', '--max-columns', String(MAX_LINE), '--max-columns-preview', '--max-filesize', '4M', '-e', pattern, '--', target];
   return new Promise((resolve, reject) => {
-    const child = spawn('rg', args, { cwd: root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
+    // On the host, so through the containment module: started outside the worktree, which it searches by path.
+    const child = spawnHostProcess({ command: 'rg', args, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, writable: [root], what: 'ripgrep' }, ['ignore', 'pipe', 'pipe']);
+    const stop = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', stop, { once: true });
+    child.once('close', () => signal?.removeEventListener('abort', stop));
+    // rg names files by the path it was given; the model sees them relative to the worktree, as before.
+    const prefix = `${root}${nodePath.sep}`;
+    const shown = target === root ? './' : '';
     const matches: string[] = [];
     let buffered = '';
     let stderr = '';
     let capped = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
       const lines = buffered.split('\n');
       buffered = lines.pop() ?? '';
@@ -64,13 +70,14 @@ function ripgrep(pattern: string, target: string, root: string, signal: AbortSig
           child.kill('SIGKILL');
           break;
         }
-        matches.push(l);
+        matches.push(l.startsWith(prefix) ? shown + l.slice(prefix.length) : l);
       }
     });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c.slice(0, 2000)));
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c.slice(0, 2000)));
     child.on('error', (err) => ((err as { code?: string }).code === 'ENOENT' ? resolve(null) : reject(err)));
     child.on('close', (code) => {
-      if (code === 2 && !capped && matches.length === 0) reject(new AciaError('INPUT_INVALID', `ripgrep: ${stderr.trim()}`));
+      if (signal?.aborted) reject(new AciaError('ABORTED', 'search was cancelled'));
+      else if (code === 2 && !capped && matches.length === 0) reject(new AciaError('INPUT_INVALID', `ripgrep: ${stderr.trim()}`));
       else resolve({ matches, capped });
     });
   });

@@ -1,12 +1,13 @@
 // The team's memory pages (`.acia/wiki/memory/*.md`): human-editable, read into the next run's context;
 // agent edits go through updateMemory, which records a MEMORY_UPDATED entry before touching the file.
+import { memoryDir, wikiDir } from '../contain/acia-state.js';
 import { constants } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packagePath } from '../package-root.js';
 import { AciaError, errorMessage, isAciaError } from '../errors.js';
-import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularFile, writeRegularFile } from '../fs/no-follow.js';
+import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularFile, writeRegularFile } from '../contain/no-follow.js';
 import type { RunLedger } from '../ledger/types.js';
 
 export const MEMORY_PAGES = ['project', 'conventions', 'lessons'] as const;
@@ -20,13 +21,8 @@ export interface MemoryPage {
   content: string;
 }
 
-export function wikiDir(repoRoot: string): string {
-  return join(repoRoot, '.acia', 'wiki');
-}
-
-export function memoryDir(repoRoot: string): string {
-  return join(wikiDir(repoRoot), 'memory');
-}
+// Where the wiki lives is the containment module's to say; re-exported for the library API.
+export { memoryDir, wikiDir };
 
 /** Templates ship in the package's top-level `wiki/templates/` (next to dist/ and src/ alike). */
 const TEMPLATE_DIR = pathToFileURL(`${packagePath('wiki', 'templates')}/`);

@@ -1,7 +1,7 @@
 // Renders `.acia/wiki/` from the ledgers: a pure function of entries (+ memory page names) to
 // {path: content}, and renderWiki, which writes only the files whose content changed.
 import { join } from 'node:path';
-import { readRegularFile, writeRegularFile } from '../fs/no-follow.js';
+import { readRegularFile, writeRegularFile } from '../contain/no-follow.js';
 import type { LedgerEntry } from '../acm/contracts.js';
 import { errorMessage } from '../errors.js';
 import type { RunManifest } from '../ledger/events.js';

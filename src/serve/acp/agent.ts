@@ -3,7 +3,6 @@
 // streams back as plan, tool-call and message updates; an escalation becomes a permission request
 // (retry / skip / approve / abort) or, for guidance, the next prompt turn; session/cancel stops it
 // as Ctrl-C does, and session/load replays a run's history.
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
@@ -25,7 +24,10 @@ import type { LedgerEntry } from '../../core/acm/contracts.js';
 import type { HumanAction } from '../../core/ledger/events.js';
 import { readManifest } from '../../core/ledger/manifest.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
-import { buildDeps, preflightModel } from '../../app/build-deps.js';
+import { buildDeps, checkRunAnchored, preflightModel } from '../../app/build-deps.js';
+import { existingRunDir, readRunBlob, runDirOf as runDirIn } from '../../core/contain/acia-state.js';
+import { guardAciaState } from '../../core/contain/clone-guard.js';
+import { isRunId } from '../../core/contain/run-id.js';
 import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../../team/team.js';
 import type { EscalationQuestion, Escalator, HumanAnswer } from '../../team/deps.js';
@@ -91,9 +93,22 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
     })
     .onRequest('session/load', async ({ params, client }) => {
       const repo = await openRepo(params.cwd);
-      const runDir = join(repo, '.acia', 'runs', params.sessionId);
-      const entries = await readEntries(runDir).catch(() => null);
-      if (entries === null || entries.length === 0) throw RequestError.sessionNotFound(params.sessionId);
+      // A session id names a run directory: checked like every run id, and only a run ACIA recorded for this
+      // user (anchored in their state directory) is loaded; a run the clone shipped, or `../x`, is not found.
+      if (!isRunId(params.sessionId)) throw RequestError.sessionNotFound(params.sessionId);
+      const runDir = await (async () => {
+        try {
+          await guardAciaState(repo);
+          const dir = existingRunDir(repo, params.sessionId);
+          if (dir !== null) await checkRunAnchored(o.env, dir, params.sessionId);
+          return dir;
+        } catch (e) {
+          o.log(`session/load ${params.sessionId}: ${errorMessage(e)}`);
+          return null;
+        }
+      })();
+      const entries = runDir === null ? null : await readEntries(runDir).catch(() => null);
+      if (runDir === null || entries === null || entries.length === 0) throw RequestError.sessionNotFound(params.sessionId);
       // A loaded session is the run: its id is the run id, and the next prompt resumes it.
       sessions.set(params.sessionId, { id: params.sessionId, repo, runId: params.sessionId, controller: null, cancelled: false });
       const mapper = new AcpUpdateMapper(blobReader(runDir));
@@ -143,7 +158,7 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
     await notify(client, s.id, message(`${warning}\n`));
   }
   preflightModel(config, o.env, false, s.repo);
-  const runDirOf = (runId: string) => join(s.repo, '.acia', 'runs', runId);
+  const runDirOf = (runId: string) => runDirIn(s.repo, runId);
   let mapper: AcpUpdateMapper | null = null;
   let queue = Promise.resolve();
   const deps = await buildDeps({
@@ -187,7 +202,8 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
 
 /** `awaiting_human`, or `interrupted` for a run stopped mid-way, or null when the run is over. */
 async function resumableState(repo: string, runId: string): Promise<'awaiting_human' | 'interrupted' | null> {
-  const manifest = await readManifest(join(repo, '.acia', 'runs', runId));
+  const dir = existingRunDir(repo, runId);
+  const manifest = dir === null ? null : await readManifest(dir);
   if (manifest === null) return null;
   if (manifest.status === 'awaiting_human') return 'awaiting_human';
   if (manifest.status === 'aborted' || manifest.status === 'running' || manifest.status === 'budget_exhausted') return 'interrupted';
@@ -244,13 +260,7 @@ function summaryOf(r: RunResult, cancelled: boolean): string {
 }
 
 function blobReader(runDir: string): (ref: string) => string | null {
-  return (ref) => {
-    try {
-      return readFileSync(join(runDir, 'blobs', ref.replace(/^sha256:/, '')), 'utf8');
-    } catch {
-      return null;
-    }
-  };
+  return (ref) => readRunBlob(runDir, ref)?.toString('utf8') ?? null;
 }
 
 async function notify(client: AgentContext, sessionId: string, update: SessionUpdate): Promise<void> {

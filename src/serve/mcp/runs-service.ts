@@ -1,11 +1,12 @@
 // What `acia mcp` does, independent of MCP: start a run or answer an escalation in the background
 // (this process), report status, list, show and verify runs. It uses the library API, like the CLI.
-import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LedgerEntry, PlanSet } from '../../core/acm/contracts.js';
 import { systemClock } from '../../core/acm/ids.js';
 import { loadConfig } from '../../core/config/load.js';
 import { AciaError } from '../../core/errors.js';
+import { readWikiPage, requireRunDir } from '../../core/contain/acia-state.js';
+import { readRegularFile } from '../../core/contain/no-follow.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
 import { listRuns } from '../../core/ledger/manifest.js';
 import { verifyRun, type RunVerification } from '../../core/ledger/verify.js';
@@ -119,7 +120,8 @@ export class RunsService {
   async resource(runId: string, what: 'ledger' | 'plan' | 'wiki', repoArg?: string): Promise<{ mimeType: string; text: string }> {
     const repo = await this.repoOf(repoArg);
     const dir = runDirChecked(repo, runId);
-    if (what === 'ledger') return { mimeType: 'application/x-ndjson', text: readFileSync(join(dir, 'ledger.jsonl'), 'utf8') };
+    // No link is followed: a clone's ledger.jsonl pointing at ~/.ssh/id_rsa is refused, not served.
+    if (what === 'ledger') return { mimeType: 'application/x-ndjson', text: (readRegularFile(repo, join(dir, 'ledger.jsonl')) ?? Buffer.alloc(0)).toString('utf8') };
     if (what === 'plan') {
       const entries = await readEntries(repo, runId);
       const chosen = foldRun(entries).plan;
@@ -132,11 +134,10 @@ export class RunsService {
 
   async wikiPage(page: string, repoArg?: string): Promise<{ mimeType: string; text: string }> {
     const repo = await this.repoOf(repoArg);
-    // Only pages under .acia/wiki, by a plain relative path: no `..`, no absolute paths.
-    if (!/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*\.md$/.test(page) || page.split('/').includes('..')) throw new AciaError('USAGE', `not a wiki page: ${page}`);
-    const file = join(repo, '.acia', 'wiki', page);
-    if (!existsSync(file)) throw new AciaError('FILE_NOT_FOUND', `no wiki page ${page} in ${repo}`, { hint: 'pages are rendered when a run stops; `acia wiki rebuild` renders them again' });
-    return { mimeType: 'text/markdown', text: readFileSync(file, 'utf8') };
+    // Only pages under .acia/wiki, by a plain relative path, never through a link (core/contain).
+    const bytes = readWikiPage(repo, page);
+    if (bytes === null) throw new AciaError('FILE_NOT_FOUND', `no wiki page ${page} in ${repo}`, { hint: 'pages are rendered when a run stops; `acia wiki rebuild` renders them again' });
+    return { mimeType: 'text/markdown', text: bytes.toString('utf8') };
   }
 
   async runIds(repoArg?: string): Promise<string[]> {
@@ -224,11 +225,7 @@ function flagsOf(o: RunOptions): Record<string, unknown> {
 }
 
 function runDirChecked(repo: string, runId: string): string {
-  const dir = join(repo, '.acia', 'runs', runId);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runId) || !existsSync(join(dir, 'ledger.jsonl'))) {
-    throw new AciaError('RUN_NOT_FOUND', `no run ${runId} in ${repo}`, { hint: 'list runs with acia_runs' });
-  }
-  return dir;
+  return requireRunDir(repo, runId, { needLedger: true, hint: 'list runs with acia_runs' });
 }
 
 async function readEntries(repo: string, runId: string): Promise<LedgerEntry[]> {

@@ -4,11 +4,13 @@
 // permission requests are answered by policy and recorded; its tool calls and replies are recorded
 // as the task's trace. What it leaves in the worktree is checkpointed, checked and merged by the
 // caller exactly like ACIA's own Dev agent's work.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import type { RequestPermissionRequest, RequestPermissionResponse, SessionNotification, StopReason } from '@agentclientprotocol/sdk';
 import { AciaError, errorMessage } from '../../core/errors.js';
 import { BwrapRunner } from '../../core/sandbox/bwrap-runner.js';
+import { spawnHostProcess } from '../../core/contain/host-process.js';
+import { writableRoots } from '../../core/contain/acia-state.js';
 import { buildSandboxEnv } from '../../core/sandbox/env.js';
 import { matchesProtected } from '../../core/policy/policy.js';
 import { SANDBOX_PROXY_PORT } from '../../core/sandbox/egress-proxy.js';
@@ -127,7 +129,10 @@ function spawnAgent(ctx: RunContext, o: AcpTaskOptions, proxy: { url: string; so
   env.ANTHROPIC_API_KEY = PLACEHOLDER_KEY;
   if (sandboxed) env.IS_SANDBOX = '1';
   const argv = sandboxed ? runner.argv(o.agent.command, o.root, { dir: proxy.socketDir }) : ['/bin/sh', '-c', o.agent.command];
-  return spawn(argv[0]!, argv.slice(1), { cwd: o.root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Through the containment module: an empty private directory as its cwd and search paths without the
+  // worktree or checkout (an unsandboxed agent must not pick up a `node_modules` or `x.py` an agent wrote);
+  // the worktree reaches it as session/new's cwd.
+  return spawnHostProcess({ command: argv[0]!, args: argv.slice(1), env, writable: writableRoots(o.root), what: `ACP agent ${o.agent.name}` }, ['pipe', 'pipe', 'pipe']);
 }
 
 /** Records the agent's updates as the task's trace, and answers its permission requests by policy. */

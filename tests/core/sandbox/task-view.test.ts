@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BwrapRunner } from '../../../src/core/sandbox/bwrap-runner.js';
 import { HostRunner } from '../../../src/core/sandbox/host-runner.js';
-import { admitBind } from '../../../src/core/sandbox/bind-check.js';
+import { checkHomeEntry } from '../../../src/core/contain/home-entry.js';
 import { sandboxAvailable } from '../../helpers/sandbox-available.js';
 
 // Not under /tmp (the sandbox's own /tmp is private) nor a home: where checkouts usually live.
@@ -123,25 +123,20 @@ describe.skipIf(!sandboxAvailable())("the user's home in the sandbox", () => {
   });
 });
 
-describe('admitBind', () => {
-  it('refuses links, paths outside the checkout, and anything that uncovers a credential store', () => {
+describe('checkHomeEntry', () => {
+  it('refuses links, the home itself, and anything that uncovers a credential store or a hidden checkout', () => {
     const home = join(base, 'h2');
     mkdirSync(join(home, '.ssh'), { recursive: true });
     mkdirSync(join(home, 'tools'), { recursive: true });
     symlinkSync(join(home, '.ssh'), join(home, 'link-to-ssh'));
     const repo = join(base, 'c2');
     mkdirSync(join(repo, 'node_modules'), { recursive: true });
-    mkdirSync(join(repo, '.git/x'), { recursive: true });
-    symlinkSync(home, join(repo, 'evil_modules'));
-    expect(admitBind({ kind: 'dependency', path: join(repo, 'node_modules'), checkout: repo })).toBe(true);
-    expect(admitBind({ kind: 'dependency', path: join(repo, 'evil_modules'), checkout: repo })).toBe(false);
-    expect(admitBind({ kind: 'dependency', path: join(repo, '.git/x'), checkout: repo })).toBe(false);
-    expect(admitBind({ kind: 'dependency', path: home, checkout: repo })).toBe(false);
-    const tool = (p: string) => admitBind({ kind: 'tool', path: p, home, checkouts: [repo] });
+    const tool = (p: string) => checkHomeEntry(p, home, [repo]).ok;
     expect(tool(join(home, 'tools'))).toBe(true);
     expect(tool(home)).toBe(false);
     expect(tool(join(home, '.ssh'))).toBe(false);
     expect(tool(join(home, 'link-to-ssh'))).toBe(false);
-    expect(tool(base)).toBe(false); // an ancestor of the home's .ssh and of the checkout
+    expect(tool(base)).toBe(false); // holds the home and the checkout
+    expect(tool(join(repo, 'node_modules'))).toBe(false); // inside a hidden checkout
   });
 });

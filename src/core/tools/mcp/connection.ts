@@ -9,6 +9,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode as McpErrorCode, McpError, type CallToolResult, type Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js';
 import { AciaError, errorMessage } from '../../errors.js';
 import { BwrapRunner } from '../../sandbox/bwrap-runner.js';
+import { hostProcess, launcherCwd } from '../../contain/host-process.js';
+import { writableRoots } from '../../contain/acia-state.js';
 import type { McpServerSpec } from './config.js';
 
 export type SandboxChoice = 'bwrap' | 'off';
@@ -45,6 +47,8 @@ export class McpConnection {
   private stderrTail = '';
   private closed = false;
   private stdio: StdioClientTransport | null = null;
+  /** Removes the private directory an unsandboxed server was started in. */
+  private dispose: () => void = () => undefined;
 
   private constructor(
     readonly spec: McpServerSpec,
@@ -125,6 +129,7 @@ export class McpConnection {
     const killer = pid === null ? undefined : setTimeout(() => killQuietly(pid), CLOSE_GRACE_MS);
     await this.client.close().catch(() => undefined);
     clearTimeout(killer);
+    this.dispose();
   }
 
   private onTransportError(e: Error): void {
@@ -147,7 +152,8 @@ export class McpConnection {
     stderr.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEEP);
     });
-    const params = await spawnParams(spec, o);
+    const { dispose, ...params } = await spawnParams(spec, o);
+    this.dispose = dispose;
     const transport = new StdioClientTransport({ ...params, stderr: 'pipe' });
     transport.stderr?.pipe(stderr);
     this.stdio = transport;
@@ -156,23 +162,25 @@ export class McpConnection {
 }
 
 /**
- * How a stdio server is spawned. Sandboxed: bubblewrap with the worktree writable, no network but the
- * server's allowedHosts, and `--die-with-parent`, so a kill -9 of ACIA takes the server with it.
- * Unsandboxed (the user's opt-out): `setpriv --pdeathsig KILL` gives the same no-orphan guarantee.
+ * How a stdio server is spawned. Sandboxed: bubblewrap with the worktree writable (and its working
+ * directory inside), no network but the server's allowedHosts, and `--die-with-parent`, so a kill -9 of
+ * ACIA takes the server with it. Unsandboxed (the user's opt-out): through the containment module, in an
+ * empty private directory with checked search paths, the worktree given as ACIA_WORKTREE; `setpriv
+ * --pdeathsig KILL` gives the same no-orphan guarantee.
  */
-export async function spawnParams(spec: McpServerSpec, o: ConnectOptions): Promise<{ command: string; args: string[]; env: Record<string, string>; cwd: string }> {
+export async function spawnParams(spec: McpServerSpec, o: ConnectOptions): Promise<{ command: string; args: string[]; env: Record<string, string>; cwd: string; dispose: () => void }> {
   const command = spec.command!;
   if (o.sandbox === 'bwrap' && spec.sandbox) {
     const runner = new BwrapRunner({ root: o.root, allowedHosts: spec.allowedHosts, parentEnv: o.parentEnv });
     const shell = ['exec', command, ...spec.args].map(shellQuote).join(' ');
     const { argv, env } = await runner.spawnSpec(shell, o.root);
     // The server's own env is what the user configured on purpose (tokens included): passed as given.
-    return { command: argv[0]!, args: argv.slice(1), env: { ...env, ...spec.env }, cwd: o.root };
+    return { command: argv[0]!, args: argv.slice(1), env: { ...env, ...spec.env }, cwd: launcherCwd(), dispose: () => undefined };
   }
-  const env = { ...getDefaultEnvironment(), ...spec.env };
+  const p = hostProcess({ command, args: spec.args, env: { ...getDefaultEnvironment(), ...spec.env, ACIA_WORKTREE: o.root }, writable: writableRoots(o.root), what: `MCP server ${spec.name}` });
   // Without util-linux (not Linux), the server still stops when its stdin closes, as most do.
-  if (!hasSetpriv()) return { command, args: spec.args, env, cwd: o.root };
-  return { command: 'setpriv', args: ['--pdeathsig', 'KILL', '--', command, ...spec.args], env, cwd: o.root };
+  if (!hasSetpriv()) return p;
+  return { ...p, command: 'setpriv', args: ['--pdeathsig', 'KILL', '--', p.command, ...p.args] };
 }
 
 let setprivFound: boolean | undefined;

@@ -164,3 +164,25 @@ export function checkRegularOrMissing(path: string, dir = false): void {
   if (k === 'missing' || k === (dir ? 'dir' : 'file')) return;
   throw unsafe(path, k === 'symlink' ? 'it is a symbolic link' : dir ? 'it is not a directory' : 'it is not a regular file');
 }
+
+/**
+ * A descriptor for reading the regular file at `path`, opened without following a link and without waiting
+ * on a FIFO; null when it does not exist. For streaming readers (a run's ledger) that cannot take the whole
+ * file at once; the caller closes it (a read stream given `fd` does so when it ends).
+ */
+export function openRegularForRead(path: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw unsafe(path, 'it is a symbolic link, not a regular file');
+    throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw unsafe(path, 'it is not a regular file');
+  }
+  return fd;
+}
