@@ -20,7 +20,7 @@ import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
 import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { lazy } from './lazy.js';
-import { latestResumableRun } from './run-status.js';
+import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
@@ -142,7 +142,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, opts.dir);
   await guardAciaState(repo);
-  const runId = opts.runId ?? (await latestResumableRun(repo));
+  const runId = opts.runId ?? (await latestResumableRun(repo, (b) => git.branchExists(repo, b)));
   // The id, every directory on the way and the run's files are checked before anything is read.
   const runDir = requireRunDir(repo, runId);
   if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
@@ -169,6 +169,11 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     throw new AciaError('RUN_FINISHED', `run ${runId} is finished (${finished}); there is nothing to resume`, {
       hint: `see it with \`acia show ${runId}\`, or start a new run with \`acia run "<task>"\``,
     });
+  }
+  if (hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
+    // `acia clean` removed its branch: going on would rebuild it from the base and lose the recorded work.
+    await ledger.close();
+    throw cleanedRun(runId);
   }
   const open = openEscalation(state);
   const answer = opts.answer === undefined ? null : checkAnswer(runId, open, opts.answer);
