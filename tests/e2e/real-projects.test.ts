@@ -94,9 +94,10 @@ describe.skipIf(!sandboxAvailable())('real projects under the default sandbox', 
 async function oneRun(p: MatrixProject, repo: string, home: ToolHome): Promise<void> {
   const before = installedDigest(repo, p.installed);
   const statusBefore = git(repo, 'status', '--porcelain');
-  const files = [...new Set([...p.first.map((f) => f.path), p.fix.path])].sort();
-  const goal = `Add ${files.join(' and ')}`;
-  const r = await runWithScript(repo, goal, brokenThenFixed(devThenQa(`Write ${files.join(', ')}.`, files), p.first, p.fix), { ...home.env, ...p.env });
+  const written = [...new Set([...p.first.flatMap((f) => ('path' in f ? [f.path] : [])), p.fix.path])].sort();
+  const files = [...written, ...(p.changedAlso ?? [])].sort();
+  const goal = `Add ${written.join(' and ')}`;
+  const r = await runWithScript(repo, goal, brokenThenFixed(devThenQa(`Write ${written.join(', ')}.`, written), p.first, p.fix), { ...home.env, ...p.env }, p.userConfig);
   expect(r.code, r.stderr).toBe(0);
   const runId = readdirSync(join(repo, '.acia', 'runs')).sort().at(-1)!;
   const entries = ledgerOf(repo, runId);

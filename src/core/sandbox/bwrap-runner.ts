@@ -8,6 +8,7 @@ import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/
 import { buildSandboxEnv } from './env.js';
 import { dependencyDirsCached, interpreterDirs, linkDependencies, type LinkReport } from './deps.js';
 import { launcherCwd } from '../contain/host-process.js';
+import { materializeScript, runsNpmInstaller } from './npm-materialize.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { homeView, type HomeView } from './home-view.js';
 import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
@@ -135,6 +136,17 @@ export class BwrapRunner implements CommandRunner {
     return checkout === null ? null : linkDependencies(checkout, this.root, dependencyDirsCached(checkout), 'sandbox');
   }
 
+  /** npm's installer gets a real copy of the installed node_modules first (npm-materialize.ts). */
+  private withNpmCopies(command: string): string {
+    if (!runsNpmInstaller(command)) return command;
+    const checkout = checkoutOf(this.root, gitPathsOf(this.root));
+    if (checkout === null) return command;
+    const dirs = dependencyDirsCached(checkout)
+      .filter((d) => d.kind === 'node_modules' && fs.existsSync(nodePath.join(this.root, d.rel)))
+      .map((d) => nodePath.join(checkout, d.rel));
+    return dirs.length === 0 ? command : `${materializeScript(dirs)}\n${command}`;
+  }
+
   private view(git: GitPaths, hidden: string[]): TaskView {
     return taskView(this.root, git, hidden, (name, text) => this.scratchFile(name, text));
   }
@@ -173,7 +185,7 @@ export class BwrapRunner implements CommandRunner {
 
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
-    let argv = this.argv(command, opts.cwd, proxy ?? undefined);
+    let argv = this.argv(this.withNpmCopies(command), opts.cwd, proxy ?? undefined);
     const env = this.env(proxy !== null);
     const cgroup = createPidsCgroup(this.limits.maxProcesses, this.limits.maxMemoryBytes);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];

@@ -188,8 +188,8 @@ interface MirrorContext {
 
 /**
  * Fills `dst` with one entry per entry of the original node_modules `src`: the checkout's own links
- * re-made (see relink), scope directories (`@types`) mirrored one level down, anything else a link to
- * `originals/<name>`. Tool caches are left out, so each task writes its own.
+ * re-made (see relink), scope directories (`@types`) and `.bin` mirrored one level down, anything else a
+ * link to `originals/<name>`. Tool caches are left out, so each task writes its own.
  */
 function mirrorNodeModules(m: MirrorContext, src: string, dst: string, originals: string, depth: number): number {
   fs.mkdirSync(dst, { recursive: true });
@@ -201,7 +201,9 @@ function mirrorNodeModules(m: MirrorContext, src: string, dst: string, originals
     if (e.isSymbolicLink()) {
       fs.symlinkSync(relink(m, nodePath.join(src, e.name), at), at);
       made++;
-    } else if (depth === 0 && e.isDirectory() && e.name.startsWith('@')) {
+    } else if (depth === 0 && e.isDirectory() && (e.name.startsWith('@') || e.name === '.bin')) {
+      // Scopes hold workspace links; `.bin` is where a package manager re-links commands when a task adds
+      // a dependency (npm renames entries there): both are the task's own directories.
       made += mirrorNodeModules(m, nodePath.join(src, e.name), at, nodePath.join(originals, e.name), 1);
     } else {
       fs.symlinkSync(nodePath.join(originals, e.name), at);

@@ -4,6 +4,7 @@ import * as nodePath from 'node:path';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { dependencyDirsCached, linkDependencies } from './deps.js';
 import { editableSourceDirs } from './editable-installs.js';
+import { materializeScript, runsNpmInstaller } from './npm-materialize.js';
 import { buildSandboxEnv } from './env.js';
 import { gitPathsOf } from './git-paths.js';
 import { isWithin } from './path-guard.js';
@@ -20,6 +21,8 @@ export class HostRunner implements CommandRunner {
   readonly kind = 'off' as const;
   /** Per task worktree: its copies of the source dirs the checkout's editable installs name. */
   private readonly pythonPaths = new Map<string, string[]>();
+  /** Per task worktree: its checkout and its node_modules directories (for npm's installer, npm-materialize.ts). */
+  private readonly layouts = new Map<string, { checkout: string; nodeModules: string[] }>();
   constructor(private readonly options: HostRunnerOptions = {}) {}
 
   /**
@@ -32,7 +35,8 @@ export class HostRunner implements CommandRunner {
     const checkout = checkoutOf(root, gitPathsOf(root));
     if (checkout === null) return;
     const dirs = dependencyDirsCached(checkout);
-    linkDependencies(checkout, root, dirs, 'host');
+    const laid = linkDependencies(checkout, root, dirs, 'host');
+    this.layouts.set(root, { checkout, nodeModules: dirs.filter((d) => d.kind === 'node_modules' && laid.linked.includes(d.rel)).map((d) => nodePath.join(root, d.rel)) });
     const sources = dirs.filter((d) => d.kind === 'venv').flatMap((d) => editableSourceDirs(nodePath.join(checkout, d.rel), checkout));
     this.pythonPaths.set(
       root,
@@ -45,13 +49,20 @@ export class HostRunner implements CommandRunner {
     const env = buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent);
     const redirect = this.pythonPathFor(opts.cwd);
     if (redirect.length > 0) env.PYTHONPATH = [...redirect, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(nodePath.delimiter);
-    return spawnCollect(['/bin/sh', '-c', command], {
+    const layout = runsNpmInstaller(command) ? this.layoutFor(opts.cwd) : undefined;
+    const script = layout !== undefined && layout.nodeModules.length > 0 ? `${materializeScript(layout.nodeModules, layout.checkout)}\n${command}` : command;
+    return spawnCollect(['/bin/sh', '-c', script], {
       cwd: opts.cwd,
       env,
       timeoutMs: opts.timeoutMs,
       outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+  }
+
+  private layoutFor(cwd: string): { checkout: string; nodeModules: string[] } | undefined {
+    for (const [root, layout] of this.layouts) if (isWithin(root, cwd)) return layout;
+    return undefined;
   }
 
   private pythonPathFor(cwd: string): string[] {

@@ -30,12 +30,12 @@ const ADVICE: Record<EnvironmentProblemKind, string> = {
   'missing-program':
     "install it where you run the tests (the project's install step in your checkout), or give the command that works with --test-command / testCommand in .acia/config.json (`acia config` shows what ACIA detected and why)",
   'missing-module':
-    "install the project's dependencies in your checkout (npm/pnpm/yarn install, or pip install -e . into its .venv) so the sandbox can show them, or add a `setup` command in .acia/config.json that prepares each worktree",
+    "install the project's dependencies in your checkout (npm/pnpm/yarn install, or pip install -e . into its .venv) so the sandbox can show them, or add a `setup` command in .acia/config.json that prepares each worktree; if the task added this dependency, it can install it in its own tree only with npm and with the registry's host in allowedHosts (docs/sandbox.md)",
   'test-runner-usage': 'the test command does not suit this project: give the right one with --test-command or testCommand in .acia/config.json (`acia config` shows the detected one)',
   'no-tests': 'the test command found no tests: point --test-command / testCommand at the suite (`acia config` shows the detected command)',
   'read-only':
     'in the sandbox your installed dependencies, your home and tool caches outside the worktree are read-only: run that step once in your checkout (or in a `setup` command), or configure the tool to write inside the project',
-  network: 'commands in the sandbox have no network: allow the host in allowedHosts (.acia/config.json or your user config), or run that step in your checkout first',
+  network: 'commands in the sandbox have no network: allow the host in allowedHosts (your user config, or .acia/config.json once trusted), or run that step in your checkout first',
   'missing-script': 'the project has no such script: set testCommand in .acia/config.json or pass --test-command',
 };
 

@@ -3,7 +3,7 @@
 // and the real Anthropic SDK against the local fake server.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeAnthropicServer } from '../../../src/core/llm/fake-server.js';
@@ -53,8 +53,13 @@ export function treeDigest(dir: string): { files: number; digest: string } {
  * `acia run` through the built CLI with the default sandbox, its model the real Anthropic SDK talking to
  * the fake server that serves `script`. Spawned asynchronously: the server answers in this process.
  */
-export async function runWithScript(repo: string, goal: string, script: Script, env: Record<string, string> = {}): Promise<CliResult> {
+export async function runWithScript(repo: string, goal: string, script: Script, env: Record<string, string> = {}, userConfig?: Record<string, unknown>): Promise<CliResult> {
   const server = await startFakeAnthropicServer({ script, host: '127.0.0.1', port: 0 });
+  const xdg = tempDir('xdg');
+  if (userConfig !== undefined) {
+    mkdirSync(join(xdg, 'acia'), { recursive: true });
+    writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify(userConfig));
+  }
   try {
     return await new Promise<CliResult>((resolve, reject) => {
       const child = spawn(process.execPath, [CLI, 'run', goal, '--repo', repo, '--model', 'anthropic:claude-sonnet-5-5'], {
@@ -63,7 +68,7 @@ export async function runWithScript(repo: string, goal: string, script: Script, 
           PATH: process.env.PATH ?? '',
           HOME: process.env.HOME ?? '/tmp',
           XDG_STATE_HOME: process.env.XDG_STATE_HOME ?? '',
-          XDG_CONFIG_HOME: tempDir('xdg'),
+          XDG_CONFIG_HOME: xdg,
           LANG: 'C.UTF-8',
           NO_COLOR: '1',
           ANTHROPIC_API_KEY: 'test-key',
@@ -109,14 +114,14 @@ export const turn = (caller: string, name: string, input: unknown): Turn => ({ c
  * A broken first attempt: the dev writes `first` (a source change and a test whose expectation is wrong),
  * QA fails, the fix task t2-fix1 writes `fix`, the re-verification t2-r1 passes.
  */
-export function brokenThenFixed(plan: unknown, first: ReadonlyArray<{ path: string; content: string }>, fix: { path: string; content: string }): Script {
+export function brokenThenFixed(plan: unknown, first: ReadonlyArray<{ path: string; content: string } | { command: string }>, fix: { path: string; content: string }): Script {
   return {
     version: 1,
     model: 'claude-sonnet-5-5',
     turns: [
       turn('pm', 'return_result', plan),
-      ...first.map((f) => turn('dev:t1', 'write_file', f)),
-      turn('dev:t1', 'return_result', { summary: `Wrote ${first.map((f) => f.path).join(', ')}.` }),
+      ...first.map((f) => ('command' in f ? turn('dev:t1', 'run_command', f) : turn('dev:t1', 'write_file', f))),
+      turn('dev:t1', 'return_result', { summary: `Changed ${first.map((f) => ('command' in f ? f.command : f.path)).join(', ')}.` }),
       turn('qa:t2', 'run_tests', {}),
       turn('qa:t2', 'return_result', { passed: false, summary: 'A test fails.' }),
       turn('dev:t2-fix1', 'write_file', fix),

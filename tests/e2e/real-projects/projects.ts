@@ -22,6 +22,8 @@ export interface Change {
 }
 
 export interface MatrixProject {
+  /** The user's config for the run (allowedHosts, for a task that adds a dependency). */
+  userConfig?: Record<string, unknown>;
   name: string;
   /** Why it could not be built here (no registry, no Debian package), or null. */
   unavailable: () => Promise<string | null>;
@@ -29,8 +31,10 @@ export interface MatrixProject {
   prepare: (home: ToolHome) => Promise<string>;
   /** Paths of installed state to digest before and after the run (relative to the checkout, or absolute). */
   installed: string[];
-  /** The Dev's first attempt: a change and a test whose expectation is wrong. */
-  first: Change[];
+  /** The Dev's first attempt: a change (a command such as `npm install x`, or files) and a test whose expectation is wrong. */
+  first: Array<Change | { command: string }>;
+  /** Files the first attempt's commands change besides the written ones (a lockfile). */
+  changedAlso?: string[];
   /** The fix task's corrected test. */
   fix: Change;
   /** Lines of the failing assertion the fix task must be given. */
@@ -116,6 +120,10 @@ const tapeTest = (file: string, requireLine: string, call: string, expected: str
 const tapeFailure = [/not ok \d+ should be deeply equivalent/, /operator: deepEqual/, /expected: /, /actual: /];
 
 // ---- npm, flat: minimist 1.2.8 with its own tape + nyc + eslint suite ----
+const minimistTest = (x: string) => ({
+  path: 'test/acia_numbers.js',
+  content: `'use strict';\n\nvar test = require('tape');\nvar parse = require('../');\n\ntest('numbers after short and long flags', function (t) {\n\tt.deepEqual(parse(['-n', '5', '--x', '3']), { _: [], n: 5, x: ${x} });\n\tt.end();\n});\n`,
+});
 const minimist: MatrixProject = {
   name: 'npm flat: minimist 1.2.8 (tape + nyc + eslint)',
   unavailable: registryWhy,
@@ -129,8 +137,8 @@ const minimist: MatrixProject = {
     return repo;
   },
   installed: ['node_modules'],
-  first: [tapeTest('test/acia_numbers.js', "var parse = require('../');", "parse(['-n', '5', '--x', '3'])", "{ _: [], n: 5, x: '3' }")],
-  fix: tapeTest('test/acia_numbers.js', "var parse = require('../');", "parse(['-n', '5', '--x', '3'])", '{ _: [], n: 5, x: 3 }'),
+  first: [minimistTest("'3'")],
+  fix: minimistTest('3'),
   failureShows: [...tapeFailure, /x: '3'/],
   // `npm test` lints, then runs the tests, then `aud` (an online audit): the user configured the tests.
   command: 'npm run tests-only',
@@ -169,17 +177,23 @@ const npmWorkspaces: MatrixProject = {
     return repo;
   },
   installed: ['node_modules'],
-  // A new module in the workspace package `ms`, used by a test of `duration` through its workspace link:
-  // it exists only in the task's tree.
+  // The task adds a dependency to `duration` (the registry is in the user's allowedHosts): npm installs it
+  // in the task's own node_modules, and the manifest and lockfile go onto the branch with the code; each
+  // later task's worktree installs it too. A new module in the workspace package `ms`, used by a test of
+  // `duration` through its workspace link, exists only in the task's tree.
+  userConfig: { allowedHosts: ['registry.npmjs.org'] },
   first: [
+    { command: 'npm install --no-audit --no-fund kleur@4.1.5 --workspace duration' },
     { path: 'packages/ms/weeks.js', content: `'use strict';\n\nmodule.exports = (n) => n * 7 * 24 * 60 * 60 * 1000;\n` },
-    { path: 'packages/duration/test/weeks.test.js', content: mochaTest("const weeks = require('ms/weeks');", 'weeks(2)', '1209600001') },
+    { path: 'packages/duration/test/weeks.test.js', content: mochaTest("const weeks = require('ms/weeks');\nconst kleur = require('kleur');\n\nkleur.enabled = false;", 'weeks(Number(kleur.bold("2")))', '1209600001') },
   ],
-  fix: { path: 'packages/duration/test/weeks.test.js', content: mochaTest("const weeks = require('ms/weeks');", 'weeks(2)', '1209600000') },
+  changedAlso: ['package-lock.json', 'packages/duration/package.json'],
+  fix: { path: 'packages/duration/test/weeks.test.js', content: mochaTest("const weeks = require('ms/weeks');\nconst kleur = require('kleur');\n\nkleur.enabled = false;", 'weeks(Number(kleur.bold("2")))', '1209600000') },
   failureShows: [/1\) weeks/, /AssertionError: expected 1209600000 to equal 1209600001/, /weeks\.test\.js:\d+/],
   command: 'npm test --workspaces --if-present --',
   passed: 4,
-  suite: ['npm', 'test', '--workspaces', '--if-present'],
+  // After merging a dependency change the user installs it, then tests.
+  suite: ['sh', '-c', `npm install --no-audit --no-fund --ignore-scripts ${NPM_CACHE()} && npm test --workspaces --if-present`],
 };
 
 // ---- pnpm workspaces (pnpm pinned by packageManager): escape-string-regexp 5 (real) and `search` ----
