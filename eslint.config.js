@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import acia from './scripts/eslint-layers.mjs';
+import ledger from './scripts/eslint-ledger-casts.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'workspace/**', 'coverage/**', '**/*.mjs', 'eslint.config.js'] },
@@ -22,8 +23,8 @@ export default tseslint.config(
   {
     // Imports point down only: cli -> app -> team -> agents -> core (table in scripts/layers.mjs).
     files: ['src/**/*.ts'],
-    plugins: { acia },
-    rules: { 'acia/layers': 'error' },
+    plugins: { acia, ledger },
+    rules: { 'acia/layers': 'error', 'ledger/no-ledger-casts': 'error' },
   },
   {
     files: ['tests/**/*.ts', 'bench/**/*.ts'],

@@ -1,106 +1,81 @@
-// One line of text for a ledger entry: used by plain progress, the live view and `acia show`.
-import type { LedgerEntry } from '../core/acm/contracts.js';
+// One line of text for a ledger entry: used by plain progress, the live view, ACP messages, MCP and
+// `acia show`. One formatter per entry type over its parsed payload; a type without one (new, or not
+// worth a sentence) is described by its name and the payload's first words.
+import type { EntryOf, LedgerEntry } from '../core/ledger/entry.js';
+import type { EventDataOf, LedgerEntryType } from '../core/ledger/events.js';
 import { forTerminal } from '../core/text/terminal.js';
 
-type D = Record<string, unknown>;
-const s = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+type Line<K extends LedgerEntryType> = (d: EventDataOf<K>) => string;
+
+const short = (hash: string, n: number): string => hash.slice(0, n);
+
+const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
+  RUN_STARTED: (d) => `run started on ${d.runBranch} from ${short(d.baseCommit, 10)} with ${d.model}`,
+  RUN_RESUMED: (d) => `run resumed${d.answer === undefined ? '' : ` with answer "${d.answer}"`}`,
+  CONTEXT_BUILT: (d) => `context packet ${short(d.contextRef, 19)}…: ${d.summary}`,
+  PLAN_PROPOSED: (d) => (d.valid ? `plan set proposed (attempt ${d.attempt})` : `invalid plan set (attempt ${d.attempt}): ${d.problems[0]?.message ?? ''}`),
+  PLAN_SELECTED: (d) => `chose ${d.planId} (${d.method}): ${d.rationale}`,
+  BRANCH_TAKEN: (d) => `guard ${d.from}->${d.to} \`${d.guard}\` is ${String(d.value)}`,
+  POLICY_DECISION: (d) => `policy ${d.hook}${d.taskId ? ` ${d.taskId}` : ''}: ${d.response.allow ? 'allow' : `deny (${d.response.reason ?? ''})`}`,
+  REPLAN_TRIGGERED: (d) => `re-plan ${d.fromPlanId} -> ${d.toPlanId}: ${d.cause}`,
+  COMPENSATION_APPLIED: (d) => `compensation on ${d.taskId}: ${d.reason}`,
+  GOAL_AMENDED: (d) => `goal amended by ${d.by}: ${d.delta}`,
+  TASK_ADDED: (d) =>
+    d.reason === 'merge'
+      ? `added ${d.task.id} (${d.task.capability}) to resolve ${d.parent ?? ''}'s merge conflict`
+      : `added ${d.task.id} (${d.task.capability}), ${d.reason} iteration ${d.iteration}`,
+  TASK_STARTED: (d) => `${d.taskId} started (${d.capability}, attempt ${d.attempt})`,
+  LLM_CALL: (d) => {
+    const u = d.usage;
+    const cost = d.costUsd === null ? '' : ` $${d.costUsd.toFixed(4)}`;
+    return `model ${d.stopReason}: ${u.inputTokens} in, ${u.cacheReadTokens} cache read, ${u.cacheWriteTokens} cache write, ${u.outputTokens} out${cost}`;
+  },
+  TOOL_CALL: (d) => `${d.name} ${summariseInput(d.input)}`,
+  TOOL_RESULT: (d) => {
+    const data = d.data;
+    const exit = data && typeof data.exitCode === 'number' ? ` exit ${data.exitCode}` : '';
+    const problems = data && data.rejected === true && Array.isArray(data.problems) ? data.problems.map(String) : null;
+    if (problems) return `${d.name} rejected: ${problems.join('; ').replace(/\s+/g, ' ').slice(0, 300)}`;
+    const why = data && typeof data.cannotRun === 'string' ? ` — ${data.cannotRun}` : '';
+    return `${d.name} ${d.ok ? 'ok' : 'failed'}${exit}${why}`;
+  },
+  CHECKPOINT: (d) => `checkpoint ${d.taskId} ${short(d.commit, 10)} (${d.files.length} files)`,
+  MCP_TOOLS: (d) => `MCP servers: ${d.servers.map((x) => (x.error === null ? `${x.name} (${x.tools} tools)` : `${x.name} FAILED: ${x.error}`)).join(', ') || 'none'}`,
+  MERGE: (d) => (d.conflict ? `merge of ${d.taskId} CONFLICTS in ${d.files.join(', ')}` : `merged ${d.taskId} into ${d.into}`),
+  CANDIDATES_JUDGED: (d) => `${d.taskId} best of ${d.candidates.length}: ${d.winner === null ? 'no winner' : `${d.winner} wins`} (${d.rationale})`,
+  VERIFICATION: (d) => {
+    const counts = d.passedCount === null ? '' : `, ${d.passedCount} passed, ${d.failedCount ?? ''} failed`;
+    const why = d.cannotRun === undefined ? '' : ` — could not run: ${d.cannotRun}`;
+    return `${d.taskId} verification ${d.passed ? 'PASSED' : 'FAILED'} (${d.source}: ${d.command}, exit ${String(d.exitCode ?? '')}${counts})${why}`;
+  },
+  RETRY_SCHEDULED: (d) => `retry ${d.taskId} attempt ${d.attempt} in ${d.delayMs} ms: ${d.reason}`,
+  ESCALATION_REQUESTED: (d) => `needs a human (${d.reason}): ${d.message}`,
+  HUMAN_RESPONSE: (d) => `human: ${d.action}${d.text ? ` "${d.text}"` : ''}`,
+  MEMORY_UPDATED: (d) => `memory page ${d.page} updated: ${d.reason}`,
+  BUDGET_EXCEEDED: (d) => `budget exceeded: ${d.limit} ${d.spent} > ${d.max}`,
+  TASK_COMPLETED: (d) => `${d.taskId} completed: ${d.summary.split('\n')[0] ?? ''}`,
+  TASK_FAILED: (d) => `${d.taskId} failed (${d.errorKind}): ${d.message}`,
+  TASK_SKIPPED: (d) => `${d.taskId} skipped: ${d.reason}`,
+  LEDGER_RECOVERED: (d) => `ledger recovered: truncated ${d.truncatedBytes} bytes (${d.reason})`,
+  RUN_COMPLETED: (d) => `run ${d.reason}: ${d.message}`,
+  EVAL_GRADED: (d) => `eval ${d.instanceId}: ${d.resolved ? 'RESOLVED' : 'not resolved'}${d.error ? ` (${d.error})` : ''}`,
+};
 
 /** One line for the terminal: entries carry model and tool text, so controls are stripped here, once. */
 export function describeEntry(e: LedgerEntry): string {
-  return forTerminal(describeRaw(e));
+  return forTerminal(describeTyped(e));
 }
 
-function describeRaw(e: LedgerEntry): string {
-  const d = (e.data ?? {}) as D;
-  switch (e.type) {
-    case 'RUN_STARTED':
-      return `run started on ${s((d.runBranch) ?? '')} from ${s(d.baseCommit).slice(0, 10)} with ${s(d.model)}`;
-    case 'RUN_RESUMED':
-      return `run resumed${d.answer === undefined ? '' : ` with answer "${s(d.answer)}"`}`;
-    case 'CONTEXT_BUILT':
-      return `context packet ${s(d.contextRef).slice(0, 19)}…: ${s(d.summary)}`;
-    case 'PLAN_PROPOSED':
-      return d.valid ? `plan set proposed (attempt ${s(d.attempt)})` : `invalid plan set (attempt ${s(d.attempt)}): ${s((d.problems as { message: string }[])[0]?.message)}`;
-    case 'PLAN_SELECTED':
-      return `chose ${s(d.planId)} (${s(d.method)}): ${s(d.rationale)}`;
-    case 'BRANCH_TAKEN':
-      return `guard ${s(d.from)}->${s(d.to)} \`${s(d.guard)}\` is ${s(d.value)}`;
-    case 'POLICY_DECISION': {
-      const r = d.response as D;
-      return `policy ${s(d.hook)}${d.taskId ? ` ${s(d.taskId)}` : ''}: ${r.allow ? 'allow' : `deny (${s(r.reason)})`}`;
-    }
-    case 'REPLAN_TRIGGERED':
-      return `re-plan ${s(d.fromPlanId)} -> ${s(d.toPlanId)}: ${s(d.cause)}`;
-    case 'COMPENSATION_APPLIED':
-      return `compensation on ${s(d.taskId)}: ${s(d.reason)}`;
-    case 'GOAL_AMENDED':
-      return `goal amended by ${s(d.by)}: ${s(d.delta)}`;
-    case 'TASK_ADDED': {
-      const t = d.task as D;
-      if (d.reason === 'merge') return `added ${s(t.id)} (${s(t.capability)}) to resolve ${s(d.parent)}'s merge conflict`;
-      return `added ${s(t.id)} (${s(t.capability)}), ${s(d.reason)} iteration ${s(d.iteration)}`;
-    }
-    case 'TASK_STARTED':
-      return `${s(d.taskId)} started (${s(d.capability)}, attempt ${s(d.attempt)})`;
-    case 'LLM_CALL': {
-      const u = d.usage as D;
-      const cost = typeof d.costUsd === 'number' ? ` $${d.costUsd.toFixed(4)}` : '';
-      return `model ${s(d.stopReason)}: ${s(u.inputTokens)} in, ${s(u.cacheReadTokens)} cache read, ${s(u.cacheWriteTokens)} cache write, ${s(u.outputTokens)} out${cost}`;
-    }
-    case 'TOOL_CALL':
-      return `${s(d.name)} ${summariseInput(d.input)}`;
-    case 'TOOL_RESULT': {
-      const data = d.data as D | undefined;
-      const exit = data && typeof data.exitCode === 'number' ? ` exit ${data.exitCode}` : '';
-      const problems = data && data.rejected === true && Array.isArray(data.problems) ? data.problems.map(String) : null;
-      if (problems) return `${s(d.name)} rejected: ${problems.join('; ').replace(/\s+/g, ' ').slice(0, 300)}`;
-      const why = data && typeof data.cannotRun === 'string' ? ` — ${data.cannotRun}` : '';
-      return `${s(d.name)} ${d.ok ? 'ok' : 'failed'}${exit}${why}`;
-    }
-    case 'CHECKPOINT':
-      return `checkpoint ${s(d.taskId)} ${s(d.commit).slice(0, 10)} (${(d.files as string[]).length} files)`;
-    case 'MCP_TOOLS': {
-      const servers = d.servers as { name: string; error: string | null; tools: number }[];
-      return `MCP servers: ${servers.map((x) => (x.error === null ? `${x.name} (${x.tools} tools)` : `${x.name} FAILED: ${x.error}`)).join(', ') || 'none'}`;
-    }
-    case 'MERGE':
-      return d.conflict ? `merge of ${s(d.taskId)} CONFLICTS in ${(d.files as string[]).join(', ')}` : `merged ${s(d.taskId)} into ${s(d.into)}`;
-    case 'CANDIDATES_JUDGED':
-      return `${s(d.taskId)} best of ${(d.candidates as unknown[]).length}: ${d.winner === null ? 'no winner' : `${s(d.winner)} wins`} (${s(d.rationale)})`;
-    case 'VERIFICATION': {
-      const counts = d.passedCount === null ? '' : `, ${s(d.passedCount)} passed, ${s(d.failedCount)} failed`;
-      const why = typeof d.cannotRun === 'string' ? ` — could not run: ${d.cannotRun}` : '';
-      return `${s(d.taskId)} verification ${d.passed ? 'PASSED' : 'FAILED'} (${s(d.source)}: ${s(d.command)}, exit ${s(d.exitCode)}${counts})${why}`;
-    }
-    case 'RETRY_SCHEDULED':
-      return `retry ${s(d.taskId)} attempt ${s(d.attempt)} in ${s(d.delayMs)} ms: ${s(d.reason)}`;
-    case 'ESCALATION_REQUESTED':
-      return `needs a human (${s(d.reason)}): ${s(d.message)}`;
-    case 'HUMAN_RESPONSE':
-      return `human: ${s(d.action)}${d.text ? ` "${s(d.text)}"` : ''}`;
-    case 'MEMORY_UPDATED':
-      return `memory page ${s(d.page)} updated: ${s(d.reason)}`;
-    case 'BUDGET_EXCEEDED':
-      return `budget exceeded: ${s(d.limit)} ${s(d.spent)} > ${s(d.max)}`;
-    case 'TASK_COMPLETED':
-      return `${s(d.taskId)} completed: ${s(d.summary).split('\n')[0] ?? ''}`;
-    case 'TASK_FAILED':
-      return `${s(d.taskId)} failed (${s(d.errorKind)}): ${s(d.message)}`;
-    case 'TASK_SKIPPED':
-      return `${s(d.taskId)} skipped: ${s(d.reason)}`;
-    case 'LEDGER_RECOVERED':
-      return `ledger recovered: truncated ${s(d.truncatedBytes)} bytes (${s(d.reason)})`;
-    case 'RUN_COMPLETED':
-      return `run ${s(d.reason)}: ${s(d.message)}`;
-    case 'EVAL_GRADED':
-      return `eval ${s(d.instanceId)}: ${d.resolved ? 'RESOLVED' : 'not resolved'}${d.error ? ` (${s(d.error)})` : ''}`;
-  }
+function describeTyped<K extends LedgerEntryType>(e: EntryOf<K>): string {
+  const line: Line<K> | undefined = LINES[e.type];
+  if (line) return line(e.data);
+  const text = JSON.stringify(e.data);
+  return `${e.type.toLowerCase().replace(/_/g, ' ')} ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`;
 }
 
 function summariseInput(input: unknown): string {
   if (typeof input !== 'object' || input === null) return '';
-  const o = input as D;
-  const v = o.path ?? o.command ?? o.pattern ?? '';
-  const text = s(v);
+  const v = 'path' in input ? input.path : 'command' in input ? input.command : 'pattern' in input ? input.pattern : '';
+  const text = typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

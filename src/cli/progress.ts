@@ -3,10 +3,12 @@
 import chalk from 'chalk';
 import type { z } from 'zod';
 import type { CliEvent } from '../core/acm/cli-events.js';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
 import type { TeamEvent } from '../team/deps.js';
 import { describeEntry } from '../app/describe.js';
 import { forTerminal } from '../core/text/terminal.js';
+import type { RunState } from '../core/run/state.js';
+import { planView } from '../core/run/views.js';
 
 /** One `--json` stdout line, typed against schemas/events.schema.json so the two cannot drift apart. */
 export type CliEventLine = z.input<typeof CliEvent>;
@@ -83,19 +85,13 @@ export function createProgress(o: ProgressOptions): Progress {
   }
 }
 
-interface TaskRow {
-  id: string;
-  status: string;
-  action: string;
-}
-
 /** Redraws a small block in place; notable events are printed above it and stay. */
 class LiveView implements Progress {
-  private readonly rows = new Map<string, TaskRow>();
+  /** The run as the team folded it (read only): phase, tasks, tokens and cost come from there. */
+  private state: Readonly<RunState> | null = null;
+  /** What each running task did last (its latest tool call). */
+  private readonly actions = new Map<string, string>();
   private height = 0;
-  private tokens = 0;
-  private cost = 0;
-  private phase = 'starting';
   private timer: NodeJS.Timeout | null = null;
   /** While a question is open nothing is drawn: the prompt and the typed answer stay where they are. */
   private held = false;
@@ -111,36 +107,9 @@ class LiveView implements Progress {
   onEvent(ev: TeamEvent): void {
     if (ev.kind !== 'entry') return;
     const e = ev.entry;
-    const d = e.data as Record<string, unknown>;
-    const id = typeof d.taskId === 'string' ? d.taskId : null;
-    switch (e.type) {
-      case 'CONTEXT_BUILT':
-        this.phase = 'planning';
-        break;
-      case 'PLAN_SELECTED':
-      case 'REPLAN_TRIGGERED':
-        this.phase = 'executing';
-        break;
-      case 'TASK_STARTED':
-        if (id) this.rows.set(id, { id, status: 'running', action: String(d.capability) });
-        break;
-      case 'TOOL_CALL':
-        if (id && this.rows.has(id)) this.rows.get(id)!.action = describeEntry(e);
-        break;
-      case 'TASK_COMPLETED':
-      case 'TASK_FAILED':
-      case 'TASK_SKIPPED':
-        if (id) this.rows.set(id, { id, status: e.type.slice(5).toLowerCase(), action: '' });
-        break;
-      case 'LLM_CALL': {
-        const u = d.usage as Record<string, number>;
-        this.tokens += (u.inputTokens ?? 0) + (u.outputTokens ?? 0) + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
-        if (typeof d.costUsd === 'number') this.cost += d.costUsd;
-        break;
-      }
-      default:
-        break;
-    }
+    this.state = ev.state;
+    if (e.type === 'TOOL_CALL' && e.data.taskId !== undefined) this.actions.set(e.data.taskId, describeEntry(e));
+    if (e.type === 'TASK_STARTED' || e.type === 'TASK_COMPLETED' || e.type === 'TASK_FAILED' || e.type === 'TASK_SKIPPED') this.actions.delete(e.data.taskId);
     if (NOTABLE.has(e.type) && !this.held) {
       this.clear();
       this.out.write(`${chalk.dim(this.stamp())} ${colourFor(e)} ${describeEntry(e)}\n`);
@@ -176,10 +145,13 @@ class LiveView implements Progress {
   private draw(): void {
     if (this.timer === null || this.held) return;
     this.clear();
-    const lines = [chalk.bold(`acia ${this.phase} · ${this.stamp()} · ${this.tokens} tokens · $${this.cost.toFixed(4)}`)];
-    for (const r of this.rows.values()) {
-      const mark = r.status === 'running' ? chalk.yellow('…') : r.status === 'completed' ? chalk.green('✓') : r.status === 'failed' ? chalk.red('✗') : chalk.dim('-');
-      lines.push(`  ${mark} ${forTerminal(r.id).padEnd(12)} ${chalk.dim(forTerminal(r.action).slice(0, 70))}`);
+    const s = this.state;
+    const phase = s === null ? 'starting' : s.plan !== null ? 'executing' : s.contextRef !== null ? 'planning' : 'starting';
+    const lines = [chalk.bold(`acia ${phase} · ${this.stamp()} · ${s?.tokens ?? 0} tokens · $${(s?.costUsd ?? 0).toFixed(4)}`)];
+    for (const t of s ? planView(s).tasks : []) {
+      const mark = t.status === 'running' ? chalk.yellow('…') : t.status === 'completed' ? chalk.green('✓') : t.status === 'failed' ? chalk.red('✗') : chalk.dim('-');
+      const action = t.status === 'running' ? (this.actions.get(t.id) ?? t.capability) : t.status === 'pending' ? '' : t.status;
+      lines.push(`  ${mark} ${forTerminal(t.id).padEnd(12)} ${chalk.dim(forTerminal(action).slice(0, 70))}`);
     }
     this.out.write(`${lines.join('\n')}\n`);
     this.height = lines.length;
@@ -187,9 +159,8 @@ class LiveView implements Progress {
 }
 
 function colourFor(e: LedgerEntry): string {
-  const d = e.data as Record<string, unknown>;
-  if (e.type === 'TASK_FAILED' || e.type === 'BUDGET_EXCEEDED' || (e.type === 'VERIFICATION' && d.passed === false)) return chalk.red('✗');
+  if (e.type === 'TASK_FAILED' || e.type === 'BUDGET_EXCEEDED' || (e.type === 'VERIFICATION' && !e.data.passed)) return chalk.red('✗');
   if (e.type === 'ESCALATION_REQUESTED') return chalk.magenta('?');
-  if (e.type === 'RUN_COMPLETED') return d.reason === 'succeeded' ? chalk.green('■') : chalk.red('■');
+  if (e.type === 'RUN_COMPLETED') return e.data.reason === 'succeeded' ? chalk.green('■') : chalk.red('■');
   return chalk.green('•');
 }

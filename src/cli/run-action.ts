@@ -16,6 +16,8 @@ import { AciaError } from '../core/errors.js';
 import { describeIgnored, loadConfig } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
+import { firstOf } from '../core/ledger/entry.js';
+import { foldRun } from '../core/run/reducer.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, probeRepo } from '../team/git.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
@@ -74,11 +76,11 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     // The run's recorded settings carry over; flags given now override them. The sandbox never does: it is
     // what the user's config and flags say now, so no ledger can turn it off.
     const entries = existsSync(join(runDir, 'ledger.jsonl')) ? await readEntries(runDir).catch(() => null) : [];
-    const started = entries?.find((e) => e.type === 'RUN_STARTED');
+    const started = entries === null ? undefined : firstOf(entries, 'RUN_STARTED');
     // Said before the model's credentials are asked for: there is nothing to resume with them. (A ledger
     // that cannot be read goes on to resumeRun, which says what is wrong with it.)
     if (entries !== null && started === undefined) throw notStarted(runId);
-    const recorded = started?.data as { model?: string; settings?: { parallel?: number; maxIterations?: number; budget?: Record<string, number> } } | undefined;
+    const recorded = started?.data;
     if (env.anthropic === undefined && flags.model === undefined && recorded?.model !== undefined) {
       // A demo goes on offline like the demo itself, when this repo is one `acia demo` made.
       const { demoResume } = await import('./demo-action.js');
@@ -364,9 +366,9 @@ function readPlanFile(file: string): { file: string; planSet: PlanSet } {
 
 async function printPlan(result: RunResult, out: string | undefined, json: boolean): Promise<void> {
   const entries = await readEntries(result.runDir);
-  const proposed = entries.filter((e) => e.type === 'PLAN_PROPOSED' && (e.data as { valid: boolean }).valid).at(-1);
-  const selected = entries.find((e) => e.type === 'PLAN_SELECTED')?.data as { planId: string } | undefined;
-  const planSet = (proposed?.data as { planSet?: PlanSet } | undefined)?.planSet;
+  const state = foldRun(entries);
+  const selected = state.selection;
+  const planSet = state.planSet;
   if (!planSet) return;
   if (out) {
     writeFileSync(out, `${JSON.stringify(planSet, null, 2)}\n`);

@@ -5,7 +5,7 @@ import * as nodeFs from 'node:fs';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { requireRunDir } from '../core/contain/acia-state.js';
 import { BlobStore } from '../core/ledger/blob-store.js';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { EntryOf, LedgerEntry } from '../core/ledger/entry.js';
 import { listRuns } from '../core/ledger/manifest.js';
 import { readLedgerEntries } from '../core/ledger/line-reader.js';
 import { systemClock } from '../core/acm/ids.js';
@@ -105,12 +105,12 @@ export async function showOutputCommand(dir: string, runId: string, which: strin
   const { runDir } = await resolveRun(dir, runId);
   const entries = await readEntries(runDir);
   const blobs = new BlobStore(join(runDir, 'blobs'), nodeFs.promises);
-  let picked: LedgerEntry[];
+  let picked: WithOutput[];
   if (/^\d+$/.test(which)) {
     const e = entries.find((x) => x.seq === Number(which));
     if (!e) throw new AciaError('INPUT_INVALID', `run ${runId} has no ledger entry ${which} (it has ${entries.length})`);
-    const callId = e.type === 'TOOL_CALL' ? (e.data as { toolUseId?: string }).toolUseId : undefined;
-    const target = callId === undefined ? e : entries.find((x) => x.type === 'TOOL_RESULT' && (x.data as { toolUseId?: string }).toolUseId === callId);
+    const callId = e.type === 'TOOL_CALL' ? e.data.toolUseId : undefined;
+    const target = callId === undefined ? e : entries.find((x) => x.type === 'TOOL_RESULT' && x.data.toolUseId === callId);
     if (!target || !hasOutput(target)) {
       throw new AciaError('INPUT_INVALID', `ledger entry ${which} is a ${e.type}${callId !== undefined ? ' with no result yet' : ''}, which has no output`, {
         hint: 'pick the seq of a TOOL_CALL, TOOL_RESULT or VERIFICATION (see `acia show <run>`), or a task id',
@@ -118,14 +118,14 @@ export async function showOutputCommand(dir: string, runId: string, which: strin
     }
     picked = [target];
   } else {
-    picked = entries.filter((x) => hasOutput(x) && (x.data as { taskId?: string }).taskId === which);
+    picked = entries.filter(hasOutput).filter((x) => x.data.taskId === which);
     if (picked.length === 0) {
-      const known = [...new Set(entries.filter(hasOutput).map((x) => (x.data as { taskId?: string }).taskId).filter((t): t is string => t !== undefined))];
+      const known = [...new Set(entries.filter(hasOutput).map((x) => x.data.taskId).filter((t) => t !== undefined))];
       throw new AciaError('INPUT_INVALID', `run ${runId} has no tool output for ${JSON.stringify(which)}`, { hint: `a ledger seq, or one of the tasks: ${known.join(', ') || 'none'}` });
     }
   }
   for (const e of picked) {
-    const ref = (e.data as { outputRef: string }).outputRef;
+    const ref = e.data.outputRef;
     let text: string;
     try {
       const body = JSON.parse((await blobs.get(ref)).toString('utf8')) as { forModel?: unknown };
@@ -138,6 +138,8 @@ export async function showOutputCommand(dir: string, runId: string, which: strin
   }
 }
 
-function hasOutput(e: LedgerEntry): boolean {
-  return (e.type === 'TOOL_RESULT' || e.type === 'VERIFICATION') && typeof (e.data as { outputRef?: unknown }).outputRef === 'string';
+type WithOutput = EntryOf<'TOOL_RESULT'> | EntryOf<'VERIFICATION'>;
+
+function hasOutput(e: LedgerEntry): e is WithOutput {
+  return e.type === 'TOOL_RESULT' || e.type === 'VERIFICATION';
 }

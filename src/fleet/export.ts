@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { ensureRunDir } from '../core/contain/acia-state.js';
 import { ensureRealDir, writeRegularFile } from '../core/contain/no-follow.js';
 import type pg from 'pg';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import { parseLedgerLine } from '../core/ledger/line-reader.js';
+import { foldRun } from '../core/run/reducer.js';
 import { readPgRun } from '../core/ledger/pg-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
 import type { RunManifest } from '../core/ledger/events.js';
@@ -24,15 +25,16 @@ export async function exportRun(db: pg.Pool, runId: string, repo: string, env: N
     if (!/^sha256:[0-9a-f]{64}$/.test(ref)) throw new AciaError('LEDGER_CORRUPT', `run ${runId}: the database holds a blob with a malformed ref`, { hint: `check it: acia verify ${runId} --db <url>` });
     writeRegularFile(repo, join(dir, 'blobs', ref.slice('sha256:'.length)), content);
   }
-  const entries = lines.map((l) => JSON.parse(l) as LedgerEntry);
+  const entries = lines.map((l, i) => parseLedgerLine(l, `run ${runId} in the database, seq ${i}`));
   const first = entries[0];
   const last = entries.at(-1);
-  const started = entries.find((e) => e.type === 'RUN_STARTED')?.data as { goal?: { intent?: string }; runBranch?: string } | undefined;
-  const completed = entries.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: RunManifest['status']; costUsd?: number | null } | undefined;
+  const state = foldRun(entries);
+  const started = state.started;
+  const completed = state.completed;
   const manifest: RunManifest = {
     runId,
     status: completed?.reason ?? 'running',
-    goal: started?.goal?.intent ?? '',
+    goal: started?.goal.intent ?? '',
     head: last ? { seq: last.seq, hash: last.hash } : null,
     startedAt: first?.ts ?? new Date(0).toISOString(),
     updatedAt: last?.ts ?? new Date(0).toISOString(),

@@ -3,7 +3,9 @@
 import type { EnvironmentFacts } from '../core/tools/test-command.js';
 import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
-import type { CapabilityMap, LedgerEntry, StreamChunk } from '../core/acm/contracts.js';
+import type { CapabilityMap, StreamChunk } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
+import type { RunState } from '../core/run/state.js';
 import type { Clock, IdSource } from '../core/acm/ids.js';
 import type { Config } from '../core/config/schema.js';
 import type { RunLedger } from '../core/ledger/types.js';
@@ -38,7 +40,8 @@ export interface Escalator {
 }
 export const noHuman: Escalator = { ask: () => Promise.resolve(null) };
 
-export type TeamEvent = { kind: 'entry'; entry: LedgerEntry } | { kind: 'chunk'; chunk: StreamChunk };
+/** An entry as recorded, with the run state the reducer folded it into (read it, never change it); or a stream chunk. */
+export type TeamEvent = { kind: 'entry'; entry: LedgerEntry; state: Readonly<RunState> } | { kind: 'chunk'; chunk: StreamChunk };
 
 /** The model a run talks to, and how its calls are priced. */
 export interface ModelDeps {

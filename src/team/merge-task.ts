@@ -102,7 +102,7 @@ function mergedTasksTouching(ctx: RunContext, files: readonly string[]): string[
   const ids: string[] = [];
   for (const e of ctx.rec.ledger.entries()) {
     if (e.type !== 'MERGE') continue;
-    const d = e.data as { taskId: string; conflict: boolean; files: string[] };
+    const d = e.data;
     if (!d.conflict && d.files.some((f) => files.includes(f)) && !ids.includes(d.taskId)) ids.push(d.taskId);
   }
   return ids;

@@ -67,8 +67,7 @@ async function useGivenContext(ctx: RunContext, packetRef: string): Promise<void
 }
 
 function recordedPacketRef(ctx: RunContext): string | null {
-  for (const e of ctx.rec.ledger.entries()) if (e.type === 'CONTEXT_BUILT') return (e.data as EventDataOf<'CONTEXT_BUILT'>).packetRef;
-  return null;
+  return ctx.state.packetRef;
 }
 
 export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string): PlanSet {

@@ -1,6 +1,7 @@
 // The team's single path to the ledger: appends an entry, folds it into the live run state in seq
 // order, and tells progress listeners.
-import type { LedgerEntry, LedgerEntryType } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
+import type { LedgerEntryType } from '../core/ledger/events.js';
 import type { Clock } from '../core/acm/ids.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';

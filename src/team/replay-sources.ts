@@ -3,7 +3,7 @@
 import { runWorktreesDir } from '../core/contain/acia-state.js';
 import { basename, join } from 'node:path';
 import { canonicalJson, contentAddress } from '../core/acm/canonical-json.js';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import { dataOf, type EntryOf, type LedgerEntry } from '../core/ledger/entry.js';
 import { AciaError } from '../core/errors.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../core/llm/types.js';
@@ -14,10 +14,6 @@ import type { RunWorkspace, TaskWorktree } from './workspace.js';
 
 type GetBlob = (ref: string) => Promise<Buffer>;
 
-function ofType<T extends LedgerEntry['type']>(entries: readonly LedgerEntry[], type: T): EventDataOf<T>[] {
-  return entries.filter((e) => e.type === type).map((e) => e.data as EventDataOf<T>);
-}
-
 export class ReplayLlm implements LlmClient {
   readonly provider = 'replay';
   private readonly byHash = new Map<string, string>();
@@ -26,7 +22,7 @@ export class ReplayLlm implements LlmClient {
     entries: readonly LedgerEntry[],
     private readonly getBlob: GetBlob,
   ) {
-    for (const c of ofType(entries, 'LLM_CALL')) this.byHash.set(c.requestHash, c.responseRef);
+    for (const c of dataOf(entries, 'LLM_CALL')) this.byHash.set(c.requestHash, c.responseRef);
   }
 
   async complete(request: LlmRequest): Promise<LlmResponse> {
@@ -41,13 +37,12 @@ export class ReplayLlm implements LlmClient {
 
 /** Tool results per task, in recorded order; the team's own test runs (team_run verifications) too. */
 export function replayCallTool(entries: readonly LedgerEntry[], toolNames: ReadonlySet<string>, getBlob: GetBlob) {
-  const queues = new Map<string, LedgerEntry[]>();
+  const queues = new Map<string, Array<EntryOf<'TOOL_RESULT'> | EntryOf<'VERIFICATION'>>>();
   for (const e of entries) {
-    const d = e.data as { taskId?: string; name?: string; source?: string };
-    const fromTool = e.type === 'TOOL_RESULT' && d.name !== undefined && toolNames.has(d.name);
-    const fromTeam = e.type === 'VERIFICATION' && d.source === 'team_run';
+    const fromTool = e.type === 'TOOL_RESULT' && toolNames.has(e.data.name);
+    const fromTeam = e.type === 'VERIFICATION' && e.data.source === 'team_run';
     if (!fromTool && !fromTeam) continue;
-    const key = d.taskId ?? '';
+    const key = e.data.taskId ?? '';
     const q = queues.get(key) ?? [];
     q.push(e);
     queues.set(key, q);
@@ -55,31 +50,29 @@ export function replayCallTool(entries: readonly LedgerEntry[], toolNames: Reado
   // Read-only calls of one turn run concurrently and finish in any order: a call is served the first
   // recorded result of the same tool with the same input, wherever it sits in the task's queue.
   const inputs = new Map<string, string>();
-  for (const e of entries) {
-    if (e.type === 'TOOL_CALL') inputs.set((e.data as EventDataOf<'TOOL_CALL'>).toolUseId, canonicalJson((e.data as EventDataOf<'TOOL_CALL'>).input ?? null));
-  }
+  for (const { toolUseId, input } of dataOf(entries, 'TOOL_CALL')) inputs.set(toolUseId, canonicalJson(input ?? null));
   return async (tool: Tool, input: unknown, ctx: ToolContext): Promise<ToolResult> => {
     const dir = basename(ctx.root);
     const key = dir === '@run' ? 'plan' : dir;
     const queue = queues.get(key);
     const wanted = canonicalJson(input ?? null);
-    const at = queue?.findIndex((e) => e.type === 'TOOL_RESULT' && (e.data as EventDataOf<'TOOL_RESULT'>).name === tool.name && inputs.get((e.data as EventDataOf<'TOOL_RESULT'>).toolUseId) === wanted) ?? -1;
+    const at = queue?.findIndex((e) => e.type === 'TOOL_RESULT' && e.data.name === tool.name && inputs.get(e.data.toolUseId) === wanted) ?? -1;
     const next = at > 0 ? queue!.splice(at, 1)[0] : queue?.shift();
     if (!next) throw new AciaError('REPLAY_DIVERGED', `replay: task ${key} called ${tool.name} more often than recorded`);
     if (next.type === 'TOOL_RESULT') {
-      const d = next.data as EventDataOf<'TOOL_RESULT'>;
+      const d = next.data;
       if (d.name !== tool.name) throw new AciaError('REPLAY_DIVERGED', `replay: task ${key} called ${tool.name} where ${d.name} was recorded (seq ${next.seq})`);
       const body = JSON.parse((await getBlob(d.outputRef)).toString('utf8')) as { forModel: string; forDisplay: string };
       return { ok: d.ok, forModel: body.forModel, forDisplay: body.forDisplay, ...(d.data === undefined ? {} : { data: d.data }) };
     }
-    const v = next.data as EventDataOf<'VERIFICATION'>;
+    const v = next.data;
     const body = JSON.parse((await getBlob(v.outputRef)).toString('utf8')) as { forModel: string; forDisplay: string };
     return { ok: v.passed, forModel: body.forModel, forDisplay: body.forDisplay, data: { exitCode: v.exitCode, passed: v.passedCount, failed: v.failedCount, command: v.command } };
   };
 }
 
 export function replayEscalator(entries: readonly LedgerEntry[]): Escalator {
-  const answers = ofType(entries, 'HUMAN_RESPONSE');
+  const answers = dataOf(entries, 'HUMAN_RESPONSE');
   return {
     ask: (): Promise<HumanAnswer | null> => {
       const a = answers.shift();
@@ -106,19 +99,19 @@ export class ReplayWorkspace implements RunWorkspace {
     private readonly repo: string,
     private readonly runId: string,
   ) {
-    const started = ofType(entries, 'RUN_STARTED')[0];
+    const started = dataOf(entries, 'RUN_STARTED')[0];
     this.runBranch = started?.runBranch ?? `acia/${runId}`;
     this.runWorktree = join(runWorktreesDir(repo, runId), '@run');
     this.head = started?.baseCommit ?? '';
-    for (const s of ofType(entries, 'TASK_STARTED')) push(this.starts, s.taskId, s);
-    for (const c of ofType(entries, 'CHECKPOINT')) push(this.checkpoints, c.taskId, c);
-    for (const m of ofType(entries, 'MERGE')) push(this.merges, m.taskId, m);
-    for (const a of ofType(entries, 'TASK_ADDED')) {
+    for (const s of dataOf(entries, 'TASK_STARTED')) push(this.starts, s.taskId, s);
+    for (const c of dataOf(entries, 'CHECKPOINT')) push(this.checkpoints, c.taskId, c);
+    for (const m of dataOf(entries, 'MERGE')) push(this.merges, m.taskId, m);
+    for (const a of dataOf(entries, 'TASK_ADDED')) {
       const input = a.task.input as { task?: unknown; conflicts?: unknown };
       if (a.reason === 'merge' && typeof input.task === 'string' && typeof input.conflicts === 'string') this.mergeHunks.set(input.task, input.conflicts);
     }
-    this.finalFiles = ofType(entries, 'RUN_COMPLETED').at(-1)?.filesChanged ?? [];
-    this.finalHead = ofType(entries, 'RUN_COMPLETED').at(-1)?.headCommit ?? null;
+    this.finalFiles = dataOf(entries, 'RUN_COMPLETED').at(-1)?.filesChanged ?? [];
+    this.finalHead = dataOf(entries, 'RUN_COMPLETED').at(-1)?.headCommit ?? null;
   }
 
   openRun(): Promise<void> {

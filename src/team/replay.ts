@@ -3,12 +3,12 @@
 // records with the recorded ledger, actor by actor.
 import { readRunBlob, runDirOf } from '../core/contain/acia-state.js';
 import { canonicalJson } from '../core/acm/canonical-json.js';
-import type { ContextPacket, LedgerEntry } from '../core/acm/contracts.js';
+import type { ContextPacket } from '../core/acm/contracts.js';
+import { dataOf, firstOf, lastOf, taskIdOf, type LedgerEntry } from '../core/ledger/entry.js';
 import { memoryFromPacket, packetReader } from '../agents/pm/context-packet.js';
 import { asRunId } from '../core/acm/ids.js';
 import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
-import type { EventDataOf } from '../core/ledger/events.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
 import { McpCatalog } from '../core/tools/mcp/catalog.js';
 import { RecordedMcp } from '../core/tools/mcp/recorded.js';
@@ -64,17 +64,17 @@ export async function replayRun(
     const bytes = readRunBlob(runDir, ref);
     return bytes === null ? Promise.reject(new AciaError('LEDGER_CORRUPT', `run ${runId}: blob ${ref} is missing`)) : Promise.resolve(bytes);
   };
-  const started = recorded.find((e) => e.type === 'RUN_STARTED')?.data as EventDataOf<'RUN_STARTED'> | undefined;
+  const started = firstOf(recorded, 'RUN_STARTED')?.data;
   if (!started) throw new AciaError('LEDGER_CORRUPT', `run ${runId} has no RUN_STARTED entry`);
   const ledger = new MemoryLedger(runId, base.runtime.clock, `replay:${runId}`, getBlob);
-  const built = recorded.find((e) => e.type === 'CONTEXT_BUILT')?.data as EventDataOf<'CONTEXT_BUILT'> | undefined;
+  const built = firstOf(recorded, 'CONTEXT_BUILT')?.data;
   const packet = built ? (JSON.parse((await getBlob(built.packetRef)).toString('utf8')) as ContextPacket) : null;
   // The model id the run sent, as recorded in its first request (a script names its own model).
-  const firstCall = recorded.find((e) => e.type === 'LLM_CALL')?.data as EventDataOf<'LLM_CALL'> | undefined;
+  const firstCall = firstOf(recorded, 'LLM_CALL')?.data;
   const sentModel = firstCall ? (JSON.parse((await getBlob(firstCall.requestHash)).toString('utf8')) as { model?: string }).model : undefined;
   // Memory pages as the run found them: before each recorded update, the page it replaced; otherwise
   // the page as the context packet captured it. Nothing is written.
-  const memoryUpdates = recorded.filter((e) => e.type === 'MEMORY_UPDATED').map((e) => e.data as EventDataOf<'MEMORY_UPDATED'>);
+  const memoryUpdates = dataOf(recorded, 'MEMORY_UPDATED');
   const memoryPages: StoreDeps['memoryPages'] = {
     read: async (_repo, page) => {
       const i = memoryUpdates.findIndex((u) => u.page === page);
@@ -89,9 +89,7 @@ export async function replayRun(
   };
   // MCP tools as the run saw them, from its recorded catalogs: no server starts during a replay.
   const catalogs: McpCatalog[] = [];
-  for (const e of recorded) {
-    if (e.type === 'MCP_TOOLS') catalogs.push(McpCatalog.parse(JSON.parse((await getBlob((e.data as EventDataOf<'MCP_TOOLS'>).catalogRef)).toString('utf8'))));
-  }
+  for (const { catalogRef } of dataOf(recorded, 'MCP_TOOLS')) catalogs.push(McpCatalog.parse(JSON.parse((await getBlob(catalogRef)).toString('utf8'))));
   const mcpNames = catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)));
   const deps: TeamDeps = {
     config: {
@@ -164,7 +162,7 @@ export function compare(recorded: readonly LedgerEntry[], replayed: readonly Led
       break;
     }
   }
-  const endOf = (l: readonly LedgerEntry[]) => l.filter((e) => e.type === 'RUN_COMPLETED').at(-1)?.data as { reason?: string; message?: string } | undefined;
+  const endOf = (l: readonly LedgerEntry[]) => lastOf(l, 'RUN_COMPLETED')?.data;
   const [a0, b0] = [endOf(recorded), endOf(replayed)];
   if (first === null && a0?.reason !== b0?.reason) {
     first = { actor: 'team', index: 0, recorded: null, replayed: null, reason: `the run ended ${String(a0?.reason)} but the replay ended ${String(b0?.reason)}: ${b0?.message ?? ''}` };
@@ -177,8 +175,8 @@ function byActor(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
   for (const e of entries) {
     if (SESSION_TYPES.has(e.type)) continue;
     // Parallel tasks interleave; within one actor and one task the order is the decision order.
-    const taskId = (e.data as { taskId?: unknown } | null)?.taskId;
-    const key = typeof taskId === 'string' ? `${e.actor} ${taskId}` : e.actor;
+    const taskId = taskIdOf(e);
+    const key = taskId === undefined ? e.actor : `${e.actor} ${taskId}`;
     const list = m.get(key) ?? [];
     list.push(e);
     m.set(key, list);
@@ -189,7 +187,7 @@ function byActor(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
 
 /** Results of calls that ran concurrently land in completion order: compare them in call order. */
 function sortConcurrentResults(list: LedgerEntry[]): void {
-  const useId = (e: LedgerEntry) => (e.data as { toolUseId?: string }).toolUseId ?? '';
+  const useId = (e: LedgerEntry) => (e.type === 'TOOL_RESULT' ? e.data.toolUseId : '');
   for (let i = 0; i < list.length; ) {
     let j = i;
     while (j < list.length && list[j]!.type === 'TOOL_RESULT') j++;
@@ -200,12 +198,11 @@ function sortConcurrentResults(list: LedgerEntry[]): void {
 
 /** Wall-clock facts (durations) and placement (the worker) are not decisions; everything else must match exactly. */
 function normalise(e: LedgerEntry): unknown {
-  const data = e.data as Record<string, unknown>;
+  const data: object = e.data;
   // Which fleet worker ran an attempt is where, not what: a replay runs every task in one process.
-  const { durationMs: _d, worker: _w, ...rest } = data;
+  const rest = Object.fromEntries(Object.entries(data).filter(([k]) => k !== 'durationMs' && k !== 'worker'));
   if (e.type === 'POLICY_DECISION') {
-    const req = { ...(rest.request as Record<string, unknown>) };
-    delete req.metrics;
+    const req = typeof e.data.request === 'object' && e.data.request !== null ? Object.fromEntries(Object.entries(e.data.request).filter(([k]) => k !== 'metrics')) : e.data.request;
     return { type: e.type, data: { ...rest, request: req } };
   }
   return { type: e.type, data: rest };

@@ -2,6 +2,7 @@
 // the bundle, the manifest and its anchor, and the result the CLI prints with its resume hints.
 import { errorMessage, type ErrorCode } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
+import { lastOf } from '../core/ledger/entry.js';
 import type { ExecOutcome } from './executor.js';
 import { applyLessons } from './lessons.js';
 import { judgeRun, outcomeMessage } from './outcome.js';
@@ -117,7 +118,7 @@ function resumeHint(ctx: RunContext, reason: TerminalReason): Pick<RunResult, 'r
     return { resumeCommand: `${resume} --answer ${first}`, answers: options };
   }
   if (reason === 'budget_exhausted') {
-    const breach = [...ctx.rec.ledger.entries()].reverse().find((e) => e.type === 'BUDGET_EXCEEDED')?.data as EventDataOf<'BUDGET_EXCEEDED'> | undefined;
+    const breach = lastOf(ctx.rec.ledger.entries(), 'BUDGET_EXCEEDED')?.data;
     const raise = breach === undefined ? undefined : raiseFlag(breach);
     return { resumeCommand: `${resume} --answer approve`, answers: ['approve', 'abort'], ...(raise === undefined ? {} : { raiseLimit: raise }) };
   }

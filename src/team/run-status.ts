@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { listRunIds, runDirOf } from '../core/contain/acia-state.js';
 import { readRegularFile } from '../core/contain/no-follow.js';
-import type { LedgerEntry } from '../core/acm/contracts.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
+import { parseLedgerLine } from '../core/ledger/line-reader.js';
 import { AciaError } from '../core/errors.js';
 import { finishedReason, foldRun, openEscalation, type RunState } from './run-state.js';
 
@@ -123,7 +124,7 @@ function readLedgerFile(file: string): LedgerEntry[] | null {
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
-      entries.push(JSON.parse(line) as LedgerEntry);
+      entries.push(parseLedgerLine(line, file));
     } catch {
       // A torn last line of a crashed session: the entries before it are what counts.
       break;

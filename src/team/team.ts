@@ -7,6 +7,7 @@ import { canonicalJson } from '../core/acm/canonical-json.js';
 import { ACM_VERSION } from '../core/acm/acm-version.js';
 import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
 import type { EventDataOf, HumanAction, RunManifest } from '../core/ledger/events.js';
+import { lastOf } from '../core/ledger/entry.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { TeamDeps } from './deps.js';
 import { execute, recordAnswer } from './executor.js';
@@ -214,7 +215,7 @@ function checkAnswer(runId: string, open: PendingEscalation | null, raw: string)
 
 /** When the run stopped on a budget limit that the limits given now no longer break, what changed; else null. */
 function budgetRaised(ctx: RunContext): string | null {
-  const breach = [...ctx.rec.ledger.entries()].reverse().find((e) => e.type === 'BUDGET_EXCEEDED')?.data as EventDataOf<'BUDGET_EXCEEDED'> | undefined;
+  const breach = lastOf(ctx.rec.ledger.entries(), 'BUDGET_EXCEEDED')?.data;
   if (!breach) return null;
   const limits = ctx.deps.config.budget;
   switch (breach.limit) {
@@ -262,7 +263,7 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
     repo,
     runId,
     runDir,
-    rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry }) : undefined),
+    rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry, state }) : undefined),
     state,
     workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId, layoutFor(deps, repo)),
     workspaceReady: lazy(() => Promise.resolve()),
@@ -318,6 +319,6 @@ async function openMcp(ctx: RunContext, opening: PromiseLike<void>): Promise<voi
 }
 
 function packetRefOf(ctx: RunContext): string {
-  for (const e of ctx.rec.ledger.entries()) if (e.type === 'CONTEXT_BUILT') return (e.data as { packetRef: string }).packetRef;
+  if (ctx.state.packetRef !== null) return ctx.state.packetRef;
   throw new AciaError('INTERNAL', 'no CONTEXT_BUILT entry');
 }

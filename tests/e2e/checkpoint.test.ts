@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { CLI, acia, git, ledgerOf, onlyRunId, tempDir, testsPassOn } from './helpers.js';
 import { cliEnv, expectCleanError } from './cli-helpers.js';
 

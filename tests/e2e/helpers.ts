@@ -3,7 +3,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
+import { parseLedgerLine } from '../../src/core/ledger/line-reader.js';
 
 export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'bin', 'acia.js');
 
@@ -40,7 +41,7 @@ export function ledgerOf(repo: string, runId: string): LedgerEntry[] {
   return readFileSync(join(repo, '.acia', 'runs', runId, 'ledger.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as LedgerEntry);
+    .map((l, i) => parseLedgerLine(l, `ledger of ${runId}:${i + 1}`));
 }
 
 /** True when `want` appears in `seq` in order (other items may sit between). */

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { acia, CLI, git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 

@@ -5,7 +5,7 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { acia, git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 
 const BASE = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios', '_base');

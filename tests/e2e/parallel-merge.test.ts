@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fake-server.js';
 import type { Script } from '../../src/core/llm/script.js';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { acia, git, ledgerOf, onlyRunId, testsPassOn } from './helpers.js';
 import { sampleRepo, startAcia } from './cli-helpers.js';
 

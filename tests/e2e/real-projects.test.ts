@@ -15,7 +15,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { git, ledgerOf } from './helpers.js';
 import { blobText, brokenThenFixed, devThenQa, runWithScript, treeDigest } from './real-projects/harness.js';

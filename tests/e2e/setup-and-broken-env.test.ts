@@ -72,9 +72,9 @@ describe.skipIf(!sandboxAvailable())('setup, a broken environment and acia show 
     expect(git(repo, 'ls-tree', '-r', '--name-only', `acia/${runId}`).split('\n').sort()).toEqual(['package.json', 'src/index.js', 'src/two.js']);
 
     // The rejected result is in the ledger with its reason, and acia show says so.
-    const rejected = entries.find((e) => e.type === 'TOOL_RESULT' && (e.data as { name: string }).name === 'return_result')!;
-    expect((rejected.data as { ok: boolean; data: { problems: string[] } }).ok).toBe(false);
-    expect((rejected.data as { data: { problems: string[] } }).data.problems.join(' ')).toMatch(/summary/);
+    const rejected = entries.find((e) => e.type === 'TOOL_RESULT' && e.data.name === 'return_result')!;
+    expect(rejected.type === 'TOOL_RESULT' && rejected.data.ok).toBe(false);
+    expect(rejected.type === 'TOOL_RESULT' ? (rejected.data.data as { problems: string[] }).problems.join(' ') : '').toMatch(/summary/);
     const show = acia(['show', runId, '--repo', repo]);
     expect(show.stdout).toMatch(/dev:t1\s+return_result rejected: .*summary/);
 

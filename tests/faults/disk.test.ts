@@ -5,7 +5,7 @@ import * as nodeFs from 'node:fs/promises';
 import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { isAciaError } from '../../src/core/errors.js';
 import type { LedgerFs } from '../../src/core/ledger/ledger-fs.js';
 import { acia, ledgerOf, tempDir } from '../e2e/helpers.js';

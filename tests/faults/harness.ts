@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import type { ScriptTurn } from '../../src/core/llm/script.js';
 import { acia, ledgerOf, tempDir, type CliResult } from '../e2e/helpers.js';
 

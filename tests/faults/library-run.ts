@@ -1,6 +1,6 @@
 // Runs the team through the library, as `acia demo` does: the fake Anthropic server serves a script to
 // the real SDK. Seams (the ledger's fs, the team's sleep) can be swapped where a fault needs one.
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { systemClock } from '../../src/core/acm/ids.js';
 import { loadConfig } from '../../src/core/config/load.js';
 import { openRunLedger } from '../../src/core/ledger/file-ledger.js';

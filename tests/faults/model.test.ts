@@ -2,7 +2,7 @@
 // in-process scripted model, and the library with the fake Anthropic server and the real SDK. Each run
 // either recovers or ends with a clear terminal reason and exit code, and its ledger verifies.
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import type { Fault } from '../../src/core/llm/script.js';
 import { faultScript, fileOnRunBranch, runCli, sampleRepo, sh, terminalOf, toolOutput, verifyCode } from './harness.js';
 import { runWithFakeServer } from './library-run.js';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/bin/acia.js');
 const BASE = path.resolve(import.meta.dirname, '../../workspace/scenarios/_base');

@@ -2,7 +2,8 @@
 // passing tasks, a human answering at random), whenever the executor reports `succeeded`, the outcome
 // rule holds on the ledger — checked here from the raw entries, independently of the team's own fold.
 import { describe, expect, it } from 'vitest';
-import type { Edge, ErrorKind, Join, LedgerEntry, Plan, PlanSet } from '../../src/core/acm/contracts.js';
+import type { Edge, ErrorKind, Join, Plan, PlanSet } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import type { HumanAnswer } from '../../src/team/deps.js';
 import { runPlanInProcess, scriptedHuman, type GeneratedPlan, type TaskPlan } from './inprocess.js';
 import { rng } from '../helpers/rng.js';

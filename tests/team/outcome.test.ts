@@ -1,6 +1,6 @@
 // The outcome rule and the routing it depends on, through the real executor in-process.
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { foldRun } from '../../src/team/run-state.js';
 import { judgeRun } from '../../src/team/outcome.js';
 import { runPlanInProcess, scriptedHuman } from './inprocess.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Edge, Join, LedgerEntry, Plan, TaskSpec } from '../../src/core/acm/contracts.js';
+import type { Edge, Join, Plan, TaskSpec } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { foldRun } from '../../src/team/run-state.js';
 import { schedule } from '../../src/team/scheduler.js';
 

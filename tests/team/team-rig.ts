@@ -5,7 +5,8 @@
 // start-up and no fsync per entry. Each session gets a fresh scripted client, as each `acia` process does.
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LedgerEntry, PlanSet } from '../../src/core/acm/contracts.js';
+import type { PlanSet } from '../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { systemClock } from '../../src/core/acm/ids.js';
 import { defaultCapabilityMap } from '../../src/core/acm/capabilities.js';
 import { validatePlanSet } from '../../src/core/acm/validate-plan.js';

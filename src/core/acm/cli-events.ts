@@ -2,7 +2,8 @@
 // RunResult mirrors team/team.ts's interface (core cannot import team); the e2e tests check real output against it.
 import { z } from 'zod';
 import { HumanAction, TerminalReason } from '../ledger/events.js';
-import { LedgerEntry, StreamChunk } from './contracts.js';
+import { StreamChunk } from './contracts.js';
+import { StoredLedgerEntry } from '../ledger/entry-shape.js';
 import { RunId } from './ids.js';
 
 export const RunResultEvent = z.strictObject({
@@ -28,7 +29,7 @@ export type RunResultEvent = z.infer<typeof RunResultEvent>;
 
 /** Ledger entries as they are appended, stream chunks as they arrive (tokens only with --debug), the result last. */
 export const CliEvent = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('entry'), entry: LedgerEntry }),
+  z.strictObject({ kind: z.literal('entry'), entry: StoredLedgerEntry }),
   z.strictObject({ kind: z.literal('chunk'), chunk: StreamChunk }),
   z.strictObject({ kind: z.literal('result'), result: RunResultEvent }),
 ]);

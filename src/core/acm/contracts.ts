@@ -126,60 +126,12 @@ export const CapabilityMap = z.strictObject({
 });
 export type CapabilityMap = z.infer<typeof CapabilityMap>;
 
-export const LEDGER_ENTRY_TYPES = [
-  'RUN_STARTED',
-  'RUN_RESUMED',
-  'CONTEXT_BUILT',
-  'PLAN_PROPOSED',
-  'PLAN_SELECTED',
-  'BRANCH_TAKEN',
-  'POLICY_DECISION',
-  'REPLAN_TRIGGERED',
-  'COMPENSATION_APPLIED',
-  'GOAL_AMENDED',
-  'TASK_ADDED',
-  'TASK_STARTED',
-  'LLM_CALL',
-  'TOOL_CALL',
-  'TOOL_RESULT',
-  'CHECKPOINT',
-  'MCP_TOOLS',
-  'MERGE',
-  'CANDIDATES_JUDGED',
-  'VERIFICATION',
-  'RETRY_SCHEDULED',
-  'ESCALATION_REQUESTED',
-  'HUMAN_RESPONSE',
-  'MEMORY_UPDATED',
-  'BUDGET_EXCEEDED',
-  'TASK_COMPLETED',
-  'TASK_FAILED',
-  'TASK_SKIPPED',
-  'LEDGER_RECOVERED',
-  'RUN_COMPLETED',
-  'EVAL_GRADED',
-] as const;
-export const LedgerEntryType = z.enum(LEDGER_ENTRY_TYPES);
-export type LedgerEntryType = z.infer<typeof LedgerEntryType>;
-
 export const Actor = z
   .string()
   .regex(/^(pm|team|policy|human|(dev|qa|pm):[A-Za-z_][A-Za-z0-9_-]*)$/, 'actor: pm, team, policy, human, dev:<task> or qa:<task>');
 
 export const HASH_HEX = /^[0-9a-f]{64}$/;
 export const GENESIS_HASH = '0'.repeat(64);
-
-export const LedgerEntry = z.strictObject({
-  seq: Seq,
-  ts: z.iso.datetime(),
-  runId: RunId,
-  actor: Actor,
-  type: LedgerEntryType,
-  data: z.unknown(),
-  prevHash: z.string().regex(HASH_HEX),
-  hash: z.string().regex(HASH_HEX),
-});
-export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
 const chunkBase = { runId: RunId, stepId: StepId, seq: Seq };
 export const StreamChunk = z.discriminatedUnion('kind', [

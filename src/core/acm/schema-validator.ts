@@ -3,14 +3,15 @@ import type { z } from 'zod';
 import { Config } from '../config/schema.js';
 import { AciaError } from '../errors.js';
 import { CliEvent } from './cli-events.js';
-import { CapabilityMap, ContextPacket, Goal, LedgerEntry, Plan, PlanSet, StreamChunk, TaskSpec, ToolDescriptor } from './contracts.js';
+import { CapabilityMap, ContextPacket, Goal, Plan, PlanSet, StreamChunk, TaskSpec, ToolDescriptor } from './contracts.js';
+import { StoredLedgerEntry } from '../ledger/entry-shape.js';
 import { zodProblems, type Problem } from './zod-paths.js';
 
 export const SCHEMAS = {
   plan: Plan,
   'plan-set': PlanSet,
   'context-packet': ContextPacket,
-  'ledger-entry': LedgerEntry,
+  'ledger-entry': StoredLedgerEntry,
   'stream-chunk': StreamChunk,
   'tool-descriptor': ToolDescriptor,
   task: TaskSpec,

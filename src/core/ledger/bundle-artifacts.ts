@@ -1,14 +1,16 @@
 // The ACM artifacts a bundle derives from a ledger: the plan actually executed (after re-plans and the
 // tasks the fix loop added), the spec of every task that ran, the capability map of the plan's version,
 // and the plan again under the ACM spec's own field names.
-import { PlanSet, type LedgerEntry, type Plan, type TaskSpec } from '../acm/contracts.js';
+import type { Plan, TaskSpec } from '../acm/contracts.js';
 import { defaultCapabilityMap } from '../acm/capabilities.js';
+import { foldRun } from '../run/reducer.js';
+import type { LedgerEntry } from './entry.js';
 import type { EventDataOf } from './events.js';
 
 export interface ExecutedPlan {
   chosen: {
     planId: string | null;
-    selection: unknown;
+    selection: EventDataOf<'PLAN_SELECTED'> | null;
     /** Re-plans in order: which plan was abandoned for which, and why. */
     replans: EventDataOf<'REPLAN_TRIGGERED'>[];
     /** The plan in force at the end, with the tasks and edges added while it ran. */
@@ -18,55 +20,13 @@ export interface ExecutedPlan {
   specs: Map<string, TaskSpec>;
 }
 
+/** Read from the run state the one reducer folds (core/run), as the wiki, ACP and resume read it. */
 export function executedPlan(entries: readonly LedgerEntry[]): ExecutedPlan {
-  let planSet: PlanSet | null = null;
-  let plan: Plan | null = null;
-  let selection: unknown = null;
-  const replans: EventDataOf<'REPLAN_TRIGGERED'>[] = [];
+  const s = foldRun(entries);
   const specs = new Map<string, TaskSpec>();
-  const use = (id: string): void => {
-    const found = planSet?.plans.find((p) => p.id === id);
-    plan = found ? structuredClone(found) : null;
-  };
-  for (const e of entries) {
-    switch (e.type) {
-      case 'PLAN_PROPOSED': {
-        const d = e.data as EventDataOf<'PLAN_PROPOSED'>;
-        const parsed = PlanSet.safeParse(d.planSet);
-        if (d.valid && parsed.success) planSet = parsed.data;
-        break;
-      }
-      case 'PLAN_SELECTED':
-        selection = e.data;
-        use((e.data as EventDataOf<'PLAN_SELECTED'>).planId);
-        break;
-      case 'REPLAN_TRIGGERED': {
-        const d = e.data as EventDataOf<'REPLAN_TRIGGERED'>;
-        replans.push(d);
-        use(d.toPlanId);
-        break;
-      }
-      case 'TASK_ADDED': {
-        const d = e.data as EventDataOf<'TASK_ADDED'>;
-        const current = plan as Plan | null;
-        if (current) {
-          current.tasks.push(d.task);
-          current.edges.push(...(d.edges ?? []));
-        }
-        break;
-      }
-      case 'TASK_STARTED': {
-        const id = (e.data as EventDataOf<'TASK_STARTED'>).taskId;
-        const spec = (plan as Plan | null)?.tasks.find((t) => t.id === id);
-        if (spec) specs.set(id, spec);
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  const final = plan as Plan | null;
-  return { chosen: { planId: final?.id ?? null, selection, replans, plan: final }, specs };
+  for (const [id, t] of [...s.retired, ...s.tasks]) if (t.attempts > 0) specs.set(id, t.spec);
+  const selection = s.selection ? { planId: s.selection.planId, method: s.selection.method, rationale: s.selection.rationale, alternatives: s.selection.alternatives } : null;
+  return { chosen: { planId: s.plan?.id ?? null, selection, replans: s.replanned, plan: s.plan }, specs };
 }
 
 /** The capability map of the referenced version, when it is the one this build ships. */

@@ -6,7 +6,7 @@ import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularAt, readRegularFile } from '../contain/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
-import type { LedgerEntry } from '../acm/contracts.js';
+import { dataOf, firstOf, taskIdOf, type LedgerEntry } from './entry.js';
 import { ACM_VERSION } from '../acm/acm-version.js';
 import { capabilityMapOf, executedPlan, planInSpecNames } from './bundle-artifacts.js';
 import type { RunManifest } from './events.js';
@@ -106,19 +106,17 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   };
   const ofType = (...types: string[]): LedgerEntry[] => entries.filter((e) => types.includes(e.type));
 
-  const started = ofType('RUN_STARTED')[0];
+  const started = firstOf(entries, 'RUN_STARTED');
   // The Goal Card with the context it was bound to at planning (ACM 002 §15: context_required, contextRef).
-  const boundTo = (ofType('CONTEXT_BUILT')[0]?.data as { contextRef?: string } | undefined)?.contextRef;
-  const goal = started ? (started.data as { goal: Record<string, unknown> }).goal : null;
-  json('goal/goal.json', goal ? { ...goal, context_required: goal.contextRequired ?? true, ...(boundTo === undefined ? {} : { contextRef: boundTo }) } : null);
+  const boundTo = firstOf(entries, 'CONTEXT_BUILT')?.data.contextRef;
+  const goal = started?.data.goal ?? null;
+  json('goal/goal.json', goal ? { ...goal, context_required: goal.contextRequired, ...(boundTo === undefined ? {} : { contextRef: boundTo }) } : null);
   jsonl('goal/amendments.jsonl', ofType('GOAL_AMENDED'));
 
-  const contextEntries = ofType('CONTEXT_BUILT');
-  jsonl('context/context-built.jsonl', contextEntries);
-  for (const e of contextEntries) {
-    const ref = (e.data as { packetRef?: string }).packetRef;
-    const packet = ref ? readBlob(ref) : null;
-    if (packet && ref) files.set(`context/${hexOf(ref)}.json`, packet);
+  jsonl('context/context-built.jsonl', ofType('CONTEXT_BUILT'));
+  for (const { packetRef } of dataOf(entries, 'CONTEXT_BUILT')) {
+    const packet = readBlob(packetRef);
+    if (packet) files.set(`context/${hexOf(packetRef)}.json`, packet);
   }
 
   const planSets = ofType('PLAN_PROPOSED');
@@ -130,8 +128,9 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 
   for (const [id, spec] of executed.specs) json(`task-specs/${safeName(id)}.json`, spec);
 
-  for (const e of ofType('POLICY_DECISION')) {
-    const d = e.data as { hook: string; request: unknown; response: unknown };
+  for (const e of entries) {
+    if (e.type !== 'POLICY_DECISION') continue;
+    const d = e.data;
     json(`policy/requests/${pad(e.seq)}-${d.hook}.json`, d.request ?? null);
     json(`policy/responses/${pad(e.seq)}-${d.hook}.json`, d.response);
   }
@@ -144,9 +143,9 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   jsonl('engine-trace/trace.jsonl', trace);
   blobsInto('engine-trace', trace);
 
-  const taskIds = new Set(entries.map((e) => (e.data as { taskId?: unknown } | null)?.taskId).filter((t): t is string => typeof t === 'string'));
+  const taskIds = new Set(entries.map(taskIdOf).filter((t) => t !== undefined));
   for (const id of [...taskIds].sort()) {
-    jsonl(`task-io/${safeName(id)}.jsonl`, entries.filter((e) => (e.data as { taskId?: unknown } | null)?.taskId === id && e.type !== 'LLM_CALL' && e.type !== 'TOOL_CALL' && e.type !== 'TOOL_RESULT'));
+    jsonl(`task-io/${safeName(id)}.jsonl`, entries.filter((e) => taskIdOf(e) === id && e.type !== 'LLM_CALL' && e.type !== 'TOOL_CALL' && e.type !== 'TOOL_RESULT'));
   }
 
   const planner = entries.filter((e) => e.type === 'LLM_CALL' && (e.actor === 'pm' || e.actor.startsWith('pm:')));
@@ -154,11 +153,7 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   blobsInto('planner', planner);
   // The planner's prompts: each call's model-visible request, stored under its requestHash.
   const requests = (prefix: string, list: readonly LedgerEntry[]): void => {
-    for (const e of list) {
-      const ref = (e.data as { requestHash?: unknown }).requestHash;
-      if (typeof ref !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(ref)) continue;
-      putBlob(`${prefix}/${hexOf(ref)}`, ref);
-    }
+    for (const e of list) if (e.type === 'LLM_CALL') putBlob(`${prefix}/${hexOf(e.data.requestHash)}`, e.data.requestHash);
   };
   requests('planner/prompts', planner);
 

@@ -1,7 +1,10 @@
-// Structural check of ledger entries: schema, seq from 0 without gaps, prevHash links and each entry's hash.
+// Structural check of ledger entries: schema (the envelope and each type's payload), seq from 0 without
+// gaps, prevHash links and each entry's hash.
 // Blob and anchor checks belong to `acia verify`; this is what `acia validate` can say from the file alone.
-import { GENESIS_HASH, LedgerEntry } from '../acm/contracts.js';
+import { GENESIS_HASH } from '../acm/contracts.js';
 import { zodProblems, type Problem } from '../acm/zod-paths.js';
+import { decodeEventData } from './entry.js';
+import { StoredLedgerEntry } from './entry-shape.js';
 import { entryHash } from './hash.js';
 
 /** Problems in a sequence of parsed entries; entry i is reported at path `$[i]`. */
@@ -10,13 +13,15 @@ export function checkLedgerChain(entries: readonly unknown[]): Problem[] {
   let prev: { hash: string; runId: string } | null = null;
   entries.forEach((raw, i) => {
     const base = `$[${i}]`;
-    const parsed = LedgerEntry.safeParse(raw);
+    const parsed = StoredLedgerEntry.safeParse(raw);
     if (!parsed.success) {
       problems.push(...zodProblems(parsed.error, base));
       prev = null; // the chain cannot be followed past an unreadable entry
       return;
     }
     const entry = parsed.data;
+    const data = decodeEventData(entry.type, entry.v ?? 1, entry.data);
+    if (!data.ok) problems.push({ path: `${base}.data`, code: 'LEDGER_DATA', message: data.message });
     if (entry.seq !== i) problems.push({ path: `${base}.seq`, code: 'LEDGER_SEQ', message: `seq ${entry.seq}, expected ${i}` });
     const expectedPrev = i === 0 ? GENESIS_HASH : prev?.hash;
     if (expectedPrev !== undefined && entry.prevHash !== expectedPrev) {

@@ -1,7 +1,8 @@
-// The data payload of each ledger entry type. The team writes these; fold, the wiki, replay and the
-// bundle read them. Objects are open (extra keys allowed) so older readers accept newer writers.
+// The data payload of each ledger entry type, with its version: the one table entry types come from.
+// The team writes these; every reader gets them parsed (core/ledger/entry.ts). Objects are not strict
+// (extra keys are dropped, not refused) so older readers accept newer writers' additions.
 import { z } from 'zod';
-import { Edge, ErrorKind, Goal, PlanSet, TaskSpec, type LedgerEntryType } from '../acm/contracts.js';
+import { Edge, ErrorKind, Goal, PlanSet, TaskSpec } from '../acm/contracts.js';
 
 const BlobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 const UsageData = z.object({
@@ -150,12 +151,12 @@ export const EventData = {
     data: z.record(z.string(), z.unknown()).optional(),
     durationMs: z.number(),
   }),
+  CHECKPOINT: z.object({ taskId: z.string(), attempt: z.number(), commit: z.string(), branch: z.string(), files: z.array(z.string()) }),
   /** The MCP servers a session started and the tools they offer; the full catalog is the blob. */
   MCP_TOOLS: z.object({
     catalogRef: BlobRef,
     servers: z.array(z.object({ name: z.string(), source: z.string(), error: z.string().nullable(), tools: z.number() })),
   }),
-  CHECKPOINT: z.object({ taskId: z.string(), attempt: z.number(), commit: z.string(), branch: z.string(), files: z.array(z.string()) }),
   MERGE: z.object({ taskId: z.string(), into: z.string(), commit: z.string().nullable(), conflict: z.boolean(), files: z.array(z.string()) }),
   /** Best-of-N: every candidate's recorded facts, the winner and why (tests, failures, diff, cost). */
   CANDIDATES_JUDGED: z.object({
@@ -248,10 +249,37 @@ export const EventData = {
     outputRef: BlobRef,
     /** Why grading could not run the tests (the patch did not apply, setup failed); absent when they ran. */
     error: z.string().optional(),
+    /** Files the model's patch changed that decide how tests run; graded as the base and the test patch have them. */
+    tamperedFiles: z.array(z.string()).optional(),
   }),
-} satisfies Record<LedgerEntryType, z.ZodType>;
+} satisfies Record<string, z.ZodType>;
+
+/** Every entry type, in the order of the table above. */
+export type LedgerEntryType = keyof typeof EventData;
+export const LEDGER_ENTRY_TYPES = Object.keys(EventData) as [LedgerEntryType, ...LedgerEntryType[]];
+export const LedgerEntryType = z.enum(LEDGER_ENTRY_TYPES);
 
 export type EventDataOf<T extends LedgerEntryType> = z.infer<(typeof EventData)[T]>;
+/** What a writer passes for an entry type (fields with defaults may be left out). */
+export type EventInputOf<T extends LedgerEntryType> = z.input<(typeof EventData)[T]>;
+
+/**
+ * Payload versions. An entry's `v` (absent: 1) is the version of the schema its data was written with;
+ * the table above is each type's current version, EVENT_VERSION says which one that is (absent: 1).
+ * Changing a payload so that old data no longer parses (a new required field, a renamed or re-typed
+ * one) is a new version: raise the type's number here and move its old schema to OLDER_EVENT_DATA with
+ * an upgrade to the next version's input. Readers then read every ledger ever written as the current
+ * type; an entry whose version is newer than this build knows is refused with a clear message.
+ * A field that may simply be absent in older runs needs no new version: make it optional.
+ */
+export const EVENT_VERSION: { readonly [K in LedgerEntryType]?: number } = {};
+
+export interface OlderEventData {
+  schema: z.ZodType;
+  /** The payload as the next version's input. */
+  upgrade: (old: unknown) => unknown;
+}
+export const OLDER_EVENT_DATA: { readonly [K in LedgerEntryType]?: Readonly<Record<number, OlderEventData>> } = {};
 
 /** The run's manifest: written when a run stops, it anchors the ledger head outside the ledger file. */
 export const RunManifest = z.object({

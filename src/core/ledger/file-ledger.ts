@@ -2,13 +2,15 @@
 // recovery of a torn tail on open, and a per-run writer lock.
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GENESIS_HASH, type LedgerEntry } from '../acm/contracts.js';
+import { GENESIS_HASH } from '../acm/contracts.js';
 import { asRunId, type Clock, type RunId } from '../acm/ids.js';
 import { AciaError, errorMessage } from '../errors.js';
 import { BlobStore } from './blob-store.js';
-import { entryHash } from './hash.js';
+import { parseLedgerEntry, type LedgerEntry } from './entry.js';
+import { checkEntryShape, type StoredLedgerEntry } from './entry-shape.js';
+import { lineHashMatches } from './hash.js';
 import { errnoCode, nodeLedgerFs, syncDir, type LedgerFs } from './ledger-fs.js';
-import { parseLedgerLine, readLedgerLines } from './line-reader.js';
+import { parseLineJson, readLedgerLines } from './line-reader.js';
 import { acquireRunLock, type RunLock } from './run-lock.js';
 import { SealedChain } from './seal.js';
 import type { AppendInput, RunLedger } from './types.js';
@@ -184,22 +186,26 @@ async function loadExisting(path: string, runId: RunId): Promise<Loaded> {
       bad = { lineNo: line.lineNo, offset: line.offset, message: 'torn last line (no trailing newline)' };
       continue;
     }
-    let entry: LedgerEntry;
+    const where = `${path}:${line.lineNo}`;
+    let stored: StoredLedgerEntry;
     try {
-      entry = parseLedgerLine(line.text, `${path}:${line.lineNo}`);
+      const shape = checkEntryShape(parseLineJson(line.text, where));
+      if (!shape.ok) throw new AciaError('LEDGER_CORRUPT', `not a ledger entry (${shape.message})`);
+      stored = shape.entry;
     } catch (e) {
       bad = { lineNo: line.lineNo, offset: line.offset, message: `unparsable last line: ${errorMessage(e)}` };
       continue;
     }
     const prev = entries.at(-1);
     const problem =
-      entry.seq !== entries.length ? `seq ${entry.seq}, expected ${entries.length}`
-      : entry.prevHash !== (prev ? prev.hash : GENESIS_HASH) ? `seq ${entry.seq}: prevHash does not match the previous entry`
-      : entry.hash !== entryHash(entry) ? `seq ${entry.seq}: hash does not match its content`
-      : entry.runId !== runId ? `seq ${entry.seq}: runId ${entry.runId}, expected ${runId}`
+      stored.seq !== entries.length ? `seq ${stored.seq}, expected ${entries.length}`
+      : stored.prevHash !== (prev ? prev.hash : GENESIS_HASH) ? `seq ${stored.seq}: prevHash does not match the previous entry`
+      : !lineHashMatches(line.text, stored) ? `seq ${stored.seq}: hash does not match its content`
+      : stored.runId !== runId ? `seq ${stored.seq}: runId ${stored.runId}, expected ${runId}`
       : null;
-    if (problem) throw new AciaError('LEDGER_CORRUPT', `${path}:${line.lineNo}: ${problem}`, { hint: 'run `acia verify` for details' });
-    entries.push(entry);
+    if (problem) throw new AciaError('LEDGER_CORRUPT', `${where}: ${problem}`, { hint: 'run `acia verify` for details' });
+    // The chain holds, so this is what was written: a payload that does not read is corruption, not a torn tail.
+    entries.push(parseLedgerEntry(stored, where));
     goodBytes = line.offset + Buffer.byteLength(line.text) + 1;
   }
   const torn = bad ? { truncatedBytes: size - goodBytes, reason: `line ${bad.lineNo}: ${bad.message}` } : null;

@@ -1,11 +1,28 @@
 // The ledger's hash rule, shared by the writer, verify and validate: sha256 over the canonical JSON of
-// the entry without its `hash` field.
+// the stored entry without its `hash` field.
+import { createHash } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
-import type { LedgerEntry } from '../acm/contracts.js';
+import type { StoredLedgerEntry } from './entry-shape.js';
 
-export type UnhashedEntry = Omit<LedgerEntry, 'hash'>;
+export type UnhashedEntry = Omit<StoredLedgerEntry, 'hash'>;
 
 export function entryHash(entry: UnhashedEntry): string {
-  const { seq, ts, runId, actor, type, data, prevHash } = entry;
-  return sha256Hex(canonicalJson({ seq, ts, runId, actor, type, data, prevHash }));
+  const { seq, ts, runId, actor, type, v, data, prevHash } = entry;
+  return sha256Hex(canonicalJson({ seq, ts, runId, actor, type, ...(v === undefined ? {} : { v }), data, prevHash }));
+}
+
+/**
+ * Whether a stored line's `hash` is its content's. Fast path: a line the ledger wrote is canonical JSON,
+ * so the hashed text is the line with its top-level `"hash"` member cut out; hashing those bytes avoids
+ * re-serialising. Only if that fails is the entry re-serialised canonically (a writer that formatted
+ * differently but hashed the same content).
+ */
+export function lineHashMatches(text: string, entry: StoredLedgerEntry): boolean {
+  const member = `,"hash":"${entry.hash}"`;
+  const at = text.lastIndexOf(`${member},"prevHash":"`);
+  if (at !== -1) {
+    const h = createHash('sha256').update(text.slice(0, at)).update(text.slice(at + member.length)).digest('hex');
+    if (h === entry.hash) return true;
+  }
+  return entryHash(entry) === entry.hash;
 }

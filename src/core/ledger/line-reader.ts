@@ -1,9 +1,9 @@
 // Streaming access to a ledger file: raw lines with byte offsets (for open-time recovery and verify),
-// parsed entries (for resume), and `fold` to rebuild state from entries.
+// typed entries (for every reader), and `fold` to rebuild state from entries.
 import { createReadStream } from 'node:fs';
-import { LedgerEntry } from '../acm/contracts.js';
-import { AciaError } from '../errors.js';
+import { AciaError, errorMessage } from '../errors.js';
 import { openRegularForRead } from '../contain/no-follow.js';
+import { parseLedgerValue, type LedgerEntry } from './entry.js';
 
 export interface LedgerLine {
   /** 1-based line number in the file. */
@@ -63,19 +63,18 @@ export async function* readLedgerEntries(path: string): AsyncGenerator<LedgerEnt
   }
 }
 
+/** One line as a typed entry: JSON, the envelope, then the payload; LEDGER_CORRUPT naming `where` if any fails. */
 export function parseLedgerLine(text: string, where: string): LedgerEntry {
-  let value: unknown;
+  return parseLedgerValue(parseLineJson(text, where), where);
+}
+
+/** A line's JSON value (not yet checked as an entry). */
+export function parseLineJson(text: string, where: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
-    throw new AciaError('LEDGER_CORRUPT', `${where}: not JSON (${(e as Error).message})`);
+    throw new AciaError('LEDGER_CORRUPT', `${where}: not JSON (${errorMessage(e)})`);
   }
-  const parsed = LedgerEntry.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new AciaError('LEDGER_CORRUPT', `${where}: not a ledger entry (${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''})`);
-  }
-  return parsed.data;
 }
 
 /** Rebuilds state from entries: the executor, the wiki and resume are all folds over the ledger. */

@@ -1,7 +1,7 @@
 // A RunLedger held in memory: same hash chain and blob addressing as the file ledger, no disk.
 // Replay writes into one, and tests use it where durability is not the point.
 import { sha256Hex } from '../acm/canonical-json.js';
-import type { LedgerEntry } from '../acm/contracts.js';
+import type { LedgerEntry } from './entry.js';
 import { asRunId, type Clock } from '../acm/ids.js';
 import { AciaError } from '../errors.js';
 import { SealedChain } from './seal.js';

@@ -8,10 +8,12 @@
 // worker whose lease was taken over is refused there, before its entry can join the chain.
 import type { Pool, PoolClient } from 'pg';
 import { sha256Hex } from '../acm/canonical-json.js';
-import type { LedgerEntry } from '../acm/contracts.js';
 import { asRunId, type Clock, type RunId } from '../acm/ids.js';
 import { AciaError, errorMessage, isAciaError } from '../errors.js';
-import { entryHash } from './hash.js';
+import { parseLedgerEntry, type LedgerEntry } from './entry.js';
+import { checkEntryShape } from './entry-shape.js';
+import { lineHashMatches } from './hash.js';
+import { parseLineJson } from './line-reader.js';
 import { connectGuarded, retryTransient } from './pg-retry.js';
 import { SealedChain } from './seal.js';
 import type { AppendInput, RunLedger } from './types.js';
@@ -67,13 +69,15 @@ export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptio
 /** Appends rows read from the database to `entries`, checking each links to the one before it. */
 function extendChain(runId: RunId, entries: LedgerEntry[], rows: readonly { line: string; hash: string }[]): void {
   for (const r of rows) {
-    const e = JSON.parse(r.line) as LedgerEntry;
+    const where = `run ${runId} in the database`;
+    const shape = checkEntryShape(parseLineJson(r.line, where));
+    const e = shape.ok ? shape.entry : null;
     const prev = entries.at(-1);
     // A row someone edited in the database breaks the chain here, before anything is appended to it.
-    if (e.seq !== (prev ? prev.seq + 1 : 0) || e.hash !== r.hash || entryHash(e) !== e.hash || (prev && e.prevHash !== prev.hash)) {
-      throw new AciaError('LEDGER_CORRUPT', `run ${runId}: the ledger in the database is broken at seq ${e.seq}`, { hint: `check it: acia verify ${runId} --db <url>` });
+    if (!e || e.seq !== (prev ? prev.seq + 1 : 0) || e.hash !== r.hash || !lineHashMatches(r.line, e) || (prev && e.prevHash !== prev.hash)) {
+      throw new AciaError('LEDGER_CORRUPT', `run ${runId}: the ledger in the database is broken at seq ${e?.seq ?? entries.length}`, { hint: `check it: acia verify ${runId} --db <url>` });
     }
-    entries.push(e);
+    entries.push(parseLedgerEntry(e, where));
   }
 }
 

@@ -1,6 +1,7 @@
 // The ledger contract: an append-only, hash-chained record of a run, with a blob store beside it.
-import type { LedgerEntry, LedgerEntryType } from '../acm/contracts.js';
 import type { RunId } from '../acm/ids.js';
+import type { LedgerEntry } from './entry.js';
+import type { LedgerEntryType } from './events.js';
 
 export interface AppendInput {
   actor: string;
@@ -16,7 +17,7 @@ export interface LedgerHead {
 export interface RunLedger {
   readonly runId: RunId;
   readonly dir: string;
-  /** Entries in order, including those read on open. */
+  /** Entries in order, including those read on open, each parsed (entry.ts). */
   entries(): readonly LedgerEntry[];
   head(): LedgerHead | null;
   /** Resolves once the entry is durable (fsync'd, possibly with others in one group commit). */

@@ -1,16 +1,15 @@
 // `acia verify` for runs: the chain, each hash, seq continuity, monotonic time, referenced blobs, the anchor.
-import { createHash } from 'node:crypto';
 import { basename, join } from 'node:path';
 import { sha256Hex } from '../acm/canonical-json.js';
-import { GENESIS_HASH, type LedgerEntry } from '../acm/contracts.js';
+import { GENESIS_HASH } from '../acm/contracts.js';
 import { AciaError, errorMessage } from '../errors.js';
 import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
 import type { RunManifest } from './events.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { checkEntryShape } from './entry-shape.js';
-import { entryHash } from './hash.js';
-import { errnoCode, nodeLedgerFs } from './ledger-fs.js';
+import { lineHashMatches } from './hash.js';
+import { errnoCode, nodeLedgerFs, readFileNoFollow } from './ledger-fs.js';
 import { readLedgerLines } from './line-reader.js';
 import { listRunIds, readManifest, runDirOf, runsDir } from './manifest.js';
 import type { LedgerHead } from './types.js';
@@ -122,7 +121,7 @@ export async function verifyRun(runDir: string, options: VerifyOptions = {}): Pr
       count += 1;
       if (entry.seq !== expected) add(entry.seq, 'SEQ_GAP', `line ${line.lineNo} has seq ${entry.seq}, expected ${expected}`);
       if (prevHash !== null && entry.prevHash !== prevHash) add(entry.seq, 'CHAIN_BROKEN', `seq ${entry.seq}: prevHash does not match the hash of the entry before it`);
-      if (!hashMatches(line.text, entry)) add(entry.seq, 'HASH_MISMATCH', `seq ${entry.seq}: hash does not match the entry's content`);
+      if (!lineHashMatches(line.text, entry)) add(entry.seq, 'HASH_MISMATCH', `seq ${entry.seq}: hash does not match the entry's content`);
       if (entry.ts < prevTs && Date.parse(entry.ts) < Date.parse(prevTs)) add(entry.seq, 'TS_NOT_MONOTONIC', `seq ${entry.seq}: ts ${entry.ts} is before ${prevTs}`);
       if (entry.runId !== runId) add(entry.seq, 'RUN_ID', `seq ${entry.seq}: runId ${entry.runId}, expected ${runId}`);
       for (const ref of collectBlobRefs(entry.data)) if (!blobFirstSeq.has(ref)) blobFirstSeq.set(ref, entry.seq);
@@ -146,21 +145,6 @@ export async function verifyRun(runDir: string, options: VerifyOptions = {}): Pr
   return { runId, ok: problems.length === 0, entries: count, head: last, problems };
 }
 
-/**
- * Fast path: a line written by the ledger is canonical JSON, so the hashed text is the line with its
- * top-level `"hash"` member cut out; hashing those bytes avoids re-serialising. Only if that fails is the
- * entry re-serialised canonically (a writer that formatted differently but hashed the same content).
- */
-function hashMatches(text: string, entry: LedgerEntry): boolean {
-  const member = `,"hash":"${entry.hash}"`;
-  const at = text.lastIndexOf(`${member},"prevHash":"`);
-  if (at !== -1) {
-    const h = createHash('sha256').update(text.slice(0, at)).update(text.slice(at + member.length)).digest('hex');
-    if (h === entry.hash) return true;
-  }
-  return entryHash(entry) === entry.hash;
-}
-
 async function checkBlobs(
   runDir: string,
   refs: Map<string, number>,
@@ -170,9 +154,11 @@ async function checkBlobs(
     const hex = hexOf(ref);
     let content: Buffer;
     try {
-      content = await nodeLedgerFs.readFile(join(runDir, 'blobs', hex));
-    } catch {
-      add(seq, 'BLOB_MISSING', `seq ${seq}: blob ${ref} is missing`);
+      // No link followed and no FIFO waited on: what is hashed is the run's own file.
+      content = await readFileNoFollow(nodeLedgerFs, join(runDir, 'blobs', hex));
+    } catch (e) {
+      const code = errnoCode(e);
+      add(seq, 'BLOB_MISSING', `seq ${seq}: blob ${ref} ${code === 'ELOOP' || code === 'NOT_REGULAR' ? 'is a link or not a regular file' : 'is missing'}`);
       continue;
     }
     if (sha256Hex(content) !== hex) add(seq, 'BLOB_ALTERED', `seq ${seq}: blob ${ref} content does not hash to its name`);

@@ -3,8 +3,10 @@
 // no drivers without --filters/--textconv, and runs with the same hardened config and scrubbed env as
 // every other host git call.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Socket } from 'node:net';
 import { AciaError } from '../errors.js';
 import { SAFE_GIT_CONFIG, gitEnv } from './safe-git.js';
+import { resolve } from 'node:path';
 import { launcherCwd } from '../contain/host-process.js';
 
 export interface GitObject {
@@ -51,7 +53,7 @@ export class GitBatchReader {
     if (this.child !== null) return this.child;
     this.buf = Buffer.alloc(0);
     // `-C`, not the repository as cwd: the launcher starts in an empty directory (core/contain/host-process).
-    const args = ['-C', this.repo, '--no-pager', ...SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]), 'cat-file', '--batch'];
+    const args = ['-C', resolve(this.repo), '--no-pager', ...SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]), 'cat-file', '--batch'];
     const child = spawn('git', args, { cwd: launcherCwd(), env: gitEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
     child.stdout?.on('data', (d: Buffer) => {
       if (this.child === child) this.onData(d);
@@ -66,13 +68,14 @@ export class GitBatchReader {
 
   /** Referenced only while a read waits: an idle reader never keeps the process alive at exit. */
   private hold(child: ChildProcess, on: boolean): void {
-    const stdout = child.stdout as unknown as { ref?: () => void; unref?: () => void } | null;
+    // A pipe's stream is a net.Socket, which can be (un)referenced; the type only promises a Readable.
+    const stdout = child.stdout instanceof Socket ? child.stdout : null;
     if (on) {
       child.ref();
-      stdout?.ref?.();
+      stdout?.ref();
     } else {
       child.unref();
-      stdout?.unref?.();
+      stdout?.unref();
     }
   }
 

@@ -5,17 +5,17 @@ import { errorMessage, isAciaError } from '../errors.js';
 import { truncateMiddle } from './truncate.js';
 import type { Tool, ToolContext, ToolResult } from './types.js';
 
-export interface ToolDefinition<S extends z.ZodType> {
+export interface ToolDefinition<I> {
   name: string;
   description: string;
-  input: S;
+  input: z.ZodType<I>;
   readOnly: boolean;
-  run: (input: z.output<S>, ctx: ToolContext) => Promise<ToolResult>;
+  run: (input: I, ctx: ToolContext) => Promise<ToolResult>;
   namespace?: string;
   version?: string;
 }
 
-export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool<z.output<S>> {
+export function defineTool<I>(def: ToolDefinition<I>): Tool<I> {
   const descriptor: ToolDescriptor = {
     provider: 'acia',
     namespace: def.namespace ?? 'acia.core',
@@ -29,7 +29,7 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool<z.
   return {
     name: def.name,
     description: def.description,
-    input: def.input as unknown as z.ZodType<z.output<S>>,
+    input: def.input,
     readOnly: def.readOnly,
     descriptor,
     run: def.run,

@@ -1,5 +1,8 @@
 // The generated wiki pages: index, one page per run, one per decision, and escalations awaiting a human.
-import type { LedgerEntry, Plan } from '../acm/contracts.js';
+import type { Plan } from '../acm/contracts.js';
+import type { LedgerEntry } from '../ledger/entry.js';
+import type { EventDataOf } from '../ledger/events.js';
+import type { PendingEscalation } from '../run/state.js';
 import { planMermaid } from './mermaid.js';
 import { fenced, frontMatter, inline, money } from './markdown.js';
 import type { RunSummary } from './run-summary.js';
@@ -58,7 +61,7 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
     const v = t.verification
       ? `${t.verification.passed ? 'passed' : 'failed'} (${inline(t.verification.command, 60)}: ${t.verification.passedCount ?? '?'} passed, ${t.verification.failedCount ?? '?'} failed)`
       : '—';
-    out.push(`| ${t.id} | ${inline(t.capability)} | ${inline(t.title, 80)} | ${t.attempts} | ${t.verdict} | ${v} |`);
+    out.push(`| ${t.id} | ${inline(t.capability)} | ${inline(t.title, 80)} | ${t.attempts} | ${t.verdict}${t.abandoned ? ' (plan abandoned)' : ''} | ${v} |`);
   }
   const fixes = [...s.tasks.values()].filter((t) => t.failure !== undefined);
   if (fixes.length > 0) {
@@ -68,8 +71,8 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
   out.push('', '## Escalations', '');
   if (s.escalations.length === 0) out.push('None.');
   for (const e of s.escalations) {
-    const answer = e.answer ? `answered at seq ${e.answer.seq}: **${inline(e.answer.action)}**${e.answer.text ? ` — ${inline(e.answer.text, 300)}` : ''}` : 'awaiting an answer';
-    out.push(`- seq ${e.seq}, ${e.data.reason}${e.data.taskId ? ` (task ${e.data.taskId})` : ''}: ${inline(e.data.message, 300)} — ${answer}`);
+    const answer = e.answer ? `answered at seq ${e.answerSeq ?? '?'}: **${inline(e.answer.action)}**${e.answer.text ? ` — ${inline(e.answer.text, 300)}` : ''}` : 'awaiting an answer';
+    out.push(`- seq ${e.seq}, ${e.reason}${e.taskId ? ` (task ${e.taskId})` : ''}: ${inline(e.message, 300)} — ${answer}`);
   }
   out.push('', '## Decisions', '');
   for (const d of decisions) out.push(`- [seq ${d.seq} ${d.type}](../decisions/${decisionFile(s.runId, d)})`);
@@ -77,6 +80,7 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
   out.push('', '## Outcome', '', s.terminal ? `**${inline(s.terminal.reason)}**: ${inline(s.terminal.message, 500)}` : 'The run has not finished.', '');
   const g = s.evalGrade;
   if (g) out.push(`Eval instance ${inline(g.instanceId)}: **${g.resolved ? 'resolved' : 'not resolved'}** by the hidden tests${g.error ? ` (${inline(g.error, 300)})` : ''}.`, '');
+  if (g?.tamperedFiles) out.push(`The model's patch changed files that decide how tests run; they were graded as the base and the test patch have them: ${g.tamperedFiles.map((f) => inline(f, 200)).join(', ')}.`, '');
   return out.join('\n');
 }
 
@@ -90,9 +94,6 @@ export function decisionFile(runId: string, e: LedgerEntry): string {
 }
 
 export function decisionPage(runId: string, e: LedgerEntry): string {
-  const data = e.data as Record<string, unknown>;
-  const rationale = ['rationale', 'reason', 'cause', 'delta', 'message', 'text'].map((k) => data[k]).find((v) => typeof v === 'string');
-  const policyReason = e.type === 'POLICY_DECISION' ? (data.response as { reason?: unknown } | undefined)?.reason : undefined;
   return [
     frontMatter([['kind', 'decision'], ['runId', runId], ['type', e.type], ['seq', e.seq], ['hash', e.hash], ['actor', e.actor], ['ts', e.ts]]),
     `# ${e.type} (run ${runId}, seq ${e.seq})`,
@@ -103,20 +104,42 @@ export function decisionPage(runId: string, e: LedgerEntry): string {
     '',
     '## Rationale',
     '',
-    typeof rationale === 'string' ? inline(rationale, 2000) : typeof policyReason === 'string' ? inline(policyReason, 2000) : 'None recorded.',
+    rationaleOf(e) ?? 'None recorded.',
     '',
-    ...(e.type === 'CANDIDATES_JUDGED' ? candidateTable(data) : []),
+    ...(e.type === 'CANDIDATES_JUDGED' ? candidateTable(e.data) : []),
     '## Data',
     '',
     fenced(JSON.stringify(e.data, null, 2), 'json'),
   ].join('\n');
 }
 
+/** The words a decision gives for itself, if any. */
+function rationaleOf(e: LedgerEntry): string | null {
+  const text = (v: string | undefined): string | null => (v === undefined ? null : inline(v, 2000));
+  switch (e.type) {
+    case 'PLAN_SELECTED':
+    case 'CANDIDATES_JUDGED':
+      return text(e.data.rationale);
+    case 'COMPENSATION_APPLIED':
+    case 'ESCALATION_REQUESTED':
+      return text(e.data.reason);
+    case 'REPLAN_TRIGGERED':
+      return text(e.data.cause);
+    case 'GOAL_AMENDED':
+      return text(e.data.delta);
+    case 'HUMAN_RESPONSE':
+      return text(e.data.text);
+    case 'POLICY_DECISION':
+      return text(e.data.response.reason);
+    default:
+      return null;
+  }
+}
+
 /** Best-of-N: every candidate's verdict, the winner first. */
-function candidateTable(data: Record<string, unknown>): string[] {
-  const rows = (data.candidates as { agent: string; branch: string; finished: boolean; testsPassed: boolean; failedCount: number | null; diffLines: number; costUsd: number }[]) ?? [];
+function candidateTable(data: EventDataOf<'CANDIDATES_JUDGED'>): string[] {
   const winner = data.winner;
-  const sorted = [...rows].sort((a, b) => Number(b.agent === winner) - Number(a.agent === winner));
+  const sorted = [...data.candidates].sort((a, b) => Number(b.agent === winner) - Number(a.agent === winner));
   return [
     '## Candidates',
     '',
@@ -127,23 +150,23 @@ function candidateTable(data: Record<string, unknown>): string[] {
   ];
 }
 
-export function escalationPage(s: RunSummary, open: RunSummary['escalations'][number]): string {
+export function escalationPage(s: RunSummary, open: PendingEscalation): string {
   return [
-    frontMatter([['kind', 'escalation'], ['runId', s.runId], ['seq', open.seq], ['reason', open.data.reason], ['taskId', open.data.taskId ?? null]]),
+    frontMatter([['kind', 'escalation'], ['runId', s.runId], ['seq', open.seq], ['reason', open.reason], ['taskId', open.taskId ?? null]]),
     `# Run ${s.runId} is waiting for you`,
     '',
-    `**Problem** (${open.data.reason}${open.data.taskId ? `, task ${open.data.taskId}` : ''}): ${inline(open.data.message, 1000)}`,
+    `**Problem** (${open.reason}${open.taskId ? `, task ${open.taskId}` : ''}): ${inline(open.message, 1000)}`,
     '',
     '## Last failure',
     '',
-    open.data.lastFailure ? fenced(open.data.lastFailure) : 'None recorded.\n',
-    `Options: ${open.data.options.join(', ')}`,
+    open.lastFailure ? fenced(open.lastFailure) : 'None recorded.\n',
+    `Options: ${open.options.join(', ')}`,
     '',
     '## Resume',
     '',
     // One runnable command per answer the question takes (run from inside the repository).
     fenced(
-      open.data.options.map((o) => `acia resume ${s.runId} --answer ${o === 'guidance' ? "'your guidance for the team'" : o}`).join('\n'),
+      open.options.map((o) => `acia resume ${s.runId} --answer ${o === 'guidance' ? "'your guidance for the team'" : o}`).join('\n'),
       'sh',
     ),
   ].join('\n');

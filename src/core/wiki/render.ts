@@ -2,7 +2,7 @@
 // {path: content}, and renderWiki, which writes only the files whose content changed.
 import { join } from 'node:path';
 import { readRegularFile, writeRegularFile } from '../contain/no-follow.js';
-import type { LedgerEntry } from '../acm/contracts.js';
+import type { LedgerEntry } from '../ledger/entry.js';
 import { errorMessage } from '../errors.js';
 import type { RunManifest } from '../ledger/events.js';
 import { readLedgerEntries } from '../ledger/line-reader.js';

@@ -20,7 +20,7 @@ import {
 import { errorMessage, isAciaError } from '../../core/errors.js';
 import { describeIgnored, loadConfig } from '../../core/config/load.js';
 import { systemClock } from '../../core/acm/ids.js';
-import type { LedgerEntry } from '../../core/acm/contracts.js';
+import type { LedgerEntry } from '../../core/ledger/entry.js';
 import type { HumanAction } from '../../core/ledger/events.js';
 import { readManifest } from '../../core/ledger/manifest.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';

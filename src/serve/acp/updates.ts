@@ -1,11 +1,14 @@
-// Turns a run's ledger entries, in order, into ACP `session/update` payloads: the chosen plan as an
-// ACP plan whose entries follow the tasks, each tool call as tool_call/tool_call_update (with diffs
+// Turns a run's ledger entries, in order, into ACP `session/update` payloads: the plan in force (the
+// run state the one reducer folds, so a re-plan replaces it) as an ACP plan whose entries follow the tasks, each tool call as tool_call/tool_call_update (with diffs
 // for edits), and every other step as an agent message line labelled by the agent that made it.
 // The same mapper serves a live run and `session/load` of a finished one, so both look alike.
 import { join } from 'node:path';
 import type { PlanEntry, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
-import type { LedgerEntry, PlanSet, TaskSpec } from '../../core/acm/contracts.js';
+import type { EntryOf, LedgerEntry } from '../../core/ledger/entry.js';
 import type { EventDataOf } from '../../core/ledger/events.js';
+import { applyEntry } from '../../core/run/reducer.js';
+import { emptyRunState, type TaskStatus } from '../../core/run/state.js';
+import { planView } from '../../core/run/views.js';
 import { describeEntry } from '../../app/describe.js';
 import { stripControls } from './text.js';
 
@@ -30,98 +33,49 @@ const QUIET = new Set(['LLM_CALL', 'TOOL_CALL', 'TOOL_RESULT', 'PLAN_PROPOSED'])
 const MAX_TOOL_TEXT = 8_000;
 
 export class AcpUpdateMapper {
-  private planSet: PlanSet | null = null;
-  private planTasks: TaskSpec[] = [];
-  private readonly status = new Map<string, PlanEntry['status']>();
-  private readonly outcome = new Map<string, string>();
-  private readonly worktrees = new Map<string, string>();
+  /** The run as the one reducer folds it: the plan view is read off this state, never rebuilt here. */
+  private readonly state = emptyRunState();
+  private lastPlan = '';
   private readonly toolInputs = new Map<string, { name: string; input: unknown; taskId: string | undefined }>();
 
   constructor(private readonly readBlob: BlobText) {}
 
   /** The updates one ledger entry produces (often none, sometimes several). */
   map(entry: LedgerEntry): SessionUpdate[] {
+    applyEntry(this.state, entry);
     const updates: SessionUpdate[] = [];
-    switch (entry.type) {
-      case 'PLAN_PROPOSED': {
-        const d = entry.data as EventDataOf<'PLAN_PROPOSED'>;
-        if (d.valid && d.planSet) this.planSet = d.planSet;
-        break;
-      }
-      case 'PLAN_SELECTED': {
-        const d = entry.data as EventDataOf<'PLAN_SELECTED'>;
-        const plan = this.planSet?.plans.find((p) => p.id === d.planId);
-        if (plan) {
-          // A re-plan replaces the task list; statuses of tasks that already ran are kept.
-          this.planTasks = [...plan.tasks];
-          updates.push(this.planUpdate());
-        }
-        break;
-      }
-      case 'TASK_ADDED': {
-        const d = entry.data as EventDataOf<'TASK_ADDED'>;
-        if (!this.planTasks.some((t) => t.id === d.task.id)) this.planTasks.push(d.task);
-        updates.push(this.planUpdate());
-        break;
-      }
-      case 'TASK_STARTED': {
-        const d = entry.data as EventDataOf<'TASK_STARTED'>;
-        if (d.worktree) this.worktrees.set(d.taskId, d.worktree);
-        updates.push(...this.setStatus(d.taskId, 'in_progress'));
-        break;
-      }
-      case 'TASK_COMPLETED':
-        updates.push(...this.setStatus((entry.data as EventDataOf<'TASK_COMPLETED'>).taskId, 'completed'));
-        break;
-      case 'TASK_FAILED': {
-        const d = entry.data as EventDataOf<'TASK_FAILED'>;
-        this.outcome.set(d.taskId, 'failed');
-        updates.push(...this.setStatus(d.taskId, 'pending'));
-        break;
-      }
-      case 'TASK_SKIPPED': {
-        const d = entry.data as EventDataOf<'TASK_SKIPPED'>;
-        this.outcome.set(d.taskId, 'skipped');
-        updates.push(...this.setStatus(d.taskId, 'completed'));
-        break;
-      }
-      case 'TOOL_CALL':
-        updates.push(this.toolCall(entry));
-        break;
-      case 'TOOL_RESULT':
-        updates.push(this.toolResult(entry.data as EventDataOf<'TOOL_RESULT'>));
-        break;
-      default:
-        break;
-    }
+    const plan = this.planUpdate();
+    if (plan !== null) updates.push(plan);
+    if (entry.type === 'TOOL_CALL') updates.push(this.toolCall(entry));
+    if (entry.type === 'TOOL_RESULT') updates.push(this.toolResult(entry.data));
     if (!QUIET.has(entry.type)) updates.push(message(`[${entry.actor}] ${describeEntry(entry)}\n`));
     return updates;
   }
 
-  private setStatus(taskId: string, status: PlanEntry['status']): SessionUpdate[] {
-    this.status.set(taskId, status);
-    return this.planTasks.some((t) => t.id === taskId) ? [this.planUpdate()] : [];
-  }
-
-  private planUpdate(): SessionUpdate {
-    const entries: PlanEntry[] = this.planTasks.map((t) => {
-      const what = (t.input as { instructions?: unknown }).instructions;
-      const title = t.title ?? (typeof what === 'string' ? what.split('\n')[0] ?? t.id : t.id);
-      const outcome = this.outcome.get(t.id);
+  /** The plan in force with each task's status, when it differs from the last one sent. */
+  private planUpdate(): SessionUpdate | null {
+    const view = planView(this.state);
+    if (view.planId === null) return null;
+    const entries: PlanEntry[] = view.tasks.map((t) => {
+      // ACP knows pending, in progress and completed: a failed task may yet be retried or fixed.
+      const note = t.status === 'failed' || t.status === 'skipped' ? ` (${t.status})` : '';
       return {
-        content: stripControls(`${t.id} ${t.capability}: ${title}${outcome ? ` (${outcome})` : ''}`),
+        content: stripControls(`${t.id} ${t.capability}: ${t.title}${note}`),
         priority: t.capability.startsWith('qa.') ? 'medium' : 'high',
-        status: this.status.get(t.id) ?? 'pending',
+        status: ACP_STATUS[t.status],
       };
     });
+    const key = JSON.stringify(entries);
+    if (key === this.lastPlan) return null;
+    this.lastPlan = key;
     return { sessionUpdate: 'plan', entries };
   }
 
-  private toolCall(entry: LedgerEntry): SessionUpdate {
-    const d = entry.data as EventDataOf<'TOOL_CALL'>;
+  private toolCall(entry: EntryOf<'TOOL_CALL'>): SessionUpdate {
+    const d = entry.data;
     this.toolInputs.set(d.toolUseId, { name: d.name, input: d.input, taskId: d.taskId });
     const path = pathOf(d.input);
-    const root = d.taskId ? this.worktrees.get(d.taskId) : undefined;
+    const root = this.worktreeOf(d.taskId);
     return {
       sessionUpdate: 'tool_call',
       toolCallId: d.toolUseId,
@@ -136,7 +90,7 @@ export class AcpUpdateMapper {
   private toolResult(d: EventDataOf<'TOOL_RESULT'>): SessionUpdate {
     const call = this.toolInputs.get(d.toolUseId);
     const content: ToolCallContent[] = [];
-    const edit = call ? diffOf(call.name, call.input, call.taskId ? this.worktrees.get(call.taskId) : undefined) : null;
+    const edit = call ? diffOf(call.name, call.input, this.worktreeOf(call.taskId)) : null;
     if (d.ok && edit) content.push({ type: 'diff', ...edit });
     else {
       const text = this.readBlob(d.outputRef);
@@ -150,7 +104,13 @@ export class AcpUpdateMapper {
       ...(d.data ? { rawOutput: d.data } : {}),
     };
   }
+
+  private worktreeOf(taskId: string | undefined): string | undefined {
+    return taskId === undefined ? undefined : (this.state.tasks.get(taskId)?.worktree ?? this.state.retired.get(taskId)?.worktree ?? undefined);
+  }
 }
+
+const ACP_STATUS: Record<TaskStatus, PlanEntry['status']> = { pending: 'pending', running: 'in_progress', completed: 'completed', failed: 'pending', skipped: 'completed' };
 
 export function message(text: string): SessionUpdate {
   return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: stripControls(text) } };

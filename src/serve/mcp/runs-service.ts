@@ -1,7 +1,7 @@
 // What `acia mcp` does, independent of MCP: start a run or answer an escalation in the background
 // (this process), report status, list, show and verify runs. It uses the library API, like the CLI.
 import { join, resolve } from 'node:path';
-import type { LedgerEntry, PlanSet } from '../../core/acm/contracts.js';
+import type { LedgerEntry } from '../../core/ledger/entry.js';
 import { systemClock } from '../../core/acm/ids.js';
 import { loadConfig } from '../../core/config/load.js';
 import { AciaError } from '../../core/errors.js';
@@ -18,17 +18,18 @@ import { latestResumableRun, resumeRun, startRun, type RunResult } from '../../t
 import { buildDeps, preflightModel } from '../../app/build-deps.js';
 import { describeEntry } from '../../app/describe.js';
 
+/** Options of acia_run as its arguments arrive (an argument not given may be present as undefined). */
 export interface RunOptions {
   goal: string;
-  repo?: string;
+  repo?: string | undefined;
   /** `anthropic:<id>`, `openai:<id>` or `scripted:<file>` (a path relative to the repository). */
-  model?: string;
-  parallel?: number;
-  maxIterations?: number;
-  maxCostUsd?: number;
-  maxMinutes?: number;
-  testCommand?: string;
-  includeUncommitted?: boolean;
+  model?: string | undefined;
+  parallel?: number | undefined;
+  maxIterations?: number | undefined;
+  maxCostUsd?: number | undefined;
+  maxMinutes?: number | undefined;
+  testCommand?: string | undefined;
+  includeUncommitted?: boolean | undefined;
 }
 
 /** One line per ledger entry, for progress notifications. */
@@ -90,7 +91,7 @@ export class RunsService {
       tasks: [...state.tasks.entries()].map(([taskId, t]) => ({ taskId, capability: t.spec.capability, status: t.status, attempts: t.attempts })),
       costUsd: state.costKnown ? state.costUsd : null,
       tokens: state.tokens,
-      escalation: open === null ? null : { reason: open.reason, taskId: open.taskId ?? null, message: open.message, options: optionsOf(entries, open.seq), answerWith: 'acia_answer' },
+      escalation: open === null ? null : { reason: open.reason, taskId: open.taskId ?? null, message: open.message, options: open.options, answerWith: 'acia_answer' },
       lastEntries: entries.slice(-5).map((e) => `${e.seq} ${e.actor} ${describeEntry(e)}`),
     };
   }
@@ -123,11 +124,9 @@ export class RunsService {
     // No link is followed: a clone's ledger.jsonl pointing at ~/.ssh/id_rsa is refused, not served.
     if (what === 'ledger') return { mimeType: 'application/x-ndjson', text: (readRegularFile(repo, join(dir, 'ledger.jsonl')) ?? Buffer.alloc(0)).toString('utf8') };
     if (what === 'plan') {
-      const entries = await readEntries(repo, runId);
-      const chosen = foldRun(entries).plan;
-      if (!chosen) throw new AciaError('FILE_NOT_FOUND', `run ${runId} has no chosen plan yet`);
-      const proposed = entries.filter((e) => e.type === 'PLAN_PROPOSED').map((e) => (e.data as { planSet?: PlanSet }).planSet).filter((p) => p !== undefined).at(-1);
-      return { mimeType: 'application/json', text: JSON.stringify({ chosen, planSet: proposed ?? null }, null, 2) };
+      const state = foldRun(await readEntries(repo, runId));
+      if (!state.plan) throw new AciaError('FILE_NOT_FOUND', `run ${runId} has no chosen plan yet`);
+      return { mimeType: 'application/json', text: JSON.stringify({ chosen: state.plan, planSet: state.planSet }, null, 2) };
     }
     return this.wikiPage(`runs/${runId}.md`, repo);
   }
@@ -201,11 +200,6 @@ export class RunsService {
   private async repoOf(repoArg: string | undefined): Promise<string> {
     return repoRoot(new Git(systemClock), resolve(this.defaultRepo, repoArg ?? '.'));
   }
-}
-
-function optionsOf(entries: readonly LedgerEntry[], seq: number): string[] {
-  const e = entries.find((x) => x.seq === seq);
-  return (e?.data as { options?: string[] } | undefined)?.options ?? [];
 }
 
 function flagsOf(o: RunOptions): Record<string, unknown> {

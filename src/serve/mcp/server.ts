@@ -54,7 +54,7 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
     (args, extra) =>
       guarded(async () => {
         const { wait, ...opts } = args;
-        const started = await service.start(dropUndefined(opts) as unknown as Parameters<RunsService['start']>[0], streamer(extra as Extra, wait === true));
+        const started = await service.start(opts, streamer(extra as Extra, wait === true));
         if (wait !== true) return ok({ runId: started.runId, status: 'running', next: 'acia_status to follow it; its ledger is acia://runs/<runId>/ledger' });
         return ok(resultOf(await started.done));
       }),
@@ -159,8 +159,4 @@ async function guarded(work: () => Promise<CallToolResult>): Promise<CallToolRes
     }
     return { isError: true, content: [{ type: 'text', text: `acia: internal error: ${errorMessage(e)}` }], structuredContent: { code: 'INTERNAL', exitCode: 1, message: errorMessage(e) } };
   }
-}
-
-function dropUndefined(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }

@@ -113,6 +113,6 @@ function rationaleOf(w: Candidate, all: readonly Candidate[]): string {
 
 function spentBy(ctx: RunContext, actor: string): number {
   let usd = 0;
-  for (const e of ctx.rec.ledger.entries()) if (e.type === 'LLM_CALL' && e.actor === actor) usd += (e.data as { costUsd: number | null }).costUsd ?? 0;
+  for (const e of ctx.rec.ledger.entries()) if (e.type === 'LLM_CALL' && e.actor === actor) usd += e.data.costUsd ?? 0;
   return usd;
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LedgerEntry } from '../../../src/core/acm/contracts.js';
-import { checkEntryShape } from '../../../src/core/ledger/entry-shape.js';
+import { checkEntryShape, StoredLedgerEntry } from '../../../src/core/ledger/entry-shape.js';
 
 const good = { seq: 0, ts: '2026-01-02T03:04:05.000Z', runId: 'r1', actor: 'dev:t1', type: 'GOAL_AMENDED', data: {}, prevHash: '0'.repeat(64), hash: 'a'.repeat(64) };
 
@@ -19,7 +18,7 @@ describe('checkEntryShape', () => {
       null,
       [good],
     ];
-    for (const c of cases) expect(checkEntryShape(c).ok, JSON.stringify(c)).toBe(LedgerEntry.safeParse(c).success);
+    for (const c of cases) expect(checkEntryShape(c).ok, JSON.stringify(c)).toBe(StoredLedgerEntry.safeParse(c).success);
   });
 
   it('explains a refusal with the contract path', () => {

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/core/acm/canonical-json.js';
-import type { LedgerEntry } from '../../../src/core/acm/contracts.js';
+import type { StoredLedgerEntry } from '../../../src/core/ledger/entry-shape.js';
 import { entryHash } from '../../../src/core/ledger/hash.js';
 import { readManifest, writeManifest } from '../../../src/core/ledger/manifest.js';
 import { verifyAll, verifyRun } from '../../../src/core/ledger/verify.js';
@@ -17,7 +17,7 @@ async function sample(outcome: 'succeeded' | 'running' = 'succeeded') {
   return { repo, runDir, runId, lines, write };
 }
 
-const rehash = (e: Omit<LedgerEntry, 'hash'> & { hash?: string }): string => {
+const rehash = (e: Omit<StoredLedgerEntry, 'hash'> & { hash?: string }): string => {
   const { hash: _old, ...rest } = e;
   return canonicalJson({ ...rest, hash: entryHash(rest) });
 };
@@ -59,7 +59,7 @@ describe('verifyRun', () => {
 
   it('catches an entry re-hashed after an edit: the chain breaks at the next entry', async () => {
     const { runDir, lines, write } = await sample();
-    const e = JSON.parse(lines[5]!) as LedgerEntry;
+    const e = JSON.parse(lines[5]!) as StoredLedgerEntry;
     lines[5] = rehash({ ...e, data: { ...(e.data as object), rationale: 'forged' } });
     write(lines);
     const report = await verifyRun(runDir);
@@ -68,7 +68,7 @@ describe('verifyRun', () => {
 
   it('catches the last entry re-hashed after an edit through the manifest anchor', async () => {
     const { runDir, lines, write } = await sample();
-    const e = JSON.parse(lines.at(-1)!) as LedgerEntry;
+    const e = JSON.parse(lines.at(-1)!) as StoredLedgerEntry;
     lines[lines.length - 1] = rehash({ ...e, data: { ...(e.data as object), message: 'forged' } });
     write(lines);
     const report = await verifyRun(runDir);
@@ -100,7 +100,7 @@ describe('verifyRun', () => {
 
   it('catches time going backwards and a foreign run id', async () => {
     const { runDir, lines, write } = await sample('running');
-    const e = JSON.parse(lines[3]!) as LedgerEntry;
+    const e = JSON.parse(lines[3]!) as StoredLedgerEntry;
     lines[3] = rehash({ ...e, ts: '2020-01-01T00:00:00.000Z' });
     write(lines);
     const codes = (await verifyRun(runDir)).problems.map((p) => p.code);

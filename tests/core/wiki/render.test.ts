@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../../src/core/acm/contracts.js';
+import type { LedgerEntry } from '../../../src/core/ledger/entry.js';
 import { openRunLedger } from '../../../src/core/ledger/file-ledger.js';
 import { readLedgerEntries } from '../../../src/core/ledger/line-reader.js';
 import { readManifest, runDirOf } from '../../../src/core/ledger/manifest.js';

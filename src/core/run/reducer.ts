@@ -1,0 +1,255 @@
+// The one reducer table: how each ledger entry type changes a run's state. Every reader of a run folds
+// with it (the executor as it records, resume, replay, the wiki, the bundle, ACP, MCP, progress). A type
+// with no entry here leaves the state as it was, apart from the head (seq, hash) every entry moves.
+import type { Plan, TaskSpec } from '../acm/contracts.js';
+import type { EntryOf, LedgerEntry } from '../ledger/entry.js';
+import type { EventDataOf, LedgerEntryType } from '../ledger/events.js';
+import { emptyRunState, type PendingEscalation, type RunState, type TaskState } from './state.js';
+
+type Reducer<K extends LedgerEntryType> = (state: RunState, data: EventDataOf<K>, entry: EntryOf<K>) => void;
+
+/** Data is trusted as parsed on read (core/ledger/entry.ts); verify checks the chain separately. */
+export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
+  RUN_STARTED: (s, d) => {
+    s.started = d;
+    s.runHead = d.baseCommit;
+  },
+  RUN_RESUMED: (s) => {
+    s.completed = null;
+  },
+  CONTEXT_BUILT: (s, d) => {
+    s.contextRef = d.contextRef;
+    s.packetRef = d.packetRef;
+  },
+  PLAN_PROPOSED: (s, d) => {
+    s.planAttempts = Math.max(s.planAttempts, d.attempt);
+    if (d.valid && d.planSet) s.planSet = d.planSet;
+  },
+  PLAN_SELECTED: (s, d, e) => {
+    s.selection = { ...d, seq: e.seq };
+    const plan = s.planSet?.plans.find((x) => x.id === d.planId);
+    if (plan) usePlan(s, plan);
+  },
+  REPLAN_TRIGGERED: (s, d) => {
+    const plan = s.planSet?.plans.find((x) => x.id === d.toPlanId);
+    s.replans++;
+    s.replanned.push(d);
+    if (!plan) return;
+    const old = s.tasks;
+    usePlan(s, plan);
+    // The new plan starts clean; the old plan's tasks are kept as they stood, one still running counts as failed.
+    for (const [id, t] of old) {
+      if (s.tasks.has(id)) continue;
+      if (t.status === 'running') t.status = 'failed';
+      s.retired.set(id, t);
+    }
+  },
+  TASK_ADDED: (s, d) => {
+    s.tasks.set(d.task.id, newTask(d.task, d.reason));
+    if (d.reason === 'fix') s.iterations = Math.max(s.iterations, d.iteration);
+    if (d.replaces !== undefined) {
+      const old = s.tasks.get(d.replaces);
+      if (old) old.supersededBy = d.task.id;
+    }
+    if (s.plan) {
+      s.plan.tasks.push(d.task);
+      s.plan.edges.push(...d.edges);
+    }
+  },
+  BRANCH_TAKEN: (s, d) => {
+    s.branches.set(`${d.from}->${d.to}`, d.value);
+  },
+  TASK_STARTED: (s, d) => {
+    const t = s.tasks.get(d.taskId);
+    if (!t) return;
+    t.status = 'running';
+    t.attempts = d.attempt;
+    t.branch = d.branch ?? t.branch;
+    t.worktree = d.worktree ?? t.worktree;
+  },
+  CHECKPOINT: (s, d) => {
+    const t = s.tasks.get(d.taskId);
+    if (t) t.lastCheckpoint = d.commit;
+  },
+  MERGE: (s, d) => {
+    const t = s.tasks.get(d.taskId);
+    if (t && !d.conflict) t.merged = true;
+    if (!d.conflict && d.commit !== null && d.commit !== s.runHead) s.runHead = d.commit;
+  },
+  COMPENSATION_APPLIED: (s, d) => {
+    // A re-plan resets the run branch to the base commit: tests run before it prove nothing about the new head.
+    if (s.plan && d.taskId === s.plan.id && d.resetTo !== s.runHead) s.runHead = d.resetTo;
+  },
+  VERIFICATION: (s, d, e) => {
+    const t = s.tasks.get(d.taskId);
+    if (t) {
+      t.lastVerification = d;
+      if (d.source === 'check') t.checks[d.command] = d.passed;
+    }
+    if (d.source !== 'check') s.testRuns.push({ seq: e.seq, taskId: d.taskId, exitCode: d.exitCode, commit: d.commit ?? null });
+  },
+  POLICY_DECISION: (s, d) => {
+    const response = { allow: d.response.allow, ...(d.response.reason === undefined ? {} : { reason: d.response.reason }) };
+    if (d.hook === 'plan.admit') s.admitPolicy = response;
+    const t = d.taskId === undefined ? undefined : s.tasks.get(d.taskId);
+    // task.post judges the change itself; a later task.pre of a new attempt does not erase its verdict,
+    // nor does the allow an attempt gets after a human overrode the denial (policy never said yes).
+    const overridden = t?.policyOverride === true && t.policy?.hook === 'task.post' && !t.policy.allow;
+    if (t && !overridden && (d.hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook: d.hook, ...response };
+  },
+  GOAL_AMENDED: (s, d) => {
+    s.goalAmendments.push(d.delta);
+  },
+  TASK_COMPLETED: (s, d, e) => {
+    const t = s.tasks.get(d.taskId);
+    if (t) {
+      t.status = 'completed';
+      t.output = d.output;
+      t.summary = d.summary;
+    }
+    for (const text of d.lessons ?? []) s.lessons.push({ taskId: d.taskId, text, seq: e.seq });
+  },
+  TASK_FAILED: (s, d, e) => {
+    const t = s.tasks.get(d.taskId);
+    if (t) {
+      t.status = 'failed';
+      t.lastError = { kind: d.errorKind, message: d.message };
+      t.summary = `${d.errorKind}: ${d.message}`;
+      t.failedSeq = e.seq;
+    }
+    for (const text of d.lessons ?? []) s.lessons.push({ taskId: d.taskId, text, seq: e.seq });
+  },
+  MEMORY_UPDATED: (s, d) => {
+    s.lastMemoryUpdate = d;
+    if (d.page === 'lessons') s.lessonsApplied = s.lessons.length;
+  },
+  TASK_SKIPPED: (s, d) => {
+    const t = s.tasks.get(d.taskId);
+    if (!t) return;
+    t.status = 'skipped';
+    t.skipLogged = true;
+    // Ledgers written before causes were recorded: a skip is only trusted as a guard's when it says so.
+    t.skipCause = d.cause ?? t.skipCause ?? 'upstream';
+    t.summary = t.skipCause === 'human' ? 'skipped by a human' : d.reason;
+  },
+  ESCALATION_REQUESTED: (s, d, e) => {
+    s.escalations.push({ seq: e.seq, reason: d.reason, taskId: d.taskId, message: d.message, lastFailure: d.lastFailure, options: d.options, answer: null, answerSeq: null });
+  },
+  HUMAN_RESPONSE: (s, d, e) => {
+    const esc = s.escalations.find((x) => x.seq === d.escalationSeq);
+    if (!esc) return;
+    esc.answer = d;
+    esc.answerSeq = e.seq;
+    applyHumanAnswer(s, esc, d);
+  },
+  LLM_CALL: (s, d) => {
+    s.modelCalls++;
+    s.tokens += d.usage.inputTokens + d.usage.outputTokens + d.usage.cacheReadTokens + d.usage.cacheWriteTokens;
+    if (d.costUsd === null) s.costKnown = false;
+    else s.costUsd += d.costUsd;
+  },
+  RUN_COMPLETED: (s, d) => {
+    s.completed = d;
+    // A session that recorded RUN_COMPLETED got past its page write: nothing to finish on resume.
+    s.lastMemoryUpdate = null;
+  },
+  EVAL_GRADED: (s, d) => {
+    s.evalGrade = d;
+  },
+};
+
+/** Folds ledger entries into a run's state: the single source of truth for every reader of a run. */
+export function foldRun(entries: Iterable<LedgerEntry>, state = emptyRunState()): RunState {
+  for (const e of entries) applyEntry(state, e);
+  return state;
+}
+
+/** Applies one entry. */
+export function applyEntry(state: RunState, entry: LedgerEntry): void {
+  state.lastSeq = entry.seq;
+  state.lastHash = entry.hash;
+  state.runId ??= entry.runId;
+  state.startedAt ??= entry.ts;
+  reduce(state, entry);
+}
+
+function reduce<K extends LedgerEntryType>(state: RunState, entry: EntryOf<K>): void {
+  const reducer: Reducer<K> | undefined = REDUCERS[entry.type];
+  reducer?.(state, entry.data, entry);
+}
+
+function newTask(spec: TaskSpec, addedBy: string | null): TaskState {
+  return {
+    spec,
+    status: 'pending',
+    attempts: 0,
+    output: null,
+    summary: '',
+    lastCheckpoint: null,
+    branch: null,
+    worktree: null,
+    merged: false,
+    lastError: null,
+    lastVerification: null,
+    addedBy,
+    supersededBy: null,
+    guidance: null,
+    policyOverride: false,
+    failedSeq: -1,
+    skipCause: null,
+    policy: null,
+    checks: {},
+    skipLogged: false,
+  };
+}
+
+function usePlan(state: RunState, plan: Plan): void {
+  state.plan = structuredClone(plan);
+  state.tasks = new Map(plan.tasks.map((t) => [t.id, newTask(t, null)]));
+  state.branches = new Map();
+}
+
+/**
+ * What a human answer changes. Kept in the fold (not in follow-up entries) so a crash right after the
+ * answer loses nothing: resume folds the same state.
+ */
+function applyHumanAnswer(state: RunState, esc: PendingEscalation, a: EventDataOf<'HUMAN_RESPONSE'>): void {
+  if (a.action === 'abort') {
+    state.abortRequested = true;
+    return;
+  }
+  if (esc.reason === 'budget_exceeded') {
+    // approve: go on past the limit. retry: the human raised the limit; the budget keeps applying.
+    if (a.action === 'approve') state.budgetWaived = true;
+    return;
+  }
+  const t = esc.taskId === undefined ? undefined : state.tasks.get(esc.taskId);
+  if (!t) return;
+  if (a.text !== undefined) t.guidance = a.text;
+  if (a.action === 'skip') {
+    t.status = 'skipped';
+    t.skipCause = 'human';
+    t.summary = 'skipped by a human';
+    return;
+  }
+  switch (esc.reason) {
+    case 'human_approve':
+      // approve, retry and guidance all let the checkpoint pass; the text is kept as a note.
+      t.status = 'completed';
+      t.output = { approved: true, ...(a.text === undefined ? {} : { note: a.text }) };
+      return;
+    case 'fixes_exhausted':
+      state.extraIterations++;
+      return;
+    case 'policy_denied':
+      t.policyOverride = a.action === 'approve';
+      t.status = 'pending';
+      return;
+    case 'merge_conflict':
+      t.lastCheckpoint = null;
+      t.status = 'pending';
+      return;
+    default:
+      t.status = 'pending';
+  }
+}

@@ -1,0 +1,183 @@
+// A run's state, as the one reducer table (reducer.ts) folds it from the ledger: nothing about a run
+// lives only in memory. The executor applies each entry as it appends it; resume, replay, the wiki,
+// the bundle, ACP, MCP, progress and `acia runs` fold the same entries with the same table, so they
+// cannot disagree. This file is the state's shape and the questions asked of it.
+import type { Plan, PlanSet, TaskSpec } from '../acm/contracts.js';
+import type { EscalationReason, EventDataOf, HumanAction } from '../ledger/events.js';
+
+export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+
+export interface TaskState {
+  spec: TaskSpec;
+  status: TaskStatus;
+  attempts: number;
+  output: Record<string, unknown> | null;
+  /** What the last ending said: the completion summary, `<errorKind>: <message>` or why it was skipped. */
+  summary: string;
+  lastCheckpoint: string | null;
+  branch: string | null;
+  /** The worktree of the last attempt, when recorded. */
+  worktree: string | null;
+  merged: boolean;
+  lastError: { kind: string; message: string } | null;
+  lastVerification: EventDataOf<'VERIFICATION'> | null;
+  /** Added by the iterate loop or a re-plan rather than the original plan. */
+  addedBy: string | null;
+  /** Set when a re-verify task replaced this one; edges out of it leave from the replacement. */
+  supersededBy: string | null;
+  /** Text from a human answer, passed to the next attempt. */
+  guidance: string | null;
+  /** A human approved the change policy denied. */
+  policyOverride: boolean;
+  /** Seq of the last TASK_FAILED: escalations after it are about this failure. */
+  failedSeq: number;
+  /** Why the task was skipped: a guard made it unreachable, a human chose to skip it, or it lost its predecessors. */
+  skipCause: SkipCause | null;
+  /** The last recorded PDP response about this task (task.post wins over task.pre): guards read it as `policy`. */
+  policy: { hook: string; allow: boolean; reason?: string } | null;
+  /** The last recorded value of each of the task's verification expressions. */
+  checks: Record<string, boolean>;
+  /** A TASK_SKIPPED entry records the skip (a human's skip is applied before one is written). */
+  skipLogged: boolean;
+}
+
+export type SkipCause = 'guard' | 'human' | 'upstream';
+
+/** A real test run (not a verification expression) as recorded. */
+export interface TestRun {
+  seq: number;
+  taskId: string;
+  exitCode: number | null;
+  /** The commit whose tree was tested, when recorded. */
+  commit: string | null;
+}
+
+export interface PendingEscalation {
+  seq: number;
+  reason: EscalationReason;
+  taskId: string | undefined;
+  message: string;
+  /** The failure output the question came with, when there was one. */
+  lastFailure: string | undefined;
+  /** The answers this escalation takes, as recorded when it was asked. */
+  options: HumanAction[];
+  answer: EventDataOf<'HUMAN_RESPONSE'> | null;
+  /** Seq of the HUMAN_RESPONSE, once answered. */
+  answerSeq: number | null;
+}
+
+export interface RunState {
+  runId: string | null;
+  started: EventDataOf<'RUN_STARTED'> | null;
+  /** The ts of the first entry. */
+  startedAt: string | null;
+  contextRef: string | null;
+  /** The Context Packet itself (a blob). */
+  packetRef: string | null;
+  planSet: PlanSet | null;
+  planAttempts: number;
+  /** How the first plan was chosen, and at which seq. */
+  selection: (EventDataOf<'PLAN_SELECTED'> & { seq: number }) | null;
+  /** The plan in force: the chosen one, or the one a re-plan switched to, with the tasks and edges added while it ran. */
+  plan: Plan | null;
+  /** The tasks of the plan in force (and those added to it), in the order they joined it. */
+  tasks: Map<string, TaskState>;
+  /** Tasks of plans a re-plan abandoned, as they stood when it did. */
+  retired: Map<string, TaskState>;
+  /** `from->to` of guarded edges with their recorded value. */
+  branches: Map<string, boolean>;
+  escalations: PendingEscalation[];
+  iterations: number;
+  costUsd: number;
+  costKnown: boolean;
+  tokens: number;
+  modelCalls: number;
+  completed: EventDataOf<'RUN_COMPLETED'> | null;
+  lastSeq: number;
+  /** The hash of the last entry folded. */
+  lastHash: string | null;
+  replans: number;
+  /** Each re-plan in order: which plan was abandoned for which, and why. */
+  replanned: EventDataOf<'REPLAN_TRIGGERED'>[];
+  abortRequested: boolean;
+  /** Fix iterations a human granted beyond maxIterations. */
+  extraIterations: number;
+  budgetWaived: boolean;
+  /** Lessons agents proposed, in ledger order; the first `lessonsApplied` are already on the memory page. */
+  lessons: { taskId: string; text: string; seq: number }[];
+  lessonsApplied: number;
+  /** A MEMORY_UPDATED with no RUN_COMPLETED after it: the session died around its page write, which resume finishes. */
+  lastMemoryUpdate: EventDataOf<'MEMORY_UPDATED'> | null;
+  /** The run branch head after the last MERGE (or reset); null until one is recorded. */
+  runHead: string | null;
+  /** Real test runs in ledger order. */
+  testRuns: TestRun[];
+  /** The last plan.admit response: the policy scope of guards on edges whose source has no decision of its own. */
+  admitPolicy: { allow: boolean; reason?: string } | null;
+  /** The goal as amended by humans (GOAL_AMENDED), in order. */
+  goalAmendments: string[];
+  /** The grade `acia eval` appended after the run, if any. */
+  evalGrade: EventDataOf<'EVAL_GRADED'> | null;
+}
+
+export function emptyRunState(): RunState {
+  return {
+    runId: null,
+    started: null,
+    startedAt: null,
+    contextRef: null,
+    packetRef: null,
+    planSet: null,
+    planAttempts: 0,
+    selection: null,
+    plan: null,
+    tasks: new Map(),
+    retired: new Map(),
+    branches: new Map(),
+    escalations: [],
+    iterations: 0,
+    costUsd: 0,
+    costKnown: true,
+    tokens: 0,
+    modelCalls: 0,
+    completed: null,
+    lastSeq: -1,
+    lastHash: null,
+    replans: 0,
+    replanned: [],
+    abortRequested: false,
+    extraIterations: 0,
+    budgetWaived: false,
+    lessons: [],
+    lessonsApplied: 0,
+    lastMemoryUpdate: null,
+    runHead: null,
+    testRuns: [],
+    admitPolicy: null,
+    goalAmendments: [],
+    evalGrade: null,
+  };
+}
+
+export function openEscalation(state: RunState): PendingEscalation | null {
+  const last = state.escalations.at(-1);
+  return last && last.answer === null ? last : null;
+}
+
+/**
+ * Why a run cannot go on, or null when `acia resume` may continue it: a run that succeeded, failed
+ * its verification with nobody to ask, or that a human aborted is finished for good. Interrupted,
+ * budget-stopped, waiting and errored runs can go on.
+ */
+export function finishedReason(state: RunState): string | null {
+  if (state.abortRequested) return 'a human aborted it';
+  const reason = state.completed?.reason;
+  if (reason === 'succeeded') return 'it succeeded';
+  if (reason === 'verification_failed') return 'its verification failed';
+  return null;
+}
+
+/** A fixes_exhausted escalation answered with guidance or retry asks for one more fix iteration. */
+export function wantsAnotherIteration(esc: PendingEscalation): boolean {
+  return esc.reason === 'fixes_exhausted' && (esc.answer?.action === 'guidance' || esc.answer?.action === 'retry');
+}
