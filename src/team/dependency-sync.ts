@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskSpec } from '../core/acm/contracts.js';
+import { dataOf } from '../core/ledger/entry.js';
 import { packageManagerOf } from '../core/tools/test-command.js';
 import type { RunContext } from './run-context.js';
 import { runSetupCommand, type SetupResult } from './task-common.js';
@@ -22,9 +23,7 @@ export const NPM_SYNC_COMMAND = 'npm install --no-audit --no-fund';
 /** Runs the sync in `wt` when the run's merged work changed an npm manifest; 'none' otherwise. */
 export async function syncAddedDependencies(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
   if (!usesNpm(ctx.repo)) return { kind: 'none' };
-  const changed = ctx.rec.ledger
-    .entries()
-    .some((e) => e.type === 'MERGE' && (e.data as { files?: unknown }).files instanceof Array && ((e.data as { files: unknown[] }).files).some((f) => typeof f === 'string' && NPM_MANIFEST.test(f)));
+  const changed = dataOf(ctx.rec.ledger.entries(), 'MERGE').some((m) => m.files.some((f) => NPM_MANIFEST.test(f)));
   if (!changed) return { kind: 'none' };
   return runSetupCommand(ctx, spec, attempt, wt, { command: NPM_SYNC_COMMAND, id: 'deps' });
 }
