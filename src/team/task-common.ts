@@ -27,10 +27,13 @@ export type TaskOutcome =
   | { kind: 'escalate'; reason: EscalationReason; message: string; lastFailure?: string };
 
 export function toolContext(ctx: RunContext, root: string): ToolContext {
+  const runner = ctx.deps.tools.runnerFor(root);
+  const viewRoot = runner.pathInside?.(root);
   return {
     root,
     fs: ctx.deps.tools.fs,
-    runner: ctx.deps.tools.runnerFor(root),
+    runner,
+    ...(viewRoot === undefined || viewRoot === root ? {} : { viewRoot }),
     ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
     ...(ctx.deps.config.setup === undefined ? {} : { setupCommand: ctx.deps.config.setup }),
     commandTimeoutS: ctx.deps.config.commandTimeoutS,

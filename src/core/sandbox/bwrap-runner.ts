@@ -12,7 +12,7 @@ import { materializeScript, runsNpmInstaller } from './npm-materialize.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { homeView, type HomeView } from './home-view.js';
 import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
-import { checkoutOf, taskView, type Mount, type TaskView } from './task-view.js';
+import { checkoutOf, pathInsideView, taskView, type Mount, type TaskView } from './task-view.js';
 import { packageRoot } from '../package-root.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
@@ -118,6 +118,19 @@ export class BwrapRunner implements CommandRunner {
   async spawnSpec(command: string, cwd: string): Promise<{ argv: string[]; env: Record<string, string> }> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
     return { argv: this.argv(command, cwd, proxy ?? undefined), env: this.env(proxy !== null) };
+  }
+
+  /** HOME inside the sandbox (the user's home path, private and empty but for tools; home-view.ts). */
+  homePath(): string {
+    return (this.homeCache ?? this.home(['/tmp', ...maskedDirs(this.options.parentEnv ?? process.env)], [], null)).home;
+  }
+
+  /**
+   * Where a path of the worktree is inside the sandbox: under the checkout's own path for a task worktree
+   * (task-view.ts). A process given a path (an ACP agent's cwd, an MCP server's argument) needs this one.
+   */
+  pathInside(hostPath: string): string {
+    return pathInsideView(this.root, hostPath);
   }
 
   /** The environment of a command: the scrubbed parent's, HOME as homeView chose, and the egress proxy. */

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { dependencyDirsCached, SANDBOX_ORIGINALS } from './deps.js';
-import type { GitPaths } from './git-paths.js';
+import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { enclosingCheckout } from './masks.js';
 import { isWithin } from './path-guard.js';
 import { checkoutOfWorktree } from '../contain/acia-state.js';
@@ -35,6 +35,19 @@ export const SANDBOX_GIT = '/tmp/.acia-git';
  */
 export function checkoutOf(root: string, git: GitPaths): string | null {
   return checkoutOfWorktree(root) ?? enclosingCheckout(root, git.commonDir);
+}
+
+/** Where a path of the worktree `root` is as a sandboxed process sees it (under the checkout's own path). */
+export function pathInsideView(root: string, hostPath: string): string {
+  let rootReal: string;
+  try {
+    rootReal = fs.realpathSync(root);
+  } catch {
+    return hostPath;
+  }
+  const checkout = checkoutOf(rootReal, gitPathsOf(rootReal));
+  const real = fs.existsSync(hostPath) ? fs.realpathSync(hostPath) : nodePath.resolve(hostPath);
+  return checkout !== null && isWithin(rootReal, real) ? nodePath.join(checkout, nodePath.relative(rootReal, real)) : hostPath;
 }
 
 /**

@@ -8,6 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BwrapRunner } from '../../../src/core/sandbox/bwrap-runner.js';
 import { HostRunner } from '../../../src/core/sandbox/host-runner.js';
 import { checkHomeEntry } from '../../../src/core/contain/home-entry.js';
+import * as nodeFs from 'node:fs';
+import { resolvePath } from '../../../src/core/tools/fs-access.js';
 import { sandboxAvailable } from '../../helpers/sandbox-available.js';
 
 // Not under /tmp (the sandbox's own /tmp is private) nor a home: where checkouts usually live.
@@ -138,5 +140,19 @@ describe('checkHomeEntry', () => {
     expect(tool(join(home, 'link-to-ssh'))).toBe(false);
     expect(tool(base)).toBe(false); // holds the home and the checkout
     expect(tool(join(repo, 'node_modules'))).toBe(false); // inside a hidden checkout
+  });
+});
+
+describe('file tools and the view path', () => {
+  it('read an absolute path under the checkout, as test output prints it, from the worktree', () => {
+    const { repo, wt } = checkout('view-path');
+    const ctx = { root: wt, viewRoot: repo, fs: nodeFs, runner: new HostRunner(), commandTimeoutS: 10 };
+    const r = resolvePath(ctx, join(repo, 'packages/core/index.js'));
+    expect(r.abs).toBe(join(wt, 'packages/core/index.js'));
+    expect(readFileSync(r.abs, 'utf8')).toContain('TASK-CORE');
+    // Without a view, that path is the checkout's, outside the worktree: refused as before.
+    expect(() => resolvePath({ ...ctx, viewRoot: undefined }, join(repo, 'packages/core/index.js'))).toThrow(/outside/);
+    // The worktree's own absolute paths still work.
+    expect(resolvePath(ctx, join(wt, 'package.json')).rel).toBe('package.json');
   });
 });
