@@ -146,12 +146,13 @@ describe('checkHomeEntry', () => {
 describe('file tools and the view path', () => {
   it('read an absolute path under the checkout, as test output prints it, from the worktree', () => {
     const { repo, wt } = checkout('view-path');
-    const ctx = { root: wt, viewRoot: repo, fs: nodeFs, runner: new HostRunner(), commandTimeoutS: 10 };
+    const plain = { root: wt, fs: nodeFs, runner: new HostRunner(), commandTimeoutS: 10 };
+    const ctx = { ...plain, viewRoot: repo };
     const r = resolvePath(ctx, join(repo, 'packages/core/index.js'));
     expect(r.abs).toBe(join(wt, 'packages/core/index.js'));
     expect(readFileSync(r.abs, 'utf8')).toContain('TASK-CORE');
     // Without a view, that path is the checkout's, outside the worktree: refused as before.
-    expect(() => resolvePath({ ...ctx, viewRoot: undefined }, join(repo, 'packages/core/index.js'))).toThrow(/outside/);
+    expect(() => resolvePath(plain, join(repo, 'packages/core/index.js'))).toThrow(/outside/);
     // The worktree's own absolute paths still work.
     expect(resolvePath(ctx, join(wt, 'package.json')).rel).toBe('package.json');
   });
