@@ -52,7 +52,7 @@ export function excludePathspecs(): string[] {
   ];
 }
 
-function isDir(p: string): boolean {
+export function isDir(p: string): boolean {
   try {
     return fs.statSync(p).isDirectory();
   } catch {
@@ -60,7 +60,7 @@ function isDir(p: string): boolean {
   }
 }
 
-function exists(p: string): boolean {
+export function exists(p: string): boolean {
   try {
     fs.lstatSync(p);
     return true;
@@ -70,7 +70,7 @@ function exists(p: string): boolean {
 }
 
 /** A real directory (not a symlink: a link could point anywhere, and its target is not the checkout's). */
-function isRealDir(p: string): boolean {
+export function isRealDir(p: string): boolean {
   try {
     return fs.lstatSync(p).isDirectory();
   } catch {

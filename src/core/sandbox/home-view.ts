@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { checkHomeEntry } from '../contain/home-entry.js';
+import { isDir } from './deps.js';
 import { isWithin } from './path-guard.js';
 import type { Mount } from './task-view.js';
 
@@ -130,14 +131,6 @@ function real(p: string | undefined): string | null {
     return fs.realpathSync(nodePath.resolve(p));
   } catch {
     return null;
-  }
-}
-
-function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
   }
 }
 

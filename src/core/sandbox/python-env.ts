@@ -3,6 +3,7 @@
 // make). Its interpreter runs pytest, so a test dependency installed only in the venv is found.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
+import { exists, isRealDir } from './deps.js';
 import { isWithin } from './path-guard.js';
 
 export interface FoundVenv {
@@ -51,21 +52,4 @@ function venvVersion(venv: string): string | null {
   }
   const m = /^\s*(?:version|version_info)\s*=\s*(\d+\.\d+(?:\.\d+)?)/m.exec(text);
   return m?.[1] ?? '?';
-}
-
-function isRealDir(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function exists(p: string): boolean {
-  try {
-    fs.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
