@@ -14,7 +14,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { git, ledgerOf } from './helpers.js';
@@ -85,10 +85,8 @@ describe.skipIf(!sandboxAvailable())('real projects under the default sandbox', 
     }, RUN_TIMEOUT_MS);
   }
 
-  it('reports the wall time of the matrix', () => {
-    console.log(`real-project matrix: ${MATRIX.length} projects, ${((Date.now() - started) / 1000).toFixed(1)} s wall (installs from the cache and one acia run each)`);
-    expect(repos.size + [...why.values()].filter((w) => w !== null).length + (homeWhy === null ? 0 : MATRIX.length)).toBeGreaterThan(0);
-  });
+  // The matrix's cost, for the suite's time budget (docs/sandbox.md).
+  afterAll(() => console.log(`real-project matrix: ${MATRIX.length} projects, ${((Date.now() - started) / 1000).toFixed(1)} s wall (installs from the cache and one acia run each)`));
 });
 
 async function oneRun(p: MatrixProject, repo: string, home: ToolHome): Promise<void> {
