@@ -90,7 +90,7 @@ export class BwrapRunner implements CommandRunner {
     for (const dir of toolchainDirs(['/tmp', ...hidden], masked)) a.push('--ro-bind', dir, dir);
     const view = this.view(git, [...hidden, ...masked]);
     // The user's package managers and interpreters, read-only, in a private HOME at the home's own path.
-    const home = this.home(['/tmp', ...hidden], masked, view.checkout);
+    const home = this.home();
     // The worktree at the checkout's own path, its installed dependencies read-only on top (task-view.ts).
     for (const m of [...home.mounts, ...view.mounts]) a.push(...mountArgs(m));
     // ...and git config files replaced by copies without remotes, tokens or extra headers.
@@ -122,7 +122,7 @@ export class BwrapRunner implements CommandRunner {
 
   /** HOME inside the sandbox (the user's home path, private and empty but for tools; home-view.ts). */
   homePath(): string {
-    return (this.homeCache ?? this.home(['/tmp', ...maskedDirs(this.options.parentEnv ?? process.env)], [], null)).home;
+    return this.home().home;
   }
 
   /**
@@ -135,7 +135,7 @@ export class BwrapRunner implements CommandRunner {
 
   /** The environment of a command: the scrubbed parent's, HOME as homeView chose, and the egress proxy. */
   private env(egress: boolean): Record<string, string> {
-    const home = this.homeCache ?? this.home(['/tmp', ...maskedDirs(this.options.parentEnv ?? process.env)], [], null);
+    const home = this.home();
     return buildSandboxEnv({ home: home.home, extra: { ...home.env, ...(egress ? proxyEnv() : {}) } }, this.options.parentEnv ?? process.env);
   }
 
@@ -165,15 +165,19 @@ export class BwrapRunner implements CommandRunner {
   }
 
   private homeCache: HomeView | null = null;
-  /** Computed once per runner: what a home holds does not change during a run. */
-  private home(hidden: string[], checkouts: string[], checkout: string | null): HomeView {
-    this.homeCache ??= homeView({
-      parentEnv: this.options.parentEnv ?? process.env,
-      hidden,
-      checkouts,
-      extraTools: interpreterDirs(checkout, this.options.parentEnv ?? process.env),
-      writeFile: (name, text) => this.scratchFile(name, text),
-    });
+  /** Computed once per runner (what a home holds does not change during a run), whoever asks first. */
+  private home(): HomeView {
+    if (this.homeCache === null) {
+      const parentEnv = this.options.parentEnv ?? process.env;
+      const git = gitPathsOf(this.root);
+      this.homeCache = homeView({
+        parentEnv,
+        hidden: ['/tmp', ...maskedDirs(parentEnv)],
+        checkouts: checkoutsToMask(this.root, git),
+        extraTools: interpreterDirs(checkoutOf(this.root, git), parentEnv),
+        writeFile: (name, text) => this.scratchFile(name, text),
+      });
+    }
     return this.homeCache;
   }
 
