@@ -21,6 +21,7 @@ import type { Fleet } from './fleet-db.js';
 import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
+import type { FleetCancelWatch } from './cancel.js';
 
 export interface JobDeps {
   deps: TeamDeps;
@@ -42,12 +43,16 @@ export async function jobDeps(
     policy: WorkerPolicy;
     /** The worker's own directory where the runs it finishes leave their replay bundles (`<cache>/bundles`). */
     bundlesDir?: string;
+    cancels?: FleetCancelWatch;
   },
 ): Promise<JobDeps> {
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless allowed).
   const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings) }).config;
   const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
   deps.runtime.ids = { runId: () => asRunId(o.runId) };
+  // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
+  if (o.cancels) deps.runtime.cancelWatch = o.cancels.watcher;
+  else delete deps.runtime.cancelWatch;
   deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
   // A fleet run's bundle too (ACM v0.5 §5.10: complete before the run is marked finished, here its row in
   // the database): the ledger lives in PostgreSQL, so it is exported to a private directory and bundled
