@@ -129,7 +129,7 @@ describe('the replay bundle in the ACM v0.5 layout', () => {
       const parsed = parseDocumentText(readFileSync(join(dirname(join(dir, file)), ref), 'utf8'), ref);
       return parsed.ok ? parsed.value : null;
     };
-    for (const [file, kind] of [['goal/goal.json', 'goal'], ['context/context.json', 'context-packet'], ['plans/plan-A.json', 'plan'], ['task-specs/t1.json', 'task'], ['capability-map/capability-map.json', 'capability-map']] as const) {
+    for (const [file, kind] of [['goal/goal.json', 'goal'], ['context/context.json', 'context-packet'], ['plans/plan-A.json', 'plan'], ['task-specs/t1.json', 'task'], ['capability-map/capability-map.json', 'capability-map'], ['memory-ledger/ledger.jsonl', 'acm-ledger']] as const) {
       const r = validateDocument(readFileSync(join(dir, file), 'utf8'), file, { readSheet: read(file) });
       expect(r, `${file}: ${JSON.stringify(r)}`).toMatchObject({ status: "checked", kind, ok: true });
     }
@@ -182,6 +182,10 @@ describe('a bundle another ACM implementation wrote', () => {
     const path = join(dir, 'memory-ledger', 'ledger.jsonl');
     writeFileSync(path, readFileSync(path, 'utf8').replace('"n":2', '"n":3'));
     expect((await verifyForeignBundle(dir)).problems.map((p) => p.message)).toContain('memory-ledger/ledger.jsonl:2: digest does not match {id, ts, type, details}');
+    // acia validate reads its ledger as the spec's Memory Ledger and names what the spec's schema (§5.9.2) wants of it.
+    const v = validateDocument(readFileSync(path, 'utf8'), 'ledger.jsonl');
+    expect(v).toMatchObject({ status: 'checked', kind: 'acm-ledger', ok: false });
+    expect(v.status === 'checked' && v.errors.map((e) => `${e.path} ${e.code}`)).toEqual(expect.arrayContaining(['$[0].timestamp SCHEMA', '$[0].actor SCHEMA', '$[0].hash SCHEMA', '$[1] LEDGER_DIGEST']));
   });
 
   it('acia replay refuses it with one clear line naming why and what to run instead', async () => {

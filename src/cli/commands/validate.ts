@@ -13,7 +13,7 @@ export function register(program: Command): void {
     .command('validate')
     .description('validate plans, plan sets, context packets and ledger files (kind detected from the content)')
     .argument('<file...>', 'files to validate')
-    .option('--kind <kind>', 'treat every file as this kind: plan, plan-set, context-packet, ledger, task, goal, config, ...')
+    .option('--kind <kind>', 'treat every file as this kind: plan, plan-set, context-packet, ledger, acm-ledger (the ACM spec Memory Ledger), task, goal, config, ...')
     .option('--context <packet>', "a Context Packet (JSON or YAML): plans' guards, expressions and idemKeys may read only its facts")
     .option('--capabilities <map>', 'check plans and tasks against this Capability Map (ACIA or ACM v0.5 form) instead of ACIA\'s own')
     .option('--json', 'print a machine-readable result')

@@ -1,5 +1,6 @@
 // What `acia validate` does for one file, without touching the filesystem: detect the kind, validate, summarise.
 import { checkLedgerChain } from '../ledger/check-chain.js';
+import { looksLikeSpecLedgerLine, specLedgerProblems } from '../ledger/spec-ledger-check.js';
 import { defaultCapabilityMap } from './capabilities.js';
 import { contentAddress } from './canonical-json.js';
 import type { CapabilityMap } from './contracts.js';
@@ -15,7 +16,7 @@ import { zodProblems, type Problem } from './zod-paths.js';
 import type { z } from 'zod';
 import { Script } from '../llm/script.js';
 
-export const DOCUMENT_KINDS = ['plan', 'plan-set', 'context-packet', 'ledger', 'script', ...SCHEMA_IDS.filter((id) => !['plan', 'plan-set', 'context-packet'].includes(id))] as const;
+export const DOCUMENT_KINDS = ['plan', 'plan-set', 'context-packet', 'ledger', 'acm-ledger', 'script', ...SCHEMA_IDS.filter((id) => !['plan', 'plan-set', 'context-packet'].includes(id))] as const;
 
 export type DocumentResult =
   | { status: 'checked'; kind: string; ok: boolean; summary: string; errors: Problem[]; warnings: Problem[] }
@@ -37,12 +38,12 @@ export interface ValidateDocumentOptions {
   readSheet?: SheetReader;
 }
 
-const DETECTION_HINT = 'looked for an ACM kind: (GoalCard, ContextPacket, PlanSet, TaskSpec, CapabilityMap), tasks+edges (plan), plans+selection (plan set), facts+provenance (context packet), intent+id (goal), seq+prevHash+hash lines (ledger); pass --kind';
+const DETECTION_HINT = 'looked for an ACM kind: (GoalCard, ContextPacket, PlanSet, TaskSpec, CapabilityMap), tasks+edges (plan), plans+selection (plan set), facts+provenance (context packet), intent+id (goal), seq+prevHash+hash lines (ledger), id+type+details lines (acm-ledger, the ACM spec Memory Ledger); pass --kind';
 
 export function validateDocument(text: string, fileName: string, options: ValidateDocumentOptions = {}): DocumentResult {
   const caps = options.caps ?? defaultCapabilityMap;
-  const asLedger = options.kind === 'ledger' || (options.kind === undefined && (fileName.endsWith('.jsonl') || looksLikeLedgerLines(text)));
-  if (asLedger) return validateLedgerText(text);
+  const asLedger = options.kind === 'ledger' || options.kind === 'acm-ledger' || (options.kind === undefined && (fileName.endsWith('.jsonl') || looksLikeLedgerLines(text)));
+  if (asLedger) return validateLedgerText(text, options.kind);
 
   const parsed = parseDocumentText(text, fileName);
   if (!parsed.ok) return { status: 'unreadable', message: parsed.message, line: parsed.line, column: parsed.column };
@@ -153,7 +154,8 @@ function looksLikeLedgerLines(text: string): boolean {
   return ['seq', 'prevHash', 'hash'].every((k) => Object.hasOwn(parsed.value as object, k)) && text.trimEnd().includes('\n');
 }
 
-function validateLedgerText(text: string): DocumentResult {
+/** ACIA's hash-chained ledger, or (`acm-ledger`, or detected by its first line) the spec's Memory Ledger. */
+function validateLedgerText(text: string, kind: string | undefined): DocumentResult {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   const entries: unknown[] = [];
@@ -162,9 +164,11 @@ function validateLedgerText(text: string): DocumentResult {
     if (!parsed.ok) return { status: 'unreadable', message: `ledger line is not JSON: ${parsed.message}`, line: i + 1, column: parsed.column };
     entries.push(parsed.value);
   }
-  if (entries.length === 0) return { status: 'checked', kind: 'ledger', ok: false, summary: 'ledger, 0 entries', errors: [{ path: '$', code: 'LEDGER_EMPTY', message: 'the ledger has no entries' }], warnings: [] };
-  const errors = checkLedgerChain(entries);
-  return { status: 'checked', kind: 'ledger', ok: errors.length === 0, summary: `ledger, ${entries.length} entries`, errors, warnings: [] };
+  const spec = kind === 'acm-ledger' || (kind === undefined && looksLikeSpecLedgerLine(entries[0]));
+  const [found, label] = spec ? ['acm-ledger', 'ACM memory ledger'] : ['ledger', 'ledger'];
+  if (entries.length === 0) return { status: 'checked', kind: found, ok: false, summary: `${label}, 0 entries`, errors: [{ path: '$', code: 'LEDGER_EMPTY', message: 'the ledger has no entries' }], warnings: [] };
+  const errors = spec ? specLedgerProblems(entries) : checkLedgerChain(entries);
+  return { status: 'checked', kind: found, ok: errors.length === 0, summary: `${label}, ${entries.length} entries`, errors, warnings: [] };
 }
 
 /**
