@@ -7,8 +7,9 @@
 //   node scripts/mutation-check.mjs any-joins    those whose id contains the word
 //   node scripts/mutation-check.mjs --json out.json
 //
-// Exit 0 when every mutation is caught, 1 when one survives (its tests passed with the feature removed) or
-// no longer applies (its `find` text is gone from the source), 2 on a usage error.
+// Exit 0 when every mutation is caught (a cited test ran and failed), 1 when one survives (its tests passed
+// with the feature removed), is broken (no test failed; the run did not get that far) or no longer applies
+// (its `find` text is gone from the source), 2 on a usage error.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -60,10 +61,14 @@ for (const m of chosen) {
     restore = null;
   }
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
-  const failed = run.status !== 0;
-  const summary = (run.stdout + run.stderr).split('\n').filter((l) => /Tests\s+\d|FAIL|×/.test(l)).slice(0, 4).map((l) => l.trim());
-  results.push({ id: m.id, rows: m.rows, why: m.why, tests: m.tests, outcome: failed ? 'caught' : 'survived', seconds: Number(secs), summary });
-  process.stdout.write(`${failed ? 'caught ' : 'SURVIVED'} ${m.id} (${m.rows.join(', ')}; ${secs} s): ${m.why}\n${summary.map((l) => `         ${l}\n`).join('')}`);
+  const output = run.stdout + run.stderr;
+  // Caught only by a test that ran and failed: a run that exits non-zero because a file no longer loads
+  // (a mutation that breaks the syntax) proves nothing about the tests.
+  const failedTests = /Tests\s+\d+ failed/.test(output);
+  const outcome = run.status !== 0 && failedTests ? 'caught' : run.status !== 0 ? 'broken' : 'survived';
+  const summary = output.split('\n').filter((l) => /Tests\s+\d|FAIL|×|Error:/.test(l)).slice(0, 4).map((l) => l.trim());
+  results.push({ id: m.id, rows: m.rows, why: m.why, tests: m.tests, outcome, seconds: Number(secs), summary });
+  process.stdout.write(`${{ caught: 'caught ', broken: 'BROKEN  ', survived: 'SURVIVED' }[outcome]} ${m.id} (${m.rows.join(', ')}; ${secs} s): ${m.why}\n${summary.map((l) => `         ${l}\n`).join('')}`);
 }
 
 const bad = results.filter((r) => r.outcome !== 'caught');

@@ -27,4 +27,18 @@ describe('scripts/mutations.mjs', () => {
     }
     expect(new Set(MUTATIONS.map((m) => m.id)).size).toBe(MUTATIONS.length);
   });
+
+  it('docs/acm-conformance.md cites exactly these mutations: each row names one that exists, each one is cited', () => {
+    const doc = readFileSync(join(root, 'docs', 'acm-conformance.md'), 'utf8');
+    // The last cell of each table row holds the row's mutation ids, comma-separated.
+    const cited = doc
+      .split('\n')
+      .filter((l) => l.startsWith('|') && !l.startsWith('|---'))
+      .flatMap((l) => (l.split('|').at(-2) ?? '').split(','))
+      .map((c) => c.trim())
+      .filter((c) => /^[a-z0-9]+(-[a-z0-9]+)+$/.test(c));
+    const ids = MUTATIONS.map((m) => m.id);
+    expect(cited.filter((c) => !ids.includes(c))).toEqual([]);
+    expect(ids.filter((id) => !cited.includes(id))).toEqual([]);
+  });
 });

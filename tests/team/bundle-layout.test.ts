@@ -116,6 +116,16 @@ describe('the replay bundle in the ACM v0.5 layout', () => {
     expect(trace).toMatchObject({ runId, engine: 'acia', status: 'success' });
     expect(trace.tasks.map((t) => t.taskId)).toEqual(['t1', 't2']);
     expect(trace.streams.length).toBeGreaterThan(0);
+    // The capability map the plans name (K4), the specs of exactly the tasks that ran (R5), and each planner
+    // call with its model and its prompt stored under the prompt's digest (R4).
+    expect(readJson(dir, 'capability-map/capability-map.json')).toMatchObject({ kind: 'CapabilityMap', version: 'acia-caps@1', capabilities: expect.arrayContaining([expect.objectContaining({ name: 'qa.write_tests', version: expect.any(String) as unknown })]) as unknown });
+    expect(readdirSync(join(dir, 'task-specs')).sort()).toEqual(['t1.json', 't2.json']);
+    const calls = jsonLines(dir, 'planner/llm-calls.jsonl');
+    expect(calls.length).toBe(2);
+    for (const c of calls) {
+      expect(c).toMatchObject({ type: 'planner', model: expect.any(String) as unknown, promptDigest: expect.stringMatching(/^sha256-[0-9a-f]{64}$/) as unknown });
+      expect(existsSync(join(dir, 'planner', 'prompts', String(c.promptDigest).slice('sha256-'.length))), String(c.promptDigest)).toBe(true);
+    }
     const internal = readJson(dir, 'planner/internal-context/manifest.json') as { digest: string; uri: string; provenance: { artifact: string } }[];
     expect(internal.map((a) => a.uri)).toEqual(['read_file:README.md']);
     expect(existsSync(join(dir, internal[0]!.provenance.artifact))).toBe(true);
