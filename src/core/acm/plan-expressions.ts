@@ -3,7 +3,7 @@
 // they are evaluated — an earlier task's output, or a fact the Context Packet has — or the plan is
 // refused: at run time a typo would read null and silently flip a branch or fail a check.
 import type { GuardNode } from './guard-ast.js';
-import { guardTaskRefs, GuardSyntaxError, parseGuard } from './guard.js';
+import { guardPathRefs, guardTaskRefs, GuardSyntaxError, parseGuard } from './guard.js';
 import { idemKeyProblems } from './idem-key.js';
 import type { Plan } from './contracts.js';
 import { ancestorsOf } from './plan-graph.js';
@@ -16,24 +16,7 @@ export interface ExpressionFindings {
 
 /** The fact names an expression reads (`facts.x`, `context.facts["x"]`). */
 export function guardFactRefs(node: GuardNode): string[] {
-  const refs = new Set<string>();
-  const visit = (n: GuardNode): void => {
-    switch (n.kind) {
-      case 'literal':
-        return;
-      case 'path':
-        if (n.root === 'context' && n.segments[0] === 'facts' && n.segments.length >= 2) refs.add(String(n.segments[1]));
-        return;
-      case 'not':
-        visit(n.operand);
-        return;
-      default:
-        visit(n.left);
-        visit(n.right);
-    }
-  };
-  visit(node);
-  return [...refs].sort();
+  return guardPathRefs(node, (p) => (p.root === 'context' && p.segments[0] === 'facts' && p.segments.length >= 2 ? String(p.segments[1]) : undefined));
 }
 
 /**
