@@ -55,6 +55,8 @@ describe.skipIf(!fleetAvailable())('the fleet on PostgreSQL', () => {
     const row = await fleet.finished(runId, 120_000);
     expect(row.status, fleet.log).toBe('succeeded');
     expect(row.worker).toBe('rescuer');
+    // The rescuer says so in one line.
+    expect(fleet.logs.get('rescuer')).toMatch(new RegExp(`^${runId}: taken over from worker doomed \\(lease epoch \\d+\\); resuming from its ledger$`, 'm'));
 
     const out = fleet.exportAndVerify(runId, 'fleet-kill-export');
     const entries = readFileSync(join(out, '.acia', 'runs', runId, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: { taskId?: string } });
