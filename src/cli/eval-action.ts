@@ -60,6 +60,7 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
     if (sb.status === 'unavailable') throw new AciaError('SANDBOX_UNAVAILABLE', `no sandbox can start: ${sb.reason}`, { hint: `install it (${sb.install}), or pass --sandbox off` });
   }
   const out = resolve(flags.out);
+  if (flags.db === undefined && (flags.remotes !== undefined || flags.runTimeout !== undefined)) throw new AciaError('USAGE', '--remotes and --run-timeout go with --db (instances run here without it)');
   const onFleet = flags.db === undefined ? null : await fleetRunner(flags, instances, out, { model, maxCost });
 
   const stderr = process.stderr;
@@ -133,8 +134,8 @@ async function fleetRunner(flags: EvalFlags, instances: LoadedInstance[], out: s
   const withSetup = instances.find((i) => i.setup.length > 0);
   if (withSetup) throw new AciaError('USAGE', `--db: instance ${withSetup.instance_id} (${withSetup.origin}) has setup commands, which fleet workers do not run for a submitter`, { hint: 'run those instances without --db' });
   if (flags.devAgent !== undefined) throw new AciaError('USAGE', '--db runs the fleet’s own Dev agents; --dev-agent is not available with it');
-  const minutes = Number(flags.runTimeout);
-  if (!Number.isFinite(minutes) || minutes <= 0) throw new AciaError('USAGE', `--run-timeout expects minutes, got "${flags.runTimeout}"`);
+  const minutes = Number(flags.runTimeout ?? '30');
+  if (!Number.isFinite(minutes) || minutes <= 0) throw new AciaError('USAGE', `--run-timeout expects minutes, got "${flags.runTimeout ?? ''}"`);
   const fleet = await openFleetClient(databaseUrl(flags.db, process.env));
   const remotesDir = resolve(flags.remotes ?? defaultRemotesDir(out));
   return {

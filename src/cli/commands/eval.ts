@@ -9,7 +9,7 @@ export interface EvalFlags {
   sandbox?: string;
   db?: string | boolean;
   remotes?: string;
-  runTimeout: string;
+  runTimeout?: string;
   devAgent?: string;
   quiet?: boolean;
 }
@@ -27,7 +27,7 @@ export function register(program: Command): void {
     .option('--dev-agent <agent>', 'who does Dev tasks: acia (default), a name from devAgents in your config, acp:<command>, or several names (best-of-N)')
     .option('--db [url]', 'run the instances as fleet runs on this database (bare --db: $ACIA_DATABASE_URL); grading stays here')
     .option('--remotes <dir>', 'with --db: where each instance’s repository is put for the workers (list it in their fleetWorker.repos; default <out>/remotes)')
-    .option('--run-timeout <minutes>', 'with --db: how long one instance’s fleet run may take, queue included', '30')
+    .option('--run-timeout <minutes>', 'with --db: how long one instance’s fleet run may take, queue included (default: 30)')
     .option('--quiet', 'no progress line, only the final summary')
     .addHelpText(
       'after',
