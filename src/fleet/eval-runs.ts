@@ -12,7 +12,7 @@ import { TerminalReason } from '../core/ledger/events.js';
 import { foldRun } from '../core/run/reducer.js';
 import { readLedgerEntries } from '../core/ledger/line-reader.js';
 import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
-import type { LedgerEntry } from '../core/ledger/entry.js';
+import { parseLedgerValue, type LedgerEntry } from '../core/ledger/entry.js';
 import { Git } from '../team/git.js';
 import type { RunResult } from '../team/run-end.js';
 import { cancelFleetRun } from './cancel.js';
@@ -52,7 +52,7 @@ export async function runInstanceOnFleet(fleet: FleetClient, repo: string, inst:
   const runId = await submitRun(fleet, { goal: inst.goal, repoUrl: remote, base, settings: inst.settings, label: `acia eval ${inst.instance_id}` });
   const deadline = Date.now() + o.timeoutMs;
   let status = 'queued';
-  while (['queued', 'running'].includes(status)) {
+  while (['queued', 'running'].includes(status) || (status === 'error' && !(await sessionEnded(fleet, runId)))) {
     if (o.signal?.aborted) {
       await cancelFleetRun(fleet, runId, { wait: false }).catch(() => undefined);
       return null;
@@ -87,6 +87,17 @@ export async function runInstanceOnFleet(fleet: FleetClient, repo: string, inst:
     costUsd: state.costKnown ? Math.round(state.costUsd * 1e6) / 1e6 : null,
     tokens: state.tokens,
   };
+}
+
+/**
+ * Whether the run's ledger ends with RUN_COMPLETED. A run whose job failed (a database outage past the
+ * worker's patience) is `error` in its row with no RUN_COMPLETED, and pg-boss hands it out again: it is
+ * not over, and grading it now would grade half a run. (Its retries spent, it waits out --run-timeout.)
+ */
+async function sessionEnded(fleet: FleetClient, runId: string): Promise<boolean> {
+  const r = await retryTransient(() => fleet.db.query<{ line: string }>('SELECT line FROM acia_ledger WHERE run_id = $1 ORDER BY seq DESC LIMIT 1', [runId]));
+  const last = r.rows[0];
+  return last !== undefined && parseLedgerValue(JSON.parse(last.line), `fleet run ${runId}'s last ledger row`).type === 'RUN_COMPLETED';
 }
 
 /** The bare repositories an eval made for the fleet, under `out` unless the user chose elsewhere. */
