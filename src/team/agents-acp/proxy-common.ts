@@ -6,7 +6,6 @@ import type { Usage } from '../../core/llm/types.js';
 
 /** The model APIs an external agent can speak to ACIA's proxy. */
 export type AgentApi = 'anthropic' | 'openai' | 'gemini';
-export const AGENT_APIS: readonly AgentApi[] = ['anthropic', 'openai', 'gemini'];
 
 export interface ProxyPolicy {
   /** The per-task token the agent was given as its API key. */
