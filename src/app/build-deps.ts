@@ -23,6 +23,7 @@ import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
 import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
+import { findProjectVenv } from '../core/sandbox/python-env.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
@@ -30,6 +31,7 @@ import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
 import type { AgentEndpoint, Escalator, TeamDeps, TeamEvent } from '../team/deps.js';
 import type { AgentApi } from '../team/agents-acp/proxy-common.js';
+import { fileCancelWatch } from '../team/cancel.js';
 import { readVersion } from './version.js';
 import type { TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
@@ -137,7 +139,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       spec: o.config.model,
       endpoints: agentEndpoints(o),
     },
-    tools: { ...base.tools, runnerFor, fs: nodeFs, ...(mcp ? { mcp } : {}) },
+    tools: { ...base.tools, runnerFor, fs: nodeFs, environment: (repo) => ({ venv: findProjectVenv(repo, o.env) }), ...(mcp ? { mcp } : {}) },
     store: {
       openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
       readMemory: async (repo) => {
@@ -166,6 +168,8 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       ...base.runtime,
       clock: systemClock,
       ids: randomIds,
+      // `acia cancel` from another process: the request file beside the run's ledger.
+      cancelWatch: fileCancelWatch(),
       ...(o.onEvent ? { onEvent: o.onEvent } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
     },

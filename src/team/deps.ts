@@ -1,6 +1,7 @@
 // Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
 // clock, fixed ids or a fake runner, and replay can pass recorded ones.
 import type { AgentApi } from './agents-acp/proxy-common.js';
+import type { EnvironmentFacts } from '../core/tools/test-command.js';
 import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
 import type { CapabilityMap, StreamChunk } from '../core/acm/contracts.js';
@@ -21,6 +22,7 @@ import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
 import type { RunContext } from './run-context.js';
 import type { TaskOutcome } from './task-common.js';
+import type { CancelWatcher } from './cancel.js';
 
 export interface EscalationQuestion {
   runId: string;
@@ -70,6 +72,8 @@ export interface AgentEndpoint {
 export interface ToolDeps {
   /** The sandboxed command runner for one worktree (nothing outside `root` is writable). */
   runnerFor: (root: string) => CommandRunner;
+  /** What the user's checkout has installed that its files do not say (its virtualenv), for test command detection. */
+  environment?: (repo: string) => EnvironmentFacts;
   fs: typeof NodeFs;
   /** Every built-in tool; each agent definition picks its own subset by name. */
   builtin: readonly Tool[];
@@ -122,6 +126,11 @@ export interface RuntimeDeps {
   ids: IdSource;
   sleep?: (ms: number) => Promise<void>;
   signal?: AbortSignal;
+  /**
+   * Watches for a request to cancel the run (`acia cancel`) while a session runs it: the CLI's watches
+   * the request file beside the ledger, a fleet worker's the run's row. Absent (replay): never cancelled.
+   */
+  cancelWatch?: CancelWatcher;
   onEvent?: (event: TeamEvent) => void;
   aciaVersion: string;
 }

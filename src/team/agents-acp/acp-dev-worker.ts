@@ -51,7 +51,6 @@ export const CANCEL_GRACE_MS = 5_000;
 /** After SIGTERM, how long before SIGKILL. */
 const KILL_GRACE_MS = 2_000;
 
-const SANDBOX_HOME = '/tmp/acia-home';
 const API_NAMES: Record<AgentApi, string> = { anthropic: 'Anthropic Messages API', openai: 'OpenAI Responses API', gemini: 'Gemini API' };
 /** ACP's "authentication required" error code. */
 const AUTH_REQUIRED = -32000;
@@ -82,7 +81,7 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
     if (stderr.length > 50) stderr.shift();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const trace = new Trace(ctx, o);
+  const trace = new Trace(ctx, o, sandboxed ? runner.pathInside(o.root) : undefined);
   const stop = new SessionStop(ctx, child);
   let offered = '';
   try {
@@ -95,7 +94,8 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
     const session = app.connectWith(stream, async (agent) => {
       const init = await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
       offered = (init.authMethods ?? []).map((m) => m.name).join(', ');
-      const { sessionId } = await agent.request('session/new', { cwd: o.root, mcpServers: [] });
+      // Sandboxed, the worktree is at the checkout's own path (core/sandbox/task-view.ts).
+      const { sessionId } = await agent.request('session/new', { cwd: sandboxed ? runner.pathInside(o.root) : o.root, mcpServers: [] });
       stop.onCancel(() => void agent.notify('session/cancel', { sessionId }).catch(() => undefined));
       const r = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: o.task }] });
       return r.stopReason;
@@ -239,7 +239,7 @@ function wiredVars(api: AgentApi): string {
  * HOME (the sandbox's own tmpfs, or `home` on the host) holding only what its wiring writes there.
  */
 function spawnAgent(o: AcpTaskOptions, proxy: MeteringProxy, sandbox: BwrapRunner | null, home: string | null): ChildProcess {
-  const agentHome = home ?? SANDBOX_HOME;
+  const agentHome = home ?? sandbox?.homePath() ?? '/tmp';
   const env = buildSandboxEnv({ home: agentHome }, process.env);
   const proxyUrl = sandbox ? `http://127.0.0.1:${SANDBOX_PROXY_PORT}` : (proxy.url ?? '');
   const wiring = wireAgent(o.agent.api, { proxyUrl, token: proxy.token, home: agentHome, sandboxed: sandbox !== null });

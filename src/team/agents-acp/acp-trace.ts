@@ -15,6 +15,8 @@ export class Trace {
   constructor(
     private readonly ctx: RunContext,
     private readonly o: AcpTaskOptions,
+    /** The worktree's path as the sandboxed agent sees it, when that differs. */
+    private readonly inside?: string,
   ) {}
 
   text(): string {
@@ -56,7 +58,11 @@ export class Trace {
   /** Allowed unless the call names a protected path; the decision is recorded like every policy answer. */
   async permission(p: RequestPermissionRequest): Promise<RequestPermissionResponse> {
     const { ctx, o } = this;
-    const paths = (p.toolCall.locations ?? []).map((l) => l.path.startsWith(o.root) ? l.path.slice(o.root.length + 1) : l.path);
+    const roots = [o.root, this.inside].filter((r): r is string => r !== undefined);
+    const paths = (p.toolCall.locations ?? []).map((l) => {
+      const root = roots.find((r) => l.path.startsWith(`${r}/`));
+      return root === undefined ? l.path : l.path.slice(root.length + 1);
+    });
     const hit = paths.find((f) => ctx.deps.config.protectedPaths.some((pat) => matchesProtected(f, pat)));
     const allow = hit === undefined;
     const reason = allow ? undefined : `${hit} is a protected path`;
