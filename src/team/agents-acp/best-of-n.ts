@@ -57,6 +57,9 @@ async function runCandidate(
     : await runTaskAgent(ctx, { def: devAgent, actor, taskId: o.taskId, root: wt.path, task: o.task });
   const summary = outcome.kind === 'returned' ? outcome.result.summary : `${outcome.kind}: ${outcome.message}`;
   const { commit, files } = await ctx.workspace.checkpoint(id, wt, `acia(${o.taskId}) by ${a.name}: ${summary.split('\n')[0]?.slice(0, 60) ?? ''}\n\nRun: ${ctx.runId}, attempt ${o.attempt}`);
+  // The diff's size is counted while the tests run: both are on the slowest candidate's path to the verdict.
+  const diffing = commit ? ctx.workspace.diffSize(wt.baseCommit, commit) : Promise.resolve(0);
+  diffing.catch(() => undefined); // awaited below; a failure must not go unhandled while the tests run
   let tests: { passed: boolean; exitCode: number | null; failed: number | null } = { passed: false, exitCode: null, failed: null };
   if (outcome.kind === 'returned') {
     const runTests = ctx.deps.tools.builtin.find((t) => t.name === 'run_tests');
@@ -78,7 +81,7 @@ async function runCandidate(
       commit: commit ?? wt.baseCommit,
     });
   }
-  const diffLines = commit ? await ctx.workspace.diffSize(wt.baseCommit, commit) : 0;
+  const diffLines = await diffing;
   return {
     outcome,
     candidate: {
