@@ -9,11 +9,11 @@ import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fa
 import { loadScript } from '../../src/core/llm/script.js';
 import { CANCEL_GRACE_MS } from '../../src/team/agents-acp/acp-dev-worker.js';
 import { ledgerOf, onlyRunId, tempDir } from './helpers.js';
-import { ROOT, sampleRepo, SCENARIOS, startAcia } from './cli-helpers.js';
+import { ROOT, sampleRepo, startAcia } from './cli-helpers.js';
+import { GOAL, happy, writeScript } from './acp-scripts.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 
 const STUB = join(ROOT, 'tests', 'fixtures', 'acp', 'stub-agent.mjs');
-const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
 
 let server: FakeServer | null = null;
 afterEach(async () => {
@@ -21,18 +21,10 @@ afterEach(async () => {
   server = null;
 });
 
-interface Turn {
-  caller: string;
-  latencyMs?: number;
-}
-
 /** The happy scenario's turns for the given callers (renamed by `as`), at zero latency. */
 async function serve(callers: RegExp, as: (caller: string) => string = (c) => c): Promise<FakeServer> {
-  const happy = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8')) as { model?: string; turns: Turn[] };
-  const turns = happy.turns.filter((t) => callers.test(t.caller)).map((t) => ({ ...t, caller: as(t.caller), latencyMs: 0 }));
-  const file = join(tempDir('limits-script'), 'script.json');
-  writeFileSync(file, JSON.stringify({ version: 1, model: happy.model, turns }));
-  return startFakeAnthropicServer({ script: await loadScript(file) });
+  const turns = happy.turns.filter((t) => callers.test(t.caller)).map((t) => ({ ...t, caller: as(t.caller) }));
+  return startFakeAnthropicServer({ script: await loadScript(writeScript(turns, 'limits-script')) });
 }
 
 function userConfig(devAgents: Record<string, string>): string {

@@ -3,19 +3,19 @@
 // by the fake server's wire of its own API through ACIA's metering proxy. Their edits are checkpointed,
 // merged and verified by QA; their model calls are in the ledger, priced, and counted against the budget;
 // neither sees the user's key or home. Then best of four across vendors, picked by test results.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fake-server.js';
 import { loadScript } from '../../src/core/llm/script.js';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
-import { ROOT, sampleRepo, SCENARIOS, startAcia } from './cli-helpers.js';
+import { ROOT, sampleRepo, startAcia } from './cli-helpers.js';
+import { GOAL, happy, writeScript, type Turn } from './acp-scripts.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 
 const BIN = join(ROOT, 'node_modules', '.bin');
 const REAL = { ANTHROPIC_API_KEY: 'sk-ant-REAL-never-in-the-sandbox', OPENAI_API_KEY: 'sk-openai-REAL-never-in-the-sandbox', GEMINI_API_KEY: 'AIza-REAL-never-in-the-sandbox' };
-const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
 const installed = ['codex-acp', 'gemini', 'claude-code-acp'].every((b) => existsSync(join(BIN, b)));
 
 let server: FakeServer | null = null;
@@ -24,14 +24,6 @@ afterEach(async () => {
   server = null;
 });
 
-interface Turn {
-  caller: string;
-  text?: string;
-  latencyMs?: number;
-  toolCalls?: { name: string; input: Record<string, unknown> }[];
-}
-
-const happy = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8')) as { model?: string; turns: Turn[] };
 const writes = happy.turns.flatMap((t) => (t.caller === 'dev:t1' ? (t.toolCalls ?? []).filter((c) => c.name === 'write_file') : [])).map((w) => ({ path: String(w.input.path), content: String(w.input.content) }));
 const WRONG = 'export function titleCase(text) {\n  return text;\n}\n';
 type File = { path: string; content: string };
@@ -51,12 +43,7 @@ const dev: Record<string, (caller: string, files: File[]) => Turn[]> = {
   ],
 };
 
-function scriptFile(turns: Turn[]): string {
-  for (const t of turns) t.latencyMs = 0;
-  const file = join(tempDir('apis-script'), 'script.json');
-  writeFileSync(file, JSON.stringify({ version: 1, model: happy.model, turns }));
-  return file;
-}
+const scriptFile = (turns: Turn[]): string => writeScript(turns, 'apis-script');
 
 const pmAndQa = (dev: Turn[]): Turn[] => [...happy.turns.filter((t) => t.caller === 'pm'), ...dev, ...happy.turns.filter((t) => t.caller.startsWith('qa:'))];
 
