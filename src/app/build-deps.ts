@@ -30,7 +30,7 @@ import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
 import type { Escalator, TeamDeps, TeamEvent } from '../team/deps.js';
 import { readVersion } from './version.js';
-import type { TrustPredicate } from '../core/tools/mcp/config.js';
+import type { LoadMcpOptions, TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
 
@@ -48,6 +48,8 @@ export interface BuildDepsOptions {
   allowSandboxFallback?: boolean;
   /** Whether the repository's .mcp.json is trusted as it is now (default: src/app/mcp-trust.ts). */
   isMcpJsonTrusted?: TrustPredicate;
+  /** MCP servers an ACP client gave its session (the user's editor): started like the user's own, sandboxed. */
+  clientMcpServers?: LoadMcpOptions['client'];
   /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
   prefetchModelClient?: boolean;
 }
@@ -200,10 +202,12 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
 
 /** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no hub. */
 function mcpHub(o: BuildDepsOptions, mode: 'bwrap' | 'off'): McpHub | null {
-  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust);
+  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust, o.clientMcpServers);
   for (const b of set.blocked) o.warn(`MCP server ${b.name} from ${b.source} not started: ${b.reason}`);
-  if (set.servers.length === 0) return null;
-  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion() });
+  // A server meant to run but unusable is listed in the catalog with its reason, so the agents read why.
+  const unusable = set.blocked.filter((b) => b.unusable === true);
+  if (set.servers.length === 0 && unusable.length === 0) return null;
+  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion(), unusable });
 }
 
 /** Decides the sandbox once, then hands out one runner per worktree. */

@@ -40,7 +40,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
     return `${d.name} ${d.ok ? 'ok' : 'failed'}${exit}${why}`;
   },
   CHECKPOINT: (d) => `checkpoint ${d.taskId} ${short(d.commit, 10)} (${d.files.length} files)`,
-  MCP_TOOLS: (d) => `MCP servers: ${d.servers.map((x) => (x.error === null ? `${x.name} (${x.tools} tools)` : `${x.name} FAILED: ${x.error}`)).join(', ') || 'none'}`,
+  MCP_TOOLS: (d) => `MCP servers: ${d.servers.map((x) => (x.error !== null ? `${x.name} FAILED: ${x.error}` : x.pending === true ? `${x.name} still starting` : `${x.name} (${x.tools} tools)`)).join(', ') || 'none'}`,
   MERGE: (d) => (d.conflict ? `merge of ${d.taskId} CONFLICTS in ${d.files.join(', ')}` : `merged ${d.taskId} into ${d.into}`),
   CANDIDATES_JUDGED: (d) => `${d.taskId} best of ${d.candidates.length}: ${d.winner === null ? 'no winner' : `${d.winner} wins`} (${d.rationale})`,
   VERIFICATION: (d) => {

@@ -17,14 +17,14 @@ export async function mcpListCommand(flags: McpListFlags): Promise<number> {
   const repo = resolve(flags.repo);
   const { config } = loadConfig({ repo, env: process.env, flags: {} });
   const set = configuredMcpServers(repo, config, process.env);
-  const probed = await probeServers(set, { sandbox: sandboxChoice(config), parentEnv: process.env, clientVersion: readVersion() });
+  const probed = await probeServers(set, { sandbox: sandboxChoice(config), parentEnv: process.env, clientVersion: readVersion(), warn: (line) => process.stderr.write(`acia: ${line}\n`) });
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ servers: probed }, null, 2)}\n`);
   } else if (probed.length === 0) {
     process.stdout.write(`no MCP servers configured; add "mcpServers" to ${userConfigPath(process.env)} or a .mcp.json to the repository\n`);
   } else {
     for (const s of probed) {
-      const how = s.transport === 'http' ? 'http' : `stdio, ${s.sandboxed ? 'sandboxed' : chalk.yellow('NOT sandboxed')}`;
+      const how = s.transport === 'stdio' ? `stdio, ${s.sandboxed ? 'sandboxed' : chalk.yellow('NOT sandboxed')}` : s.transport === 'sse' ? 'sse (legacy HTTP+SSE)' : 'http';
       const state = s.error === null ? chalk.green(`starts, ${s.tools.length} tool(s)`) : chalk.red(s.trusted ? `does not start: ${s.error}` : s.error);
       process.stdout.write(`${chalk.bold(s.name)}  (${s.source}; ${how})  ${state}\n`);
       for (const t of s.tools) {
@@ -63,7 +63,7 @@ export function mcpServerLines(repo: string, config: Config): { lines: string[];
   ];
   const lines = json.length === 0 ? ['mcpServers  none'] : ['mcpServers'];
   for (const s of set.servers) {
-    const what = s.transport === 'http' ? s.url ?? '' : [s.command ?? '', ...s.args].join(' ');
+    const what = s.transport === 'stdio' ? [s.command ?? '', ...s.args].join(' ') : (s.url ?? '');
     lines.push(`  ${s.name}  ${s.transport} ${what}${s.transport === 'stdio' && !s.sandbox ? '  NOT sandboxed' : ''}  (${s.source})`);
   }
   for (const b of set.blocked) lines.push(`  ${b.name}  not started: ${b.reason}  (${b.source})`);

@@ -19,6 +19,8 @@ export interface ToolboxOptions {
   taskId: string;
   /** Sees every finished call (the QA runner keeps the last run_tests result). */
   onResult?: (call: ToolCall, result: ToolResult) => void;
+  /** Why a tool the agent does not have is missing (an MCP server that did not start), or null. */
+  explainUnknown?: (name: string) => string | null;
 }
 
 export function makeToolbox(o: ToolboxOptions): AgentToolbox {
@@ -37,11 +39,7 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
       const started = o.recorder.now();
       const result: ToolResult = tool
         ? await o.callTool(tool, call.input, await o.ctx)
-        : {
-            ok: false,
-            forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
-            forDisplay: `unknown tool ${call.name}`,
-          };
+        : unknownTool(call.name, byName, o.explainUnknown?.(call.name) ?? null);
       const outputRef = await o.recorder.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
       // Its effects happened already; the next call that can change something (or the task's next step)
       // waits for this entry with its own.
@@ -58,4 +56,9 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
       return result;
     },
   };
+}
+
+function unknownTool(name: string, byName: ReadonlyMap<string, Tool>, why: string | null): ToolResult {
+  if (why !== null) return { ok: false, forModel: why, forDisplay: why };
+  return { ok: false, forModel: `Unknown tool "${name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`, forDisplay: `unknown tool ${name}` };
 }

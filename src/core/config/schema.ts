@@ -54,6 +54,8 @@ export const Config = z.strictObject({
    * other reference stays literal. Only the user's own config may set it.
    */
   mcpEnvAllow: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name')).default([]),
+  /** How long an MCP server without its own `startupTimeoutS` may take to answer the handshake (`npx -y` fetches first). */
+  mcpStartupTimeoutS: z.number().positive().max(600).optional(),
   /**
    * Who does Dev tasks: `acia` (ACIA's own Dev agent), a name from `devAgents`, or `acp:<command>`
    * (an ACP agent started with that command line in the task's worktree, inside the sandbox).

@@ -155,7 +155,7 @@ export const EventData = {
   /** The MCP servers a session started and the tools they offer; the full catalog is the blob. */
   MCP_TOOLS: z.object({
     catalogRef: BlobRef,
-    servers: z.array(z.object({ name: z.string(), source: z.string(), error: z.string().nullable(), tools: z.number() })),
+    servers: z.array(z.object({ name: z.string(), source: z.string(), error: z.string().nullable(), tools: z.number(), pending: z.boolean().optional() })),
   }),
   MERGE: z.object({ taskId: z.string(), into: z.string(), commit: z.string().nullable(), conflict: z.boolean(), files: z.array(z.string()) }),
   /** Best-of-N: every candidate's recorded facts, the winner and why (tests, failures, diff, cost). */
