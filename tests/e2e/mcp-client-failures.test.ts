@@ -27,7 +27,7 @@ async function sseServer(): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [EVERYTHING, 'sse'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       if (/running on port/.test(err)) resolve();
     });
