@@ -11,6 +11,7 @@ import { probeServers } from '../core/tools/mcp/probe.js';
 import type { McpListFlags, McpServeFlags } from './commands/mcp.js';
 import { EXIT } from '../app/exit-codes.js';
 import { readVersion } from '../app/version.js';
+import { packagePath } from '../core/package-root.js';
 
 
 export async function mcpListCommand(flags: McpListFlags): Promise<number> {
@@ -50,8 +51,16 @@ export async function mcpServeCommand(flags: McpServeFlags): Promise<number> {
   const port = flags.http === undefined ? undefined : Number(flags.http);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new AciaError('USAGE', `--http expects a port number, got "${flags.http}"`);
   const token = process.env.ACIA_MCP_TOKEN;
-  await serveMcp({ repo: resolve(flags.repo), env: process.env, version: readVersion(), ...(port === undefined ? {} : { httpPort: port }), ...(token ? { httpToken: token } : {}) });
+  // Each run in a child process of its own (`acia mcp run-job`), so a run outlives a client that leaves.
+  const jobCommand = { command: process.execPath, args: [packagePath('dist', 'bin', 'acia.js'), 'mcp', 'run-job'] };
+  await serveMcp({ repo: resolve(flags.repo), env: process.env, version: readVersion(), jobCommand, ...(port === undefined ? {} : { httpPort: port }), ...(token ? { httpToken: token } : {}) });
   return EXIT.OK;
+}
+
+/** `acia mcp run-job`: one run of `acia mcp`, in its own process (see src/serve/mcp/run-job.ts). */
+export async function mcpRunJobCommand(): Promise<number> {
+  const { runJobMain } = await import('../serve/mcp/run-job.js');
+  return runJobMain();
 }
 
 /** The MCP servers for `acia config`: each with its source, and the repository's untrusted ones marked. */

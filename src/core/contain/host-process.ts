@@ -89,12 +89,15 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
   };
 }
 
-/** Starts a host process (see hostProcess) and removes its private directory when it exits. */
-export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions): ChildProcess {
+/**
+ * Starts a host process (see hostProcess) and removes its private directory when it exits. `detached`
+ * puts it in a session of its own: a Ctrl-C or hang-up aimed at ACIA's process group does not reach it.
+ */
+export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions, opts: { detached?: boolean } = {}): ChildProcess {
   const p = hostProcess(o);
   let child: ChildProcess;
   try {
-    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio });
+    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio, detached: opts.detached ?? false });
   } catch (e) {
     p.dispose();
     throw e;
