@@ -108,7 +108,11 @@ export class RunsService {
     const until = Date.now() + CANCEL_WAIT_MS;
     for (;;) {
       const state = foldRun(await readEntries(repo, runId));
-      if (state.completed !== null) return { runId, reason: state.completed.reason, message: state.completed.message, resumable: state.completed.reason !== 'succeeded' };
+      if (state.completed !== null) {
+        // Returned once the run is free again: an acia_resume right after this finds it unlocked.
+        await this.ownerGone(repo, runId);
+        return { runId, reason: state.completed.reason, message: state.completed.message, resumable: state.completed.reason !== 'succeeded' };
+      }
       if (runOwnerPid(repo, dir) === null) return { runId, reason: 'aborted', message: 'its process stopped without recording the end', resumable: true };
       if (Date.now() > until) throw new AciaError('LEDGER_LOCKED', `run ${runId} was asked to stop but has not recorded it within ${CANCEL_WAIT_MS / 1000} s`);
       await new Promise((r) => setTimeout(r, 200));
@@ -122,7 +126,8 @@ export class RunsService {
     const state = foldRun(entries);
     const open = openEscalation(state);
     const live = this.active.get(id);
-    const running = (live !== undefined && live.result === null) || (state.completed === null && runOwnerPid(repo, runDirChecked(repo, id)) !== null);
+    // The ledger's end is the answer as soon as it is written (the process may still be writing the wiki).
+    const running = state.completed === null && ((live !== undefined && live.result === null) || runOwnerPid(repo, runDirChecked(repo, id)) !== null);
     return {
       runId: id,
       status: running ? 'running' : (state.completed?.reason ?? 'interrupted'),
@@ -222,9 +227,17 @@ export class RunsService {
 
   /** The run's repository and recorded settings, once `check` accepts its state and it is not finished. */
   private async resumable(runId: string, repoArg: string | undefined, check: (state: ReturnType<typeof foldRun>) => void) {
-    if (this.active.get(runId)?.result === null) throw new AciaError('LEDGER_LOCKED', `run ${runId} is still running in this server; wait for it to stop, or stop it with acia_cancel`);
     const repo = await this.repoOf(repoArg);
-    const state = foldRun(await readEntries(repo, runId));
+    let state = foldRun(await readEntries(repo, runId));
+    const live = this.active.get(runId);
+    if (live && live.result === null) {
+      // A run that recorded its end may still be writing its wiki page: that is waited for, not refused.
+      if (state.completed === null) throw new AciaError('LEDGER_LOCKED', `run ${runId} is still running in this server; wait for it to stop, or stop it with acia_cancel`);
+      await live.run.done.catch(() => undefined);
+    } else if (state.completed !== null) {
+      await this.ownerGone(repo, runId);
+    }
+    state = foldRun(await readEntries(repo, runId));
     if (!state.started) throw new AciaError('RUN_NOT_FOUND', `run ${runId} never started`);
     check(state);
     const finished = finishedReason(state);
@@ -233,6 +246,13 @@ export class RunsService {
     const s = state.started.settings;
     const flags: Record<string, unknown> = { model: state.started.model, parallel: s.parallel, maxIterations: s.maxIterations, sandbox: s.sandbox, budget: s.budget };
     return { repo, flags, state };
+  }
+
+  /** Waits (bounded) for the process that drove a run to let go of it after recording its end. */
+  private async ownerGone(repo: string, runId: string): Promise<void> {
+    const dir = runDirChecked(repo, runId);
+    const until = Date.now() + CANCEL_WAIT_MS;
+    while (runOwnerPid(repo, dir) !== null && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   }
 
   private async launch(job: RunJob, onEvent: (e: RunEvent) => void): Promise<{ runId: string; done: Promise<RunResult> }> {
