@@ -1,7 +1,7 @@
 // The process on this host that is driving a run: the holder of its ledger's writer lock (core/ledger's
 // run lock), checked to be alive and to be ACIA (a lock left by a crash may name a pid that was reused).
-// Front ends use it to tell "running elsewhere" from "interrupted", and `acia_cancel` to stop a run
-// another server process or `acia run` started, with SIGINT: the Ctrl-C path, the run ends `aborted`.
+// Front ends use it to tell "running elsewhere" from "interrupted" (a run is stopped through its cancel
+// request file, app/cancel-run.ts, never by a signal to this pid).
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
@@ -23,7 +23,7 @@ export function runOwnerPid(repo: string, runDir: string): number | null {
 
 /**
  * Alive, and started from ACIA's CLI script (`.../acia` or `.../acia.js`): a pid reused by another program
- * is never signalled. Needs /proc; elsewhere nothing is claimed to be running.
+ * does not make a dead run look alive. Needs /proc; elsewhere nothing is claimed to be running.
  */
 function isAciaProcess(pid: number): boolean {
   try {
@@ -38,16 +38,4 @@ function isAciaProcess(pid: number): boolean {
     return false;
   }
   return argv.slice(1, 3).some((a) => basename(a) === 'acia' || basename(a) === 'acia.js');
-}
-
-/** Sends the run's owner SIGINT; false when no live ACIA process holds it. */
-export function interruptRunOwner(repo: string, runDir: string): boolean {
-  const pid = runOwnerPid(repo, runDir);
-  if (pid === null) return false;
-  try {
-    process.kill(pid, 'SIGINT');
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,9 +1,9 @@
 // `acia mcp` driven by the MCP Inspector's CLI (npm, the code `mcp-inspector --cli` runs), one-shot as
 // its users run it, over stdio and streamable HTTP: every tool carries its annotations; a run started
-// by one Inspector call outlives it and is stopped by acia_cancel from another (a new server process);
-// Ctrl-C of an Inspector waiting on acia_run stops that run; over HTTP, a cancelled call
-// (notifications/cancelled) stops its run, a wrong token or a foreign Origin is refused with a reason.
-// Every stopped run ends `aborted` in its ledger and is resumed to success.
+// by one Inspector call outlives it and is cancelled for good by acia_cancel from another (a new server
+// process, through `acia cancel`'s request file); Ctrl-C of an Inspector waiting on acia_run stops that
+// run; over HTTP, a cancelled call (notifications/cancelled) stops its run, a wrong token or a foreign
+// Origin is refused with a reason. A run stopped with its call ends `aborted` and is resumed to success.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,7 +79,7 @@ function expectAnnotated(listed: string): void {
 }
 
 describe.skipIf(!sandboxAvailable())('acia mcp under the MCP Inspector CLI', () => {
-  it('stdio: annotations; a one-shot acia_run outlives its client, acia_cancel from another stops it; Ctrl-C of a waiting Inspector stops its run', async () => {
+  it('stdio: annotations; a one-shot acia_run outlives its client, acia_cancel from another ends it cancelled; Ctrl-C of a waiting Inspector stops its run', async () => {
     const repo = sampleRepo('mcp-insp');
     const env = { XDG_CONFIG_HOME: tempDir('mcp-insp-xdg') };
     const script = slowDevScript();
@@ -96,10 +96,14 @@ describe.skipIf(!sandboxAvailable())('acia mcp under the MCP Inspector CLI', () 
     expect(endOf(repo, runId)).toEqual([]);
     const cancelled = await inspector([...stdioTarget(repo), ...call('acia_cancel', { runId })], env);
     expect(cancelled.code, cancelled.stderr).toBe(0);
-    expect((JSON.parse(cancelled.stdout) as { structuredContent: unknown }).structuredContent).toMatchObject({ runId, reason: 'aborted', resumable: true });
-    expect(endOf(repo, runId)).toEqual(['aborted']);
+    expect((JSON.parse(cancelled.stdout) as { structuredContent: unknown }).structuredContent).toMatchObject({ runId, reason: 'cancelled', resumable: false });
+    expect(endOf(repo, runId)).toEqual(['cancelled']);
+    // The same request file `acia cancel` writes reached the run's own process: the request is recorded.
+    expect(ledgerOf(repo, runId).find((e) => e.type === 'CANCEL_REQUESTED')?.data).toMatchObject({ by: 'acia mcp (acia_cancel)', wasRunning: true });
     const again = await inspector([...stdioTarget(repo), ...call('acia_cancel', { runId })], env);
-    expect(again.stdout).toMatch(/is not running \(aborted\)/);
+    expect(again.stdout).toMatch(/is already cancelled/);
+    const refused = await inspector([...stdioTarget(repo), ...call('acia_resume', { runId })], env);
+    expect(refused.stdout).toMatch(/is finished \(it was cancelled\); there is nothing to resume/);
 
     // Ctrl-C in the terminal of an Inspector waiting on acia_run: the run stops, recorded, resumable.
     let waiter: ChildProcess | null = null;
@@ -111,13 +115,11 @@ describe.skipIf(!sandboxAvailable())('acia mcp under the MCP Inspector CLI', () 
     await until('the interrupted run to record its end', () => endOf(repo, second()).length > 0);
     expect(endOf(repo, second())).toEqual(['aborted']);
 
-    // Both resume to the end.
-    for (const id of [runId, second()]) {
-      const resumed = await inspector([...stdioTarget(repo), ...call('acia_resume', { runId: id, wait: 'true' })], env);
-      expect(resumed.code, resumed.stderr).toBe(0);
-      expect((JSON.parse(resumed.stdout) as { structuredContent: { reason: string } }).structuredContent.reason).toBe('succeeded');
-      expect(endOf(repo, id)).toEqual(['aborted', 'succeeded']);
-    }
+    // It resumes to the end.
+    const resumed = await inspector([...stdioTarget(repo), ...call('acia_resume', { runId: second(), wait: 'true' })], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((JSON.parse(resumed.stdout) as { structuredContent: { reason: string } }).structuredContent.reason).toBe('succeeded');
+    expect(endOf(repo, second())).toEqual(['aborted', 'succeeded']);
   }, 180_000);
 
   it('HTTP: a wrong token and a foreign Origin are refused with a reason; annotations; a cancelled waiting call stops its run', async () => {

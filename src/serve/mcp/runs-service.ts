@@ -13,9 +13,9 @@ import { verifyRun, type RunVerification } from '../../core/ledger/verify.js';
 import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { finishedReason, foldRun, openEscalation } from '../../team/run-state.js';
 import { latestResumableRun, type RunResult } from '../../team/team.js';
-import { checkResumable } from '../../app/build-deps.js';
 import { describeEntry } from '../../app/describe.js';
-import { interruptRunOwner, runOwnerPid } from '../../app/run-owner.js';
+import { cancelRun } from '../../app/cancel-run.js';
+import { runOwnerPid } from '../../app/run-owner.js';
 import { inProcess, type LaunchedRun, type Launcher } from './run-launch.js';
 import type { RunEvent, RunJob } from './run-job.js';
 
@@ -78,7 +78,7 @@ export class RunsService {
     return this.launch({ kind: 'resume', repo, runId, answer, flags }, onEvent);
   }
 
-  /** Continues an interrupted run (cancelled, or its process died), like `acia resume <run>`. */
+  /** Continues an interrupted run (its waiting call was cancelled, or its process died), like `acia resume <run>`. */
   async resume(runId: string, repoArg: string | undefined, onEvent: (e: RunEvent) => void): Promise<{ runId: string; done: Promise<RunResult> }> {
     const { repo, flags } = await this.resumable(runId, repoArg, (state) => {
       if (openEscalation(state) !== null) throw new AciaError('USAGE', `run ${runId} waits for a human answer`, { hint: 'answer it with acia_answer' });
@@ -87,36 +87,23 @@ export class RunsService {
   }
 
   /**
-   * Stops a running run at its next safe point, as Ctrl-C (SIGINT) stops `acia run`: it ends `aborted`
-   * and stays resumable. A run of this server is stopped directly; one another ACIA process on this host
-   * drives (an earlier `acia mcp`, `acia run`) through its process, found by the run's ledger lock.
+   * Cancels a run as `acia cancel` does (app/cancel-run.ts, the request file beside its ledger that the
+   * session running it watches): it stops at its next safe point, wherever it runs on this machine (a
+   * run of this server, of another server, `acia run`), and its ledger ends `cancelled`, for good. A run
+   * nobody runs (waiting for a human, or whose process died) is closed at once. Stopping without ending
+   * it (resumable) is what cancelling a waiting call does.
    */
   async cancel(runId: string, repoArg: string | undefined): Promise<Cancelled> {
     const repo = await this.repoOf(repoArg);
     requireRunId(runId, repo, 'list runs with acia_runs');
-    const live = this.active.get(runId);
-    if (live && live.result === null) {
-      live.run.interrupt();
-      const r = await live.run.done;
-      return { runId, reason: r.reason, message: r.message, resumable: r.reason !== 'succeeded' };
-    }
-    const dir = runDirChecked(repo, runId);
-    const before = foldRun(await readEntries(repo, runId));
-    if (before.completed !== null) throw new AciaError('USAGE', `run ${runId} is not running (${before.completed.reason})`);
-    await checkResumable(this.env, repo, runId);
-    if (!interruptRunOwner(repo, dir)) throw new AciaError('USAGE', `run ${runId} is not running on this machine (it was interrupted); there is nothing to stop`, { hint: 'continue it with acia_resume' });
-    const until = Date.now() + CANCEL_WAIT_MS;
-    for (;;) {
-      const state = foldRun(await readEntries(repo, runId));
-      if (state.completed !== null) {
-        // Returned once the run is free again: an acia_resume right after this finds it unlocked.
-        await this.ownerGone(repo, runId);
-        return { runId, reason: state.completed.reason, message: state.completed.message, resumable: state.completed.reason !== 'succeeded' };
-      }
-      if (runOwnerPid(repo, dir) === null) return { runId, reason: 'aborted', message: 'its process stopped without recording the end', resumable: true };
-      if (Date.now() > until) throw new AciaError('LEDGER_LOCKED', `run ${runId} was asked to stop but has not recorded it within ${CANCEL_WAIT_MS / 1000} s`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const r = await cancelRun({ repo, runId, env: this.env, by: 'acia mcp (acia_cancel)', timeoutMs: CANCEL_WAIT_MS });
+    if (r.kind === 'requested') throw new AciaError('LEDGER_LOCKED', `run ${runId} was asked to stop but has not recorded it within ${CANCEL_WAIT_MS / 1000} s; it stops at its next safe point`);
+    const state = foldRun(await readEntries(repo, runId));
+    // Returned once the run is free again: its process may still be writing the wiki after its end.
+    await this.ownerGone(repo, runId);
+    await this.active.get(runId)?.run.done.catch(() => undefined);
+    const end = state.completed;
+    return { runId, reason: end?.reason ?? 'cancelled', message: end?.message ?? 'cancelled', resumable: finishedReason(state) === null };
   }
 
   async status(runId: string | undefined, repoArg: string | undefined): Promise<Record<string, unknown>> {

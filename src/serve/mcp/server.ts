@@ -1,7 +1,8 @@
 // The team as an MCP server: tools acia_run, acia_status, acia_answer, acia_resume, acia_cancel,
 // acia_runs, acia_show, acia_verify, and resources for run ledgers, plans and wiki pages. Errors are MCP
 // tool errors that carry the CLI's message, error code and exit code. A caller that cancels a call
-// waiting on a run (`notifications/cancelled`, Esc in Claude Code) stops that run, as acia_cancel does.
+// waiting on a run (`notifications/cancelled`, Esc in Claude Code) stops that run, resumable (like Ctrl-C);
+// acia_cancel ends a run for good (like `acia cancel`).
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -21,8 +22,8 @@ const repo = z.string().optional().describe('the repository (default: the direct
 /** Starting or continuing a run: new branches and worktrees only (the user's checkout is untouched), calls to model APIs. */
 const RUNS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 const READS: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-/** Stopping a run: it stays resumable, and stopping a stopped run changes nothing. */
-const STOPS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+/** Cancelling a run: it cannot be undone (the run does not go on), and cancelling it again changes nothing. */
+const STOPS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
 /**
  * The server one client connection gets. `waiting` holds the runs a call of this connection is waiting
@@ -107,7 +108,7 @@ export function createAciaMcpServer(service: RunsService, version: string, waiti
     'acia_resume',
     {
       title: 'Continue an interrupted run',
-      description: 'Continues a run that was stopped (acia_cancel, a cancelled call, Ctrl-C, its process killed) from its ledger, like `acia resume <runId>`. A run waiting for a human is answered with acia_answer instead.',
+      description: 'Continues a run that was interrupted (a cancelled call, Ctrl-C, its process killed) from its ledger, like `acia resume <runId>`. A run waiting for a human is answered with acia_answer instead.',
       inputSchema: { runId: z.string(), repo, wait: z.boolean().optional() },
       annotations: RUNS,
     },
@@ -122,9 +123,9 @@ export function createAciaMcpServer(service: RunsService, version: string, waiti
   server.registerTool(
     'acia_cancel',
     {
-      title: 'Stop a running run',
+      title: 'Cancel a run',
       description:
-        'Stops a run at its next safe point, as Ctrl-C stops `acia run`: it ends aborted (interrupted) and stays resumable with acia_resume. Works on runs of this server and on runs another ACIA process on this machine drives. Returns once the stop is recorded.',
+        'Cancels a run as `acia cancel` does: it stops at its next safe point and its ledger ends cancelled, for good (it cannot be resumed). Works on runs of this server and on runs another ACIA process on this machine drives; a run waiting for a human is closed at once. Returns once the end is recorded. To stop a run and continue it later, cancel the acia_run call that waits on it, then acia_resume.',
       inputSchema: { runId: z.string(), repo },
       annotations: STOPS,
     },
