@@ -57,6 +57,11 @@ export interface StartOptions {
   rebindContext?: boolean;
   /** Plan from this Context Packet instead of one built from the repository (`acia plan --context`). */
   contextPacket?: ContextPacket;
+  /**
+   * Start from this commit instead of HEAD: a follow-up goal builds on an earlier run's head (`acia acp`,
+   * a prompt after a finished run). Must name a commit of the repository.
+   */
+  baseCommit?: string;
 }
 
 /**
@@ -73,7 +78,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const repo = facts.root;
   const head = facts.head;
   if (opts.includeUncommitted) await checkUntracked(git, repo, opts.forceUncommitted ?? false);
-  const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
+  const base = opts.baseCommit !== undefined ? await commitOf(git, repo, opts.baseCommit) : opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
   const now = deps.runtime.clock.now();
   const runId = deps.runtime.ids.runId(now);
   await excludeAciaDir(git, repo, facts.commonDir);
@@ -104,6 +109,12 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     ...(opts.planOnly ? { planOnly: true } : {}),
     ...(contextPacketRef === undefined ? {} : { contextPacketRef }),
   });
+}
+
+async function commitOf(git: Git, repo: string, ref: string): Promise<string> {
+  const r = await git.run(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`], { allowFail: true });
+  if (r.exitCode !== 0) throw new AciaError('USAGE', `${ref} is not a commit of ${repo}`);
+  return r.stdout.trim();
 }
 
 async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {

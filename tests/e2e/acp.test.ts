@@ -4,7 +4,7 @@
 // and a resume, session/load replaying a finished run with the user's own messages, a relative cwd
 // refused, and a missing model key as auth_required that `authenticate` clears.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -157,7 +157,7 @@ describe('acia acp', () => {
     expect((entries.at(-1)?.data as { reason: string }).reason).toBe('aborted');
   }, 90_000);
 
-  it('stops a run on session/cancel, leaves it resumable, and "continue" finishes it; session/load replays it', async () => {
+  it('stops a run on session/cancel, leaves it resumable, and "continue" finishes it; a follow-up builds on it; session/load replays it', async () => {
     const repo = sampleRepo('acp-cancel');
     const dir = tempDir('acp-script');
     const script = JSON.parse(readFileSync(zeroLatencyScript('happy', dir), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
@@ -174,15 +174,26 @@ describe('acia acp', () => {
       const cancelled = await running;
       const planAfterCancel = planStatuses(seen.updates).at(-1);
       const resumed = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'continue' }] });
-      return { cancelled, planAfterCancel, resumed };
+      const firstRun = onlyRunId(repo);
+      // The run is finished: "continue" has nothing to go on with; a new goal builds on the run's branch.
+      const again = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'continue' }] }).then(() => 'accepted', (e: Error) => e.message);
+      const followUp = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Also export titleCase from src/index.js' }] });
+      return { cancelled, planAfterCancel, resumed, firstRun, again, followUp };
     });
     expect(value.cancelled.stopReason).toBe('cancelled');
     // The plan the editor shows once the turn ended: the stopped task is no longer in progress.
     expect(value.planAfterCancel?.map((e) => e.status)).toEqual(['pending', 'pending']);
     expect(value.planAfterCancel?.[0]?.content).toMatch(/\(stopped\)$/);
     expect(value.resumed.stopReason).toBe('end_turn');
-    const runId = onlyRunId(repo);
+    const runId = value.firstRun;
     const entries = ledgerOf(repo, runId);
+    expect(value.again).toMatch(new RegExp(`run ${runId} is finished \\(succeeded\\); there is nothing to continue`));
+    expect(value.followUp.stopReason).toBe('end_turn');
+    const second = readdirSync(join(repo, '.acia', 'runs')).filter((id) => id !== runId);
+    expect(second).toHaveLength(1);
+    const started = ledgerOf(repo, second[0]!).find((e) => e.type === 'RUN_STARTED')!.data as { baseCommit: string; goal: { intent: string } };
+    const firstEnd = entries.findLast((e) => e.type === 'RUN_COMPLETED')!.data as { headCommit: string };
+    expect(started).toMatchObject({ baseCommit: firstEnd.headCommit, goal: { intent: 'Also export titleCase from src/index.js' } });
     const reasons = entries.filter((e) => e.type === 'RUN_COMPLETED').map((e) => (e.data as { reason: string }).reason);
     expect(reasons).toEqual(['aborted', 'succeeded']);
     expect(entries.some((e) => e.type === 'RUN_RESUMED')).toBe(true);

@@ -18,7 +18,8 @@ import {
   type SessionUpdate,
   type StopReason,
 } from '@agentclientprotocol/sdk';
-import { errorMessage, isAciaError } from '../../core/errors.js';
+import { AciaError, errorMessage, isAciaError } from '../../core/errors.js';
+import { foldRun } from '../../core/run/reducer.js';
 import { describeIgnored, loadConfig } from '../../core/config/load.js';
 import { systemClock } from '../../core/acm/ids.js';
 import type { LedgerEntry } from '../../core/ledger/entry.js';
@@ -175,10 +176,16 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
 
 /**
  * Starts the session's run, or resumes it when it waits for a human (the prompt is then the answer)
- * or was stopped by a cancel ("continue" or "resume" goes on where it stopped).
+ * or was stopped by a cancel ("continue" or "resume" goes on where it stopped). After a finished run
+ * (this session's, or a loaded one) a prompt is a follow-up: a new run that starts from where a
+ * succeeded run left its branch, so the conversation builds on what the team did.
  */
 async function drive(o: AcpAgentOptions, s: Session, text: string, client: AgentContext): Promise<RunResult> {
   const waiting = s.runId === null ? null : await resumableState(s.repo, s.runId);
+  const previous = s.runId !== null && waiting === null ? await finishedRun(runDirIn(s.repo, s.runId)) : null;
+  if (previous !== null && /^(continue|resume)$/i.test(text.trim())) {
+    throw new AciaError('USAGE', `run ${s.runId} is finished (${previous.reason}); there is nothing to continue`, { hint: 'say what the team should do next: a new run builds on it' });
+  }
   const loaded = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)) });
   const clientServers = Object.keys(s.mcpServers).length > 0 ? { clientMcpServers: { servers: s.mcpServers, source: CLIENT_SOURCE } } : {};
   const config = loaded.config;
@@ -224,12 +231,22 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
       for (const e of entries) mapper.map(e);
       result = await resumeRun(deps, { dir: s.repo, runId: s.runId, ...(answer === undefined ? {} : { answer }) });
     }
+  } else if (previous?.head) {
+    await notify(client, s.id, message(`Building on run ${s.runId} (${previous.head.slice(0, 10)}, its branch's head).\n`));
+    result = await startRun(deps, { dir: s.repo, goal: text, baseCommit: previous.head });
   } else {
     result = await startRun(deps, { dir: s.repo, goal: text });
   }
   await queue;
   s.runId = result.runId;
   return result;
+}
+
+/** How a finished run ended, and the commit a follow-up starts from (a succeeded run's head; else none: HEAD). */
+async function finishedRun(runDir: string): Promise<{ reason: string; head: string | null } | null> {
+  const end = foldRun(await readEntries(runDir)).completed;
+  if (end === null) return null;
+  return { reason: end.reason, head: end.reason === 'succeeded' ? end.headCommit : null };
 }
 
 /** `awaiting_human`, or `interrupted` for a run stopped mid-way, or null when the run is over. */
@@ -288,6 +305,7 @@ function summaryOf(r: RunResult, cancelled: boolean): string {
   if (r.reason === 'awaiting_human') lines.push('Answer in your next message (guidance, or retry / skip / approve / abort).');
   else if (cancelled) lines.push('Say "continue" to resume it.');
   else if (r.reason === 'budget_exhausted') lines.push('Raise the budget in your config, then say "continue" to resume it.');
+  else if (r.reason === 'succeeded') lines.push('Say what to do next: a new run starts from this one\'s branch.');
   return `${lines.join('\n')}\n`;
 }
 
