@@ -124,6 +124,9 @@ describe('acia acp', () => {
     const ids = seen.permissions[0]!.options.map((o) => o.optionId);
     expect(ids).toContain('abort');
     expect(seen.permissions[0]!.toolCall.title).toMatch(/^The team needs you: /);
+    // The question's tool call was announced before the client was asked about it, and then closed.
+    const asked = seen.permissions[0]!.toolCall.toolCallId;
+    expect(seen.updates.filter((u) => (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') && u.toolCallId === asked).map((u) => u.sessionUpdate)).toEqual(['tool_call', 'tool_call_update']);
     const entries = ledgerOf(repo, onlyRunId(repo));
     const types = entries.map((e) => e.type);
     expect(types).toContain('ESCALATION_REQUESTED');

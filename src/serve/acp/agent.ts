@@ -34,6 +34,7 @@ import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../../team/team.js';
 import type { EscalationQuestion, Escalator, HumanAnswer } from '../../team/deps.js';
 import { AcpUpdateMapper, message } from './updates.js';
+import { stripControls } from './text.js';
 import { authenticate, authMethods, authRequired, keyMissing } from './auth.js';
 import { CLIENT_SOURCE, clientMcpServers } from './client-mcp.js';
 import type { UserMcpServer } from '../../core/tools/mcp/config.js';
@@ -269,11 +270,13 @@ function permissionEscalator(client: AgentContext, sessionId: string): Escalator
       if (q.options.includes('guidance')) options.push({ optionId: 'guidance', name: 'Give guidance (in your next message)', kind: 'reject_once' });
       const failure = q.lastFailure ? `\n\nLast failure:\n${q.lastFailure.split('\n').slice(-25).join('\n')}` : '';
       await notify(client, sessionId, message(`The team needs you (${q.reason}${q.taskId ? `, task ${q.taskId}` : ''}): ${q.message}${failure}\n`));
-      const response = await client.request('session/request_permission', {
-        sessionId,
-        toolCall: { toolCallId: `escalation-${randomUUID()}`, title: `The team needs you: ${q.message}`, kind: 'other', status: 'pending' },
-        options,
-      });
+      // The question is a tool call the client has seen announced before it is asked about it.
+      const toolCallId = `escalation-${randomUUID()}`;
+      const title = stripControls(`The team needs you: ${q.message}`);
+      await notify(client, sessionId, { sessionUpdate: 'tool_call', toolCallId, title, kind: 'other', status: 'pending' });
+      const response = await client.request('session/request_permission', { sessionId, toolCall: { toolCallId, title, kind: 'other', status: 'pending' }, options });
+      // Answered or dismissed (guidance comes in the next prompt), the question is over.
+      await notify(client, sessionId, { sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
       // Cancelled, or guidance to come in the next prompt: the run waits on disk, resumable.
       if (response.outcome.outcome !== 'selected') return null;
       const chosen = response.outcome.optionId;
