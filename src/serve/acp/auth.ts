@@ -26,8 +26,8 @@ export function authMethods(env: NodeJS.ProcessEnv, flags: Record<string, unknow
   try {
     model = loadConfig({ repo: null, env, flags }).config.model;
   } catch {
-    // A broken user config is reported when a session loads it; here it only cannot tell.
-    return [METHOD];
+    // A broken user config is reported when a session loads it; here only the key itself can tell.
+    return env.ANTHROPIC_API_KEY ? [] : [METHOD];
   }
   return keyMissing(model, env) ? [METHOD] : [];
 }
