@@ -90,21 +90,41 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
 }
 
 /**
- * Starts a host process (see hostProcess) and removes its private directory when it exits. `detached`
- * puts it in a session of its own: a Ctrl-C or hang-up aimed at ACIA's process group does not reach it.
+ * Starts a host process (see hostProcess) and removes its private directory when it exits. With `group`,
+ * it leads a process group of its own, so `killGroup` ends it with everything it started (a shell's
+ * children too); the group is also ended when ACIA exits. With `detached`, it leads its own session and
+ * outlives ACIA: a Ctrl-C or hang-up aimed at ACIA's process group does not reach it (a run job of
+ * `acia mcp` that must finish after a one-shot client left).
  */
-export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions, opts: { detached?: boolean } = {}): ChildProcess {
+export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions, opts: { group?: boolean; detached?: boolean } = {}): ChildProcess {
   const p = hostProcess(o);
   let child: ChildProcess;
   try {
-    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio, detached: opts.detached ?? false });
+    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio, ...(opts.group || opts.detached ? { detached: true } : {}) });
   } catch (e) {
     p.dispose();
     throw e;
   }
   child.once('close', () => p.dispose());
   child.once('error', () => p.dispose());
+  if (opts.group) {
+    // Detached, it no longer gets the terminal's Ctrl-C with ACIA: ended here instead.
+    const onExit = () => killGroup(child, 'SIGKILL');
+    process.once('exit', onExit);
+    child.once('close', () => process.removeListener('exit', onExit));
+  }
   return child;
+}
+
+/** Signals the process group a `group` host process leads (or the process alone when it leads none). */
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    // The group outlives its leader while the leader's children run (the kernel keeps the id taken until then).
+    process.kill(-child.pid, signal);
+  } catch {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
 }
 
 /**
