@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { AciaError } from '../errors.js';
 import { isWithin as inside } from '../sandbox/path-guard.js';
+import { spawnCollect, type SpawnCollectOptions } from '../sandbox/spawn-collect.js';
+import type { CommandOutcome } from '../tools/types.js';
 
 /** Search paths a runtime loads code from: each entry is checked. */
 const PATH_LISTS = [
@@ -102,6 +104,20 @@ export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions): Ch
   child.once('close', () => p.dispose());
   child.once('error', () => p.dispose());
   return child;
+}
+
+/**
+ * Runs a short-lived host process (see hostProcess) to its end: stdin given, output capped, the whole process
+ * group killed at the timeout or abort, and (with setpriv) when ACIA itself dies. Never rejects.
+ */
+export async function collectHostProcess(o: HostProcessOptions, run: Omit<SpawnCollectOptions, 'cwd' | 'env'>): Promise<CommandOutcome> {
+  const p = hostProcess(o);
+  const argv = hasSetpriv() ? ['setpriv', '--pdeathsig', 'KILL', '--', p.command, ...p.args] : [p.command, ...p.args];
+  try {
+    return await spawnCollect(argv, { ...run, cwd: p.cwd, env: p.env });
+  } finally {
+    p.dispose();
+  }
 }
 
 /**

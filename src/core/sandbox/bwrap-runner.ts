@@ -67,7 +67,7 @@ export class BwrapRunner implements CommandRunner {
    * The full argv (bwrap ... -- prlimit ... sh -c command), exposed for tests and `--debug`. With `egress`
    * the proxy's socket directory is bound in and socat bridges 127.0.0.1:3128 to it before the command.
    */
-  argv(command: string, cwd: string, egress?: { dir: string }): string[] {
+  argv(command: string, cwd: string, egress?: { dir: string }, readOnlyPaths: readonly string[] = []): string[] {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
     const a: string[] = [this.options.bwrapPath ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
@@ -86,6 +86,8 @@ export class BwrapRunner implements CommandRunner {
     // node from nvm in a home): the MCP servers, ACP agents and node a sandboxed command may need.
     for (const dir of toolchainDirs(['/tmp', ...maskedDirs(this.options.parentEnv ?? process.env)], masked)) a.push('--ro-bind', dir, dir);
     a.push('--bind', this.root, this.root);
+    // Files the caller names on purpose (a user's hook script in a masked home), after the masks, read-only.
+    for (const p of readOnlyPaths) if (!isWithin(this.root, p)) a.push('--ro-bind', p, p);
     // Its installed dependencies stay visible, read-only, where the worktree's links point (deps.ts).
     const checkout = enclosingCheckout(this.root, git.commonDir);
     if (checkout !== null) {
@@ -134,8 +136,8 @@ export class BwrapRunner implements CommandRunner {
 
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
-    const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);
-    let argv = this.argv(command, opts.cwd, proxy ?? undefined);
+    const env = { ...buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env), ...opts.env };
+    let argv = this.argv(command, opts.cwd, proxy ?? undefined, opts.readOnlyPaths);
     const cgroup = createPidsCgroup(this.limits.maxProcesses, this.limits.maxMemoryBytes);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
@@ -146,6 +148,8 @@ export class BwrapRunner implements CommandRunner {
         timeoutMs: opts.timeoutMs,
         outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.input === undefined ? {} : { input: opts.input }),
+        ...(opts.separate ? { separate: true } : {}),
       });
       const note = limitNote(outcome, this.limits, cgroup?.oomKilled() ?? false);
       return note === null ? outcome : { ...outcome, output: `${outcome.output}\n${note}` };

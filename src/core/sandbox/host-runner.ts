@@ -15,13 +15,15 @@ export class HostRunner implements CommandRunner {
 
   run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const parent = this.options.parentEnv ?? process.env;
-    const env = buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent);
+    const env = { ...buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent), ...opts.env };
     return spawnCollect(['/bin/sh', '-c', command], {
       cwd: opts.cwd,
       env,
       timeoutMs: opts.timeoutMs,
       outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.input === undefined ? {} : { input: opts.input }),
+      ...(opts.separate ? { separate: true } : {}),
     });
   }
 }

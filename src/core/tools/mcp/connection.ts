@@ -11,6 +11,7 @@ import { BwrapRunner } from '../../sandbox/bwrap-runner.js';
 import { hasSetpriv, hostProcess, launcherCwd } from '../../contain/host-process.js';
 import { writableRoots } from '../../contain/acia-state.js';
 import type { McpServerSpec } from './config.js';
+import { shellQuote } from '../../text/shell-quote.js';
 
 export type SandboxChoice = 'bwrap' | 'off';
 
@@ -193,9 +194,6 @@ function httpTransport(spec: McpServerSpec): Transport {
   return new StreamableHTTPClientTransport(url, { requestInit: { headers: spec.headers } });
 }
 
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 function mcpMessage(e: unknown): string {
   if (e instanceof McpError && e.code === (McpErrorCode.ConnectionClosed as number)) return 'the connection closed';
