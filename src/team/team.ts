@@ -19,8 +19,9 @@ import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEsc
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
+import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { lazy } from './lazy.js';
-import { latestResumableRun } from './run-status.js';
+import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
@@ -142,7 +143,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, opts.dir);
   await guardAciaState(repo);
-  const runId = opts.runId ?? (await latestResumableRun(repo));
+  const runId = opts.runId ?? (await latestResumableRun(repo, (b) => git.branchExists(repo, b)));
   // The id, every directory on the way and the run's files are checked before anything is read.
   const runDir = requireRunDir(repo, runId);
   if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
@@ -169,6 +170,11 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     throw new AciaError('RUN_FINISHED', `run ${runId} is finished (${finished}); there is nothing to resume`, {
       hint: `see it with \`acia show ${runId}\`, or start a new run with \`acia run "<task>"\``,
     });
+  }
+  if (hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
+    // `acia clean` removed its branch: going on would rebuild it from the base and lose the recorded work.
+    await ledger.close();
+    throw cleanedRun(runId);
   }
   const open = openEscalation(state);
   const answer = opts.answer === undefined ? null : checkAnswer(runId, open, opts.answer);
@@ -240,6 +246,15 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
   return { action: 'guidance', text: answer.trim() };
 }
 
+/** Each worktree's dependencies laid out by its runner (sandbox or host view); a runner without a layout gets the host one. */
+function layoutFor(deps: TeamDeps, repo: string): (worktree: string) => void {
+  return (wt) => {
+    const runner = deps.tools.runnerFor(wt);
+    if (runner.layDependencies) runner.layDependencies(wt);
+    else linkDependencies(repo, wt, dependencyDirsCached(repo));
+  };
+}
+
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
 export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
   const listener = deps.runtime.onEvent;
@@ -250,7 +265,7 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
     runDir,
     rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry, state }) : undefined),
     state,
-    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId),
+    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId, layoutFor(deps, repo)),
     workspaceReady: lazy(() => Promise.resolve()),
     instructions: [],
     facts: {},
@@ -269,7 +284,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   ctx.workspaceReady = opening;
   try {
     const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
-    ctx.testCommand ??= await detectTestCommandInGit(reader);
+    ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment?.(ctx.repo) ?? {});
     await openMcp(ctx, opening);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));

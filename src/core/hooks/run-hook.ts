@@ -38,15 +38,18 @@ export interface HookRun {
 }
 
 export async function runHook(hook: ResolvedHook, o: HookOccurrence, options: Omit<HookRunOptions, 'cwd' | 'timeoutMs' | 'vars'> & { timeoutMs?: number }): Promise<HookRun> {
-  const input = JSON.stringify(hookInput(hook, o));
+  // A sandboxed hook sees the worktree where the sandbox shows it (at the checkout's own path): its paths are those.
+  const inside = hook.sandbox && options.runner.pathInside ? options.runner.pathInside.bind(options.runner) : (p: string) => p;
+  const seen: HookOccurrence = { ...o, cwd: inside(o.cwd), task: o.task && { ...o.task, worktree: o.task.worktree === null ? null : inside(o.task.worktree) } };
+  const input = JSON.stringify(hookInput(hook, seen));
   const timeoutMs = Math.max(1, Math.min(hook.timeoutMs, options.timeoutMs ?? hook.timeoutMs));
-  const vars = { ACIA_HOOK_EVENT: o.event, ACIA_HOOK_NAME: hook.id, ACIA_RUN_ID: o.run.id, ...(o.task ? { ACIA_TASK_ID: o.task.id } : {}) };
+  const vars = { ACIA_HOOK_EVENT: o.event, ACIA_HOOK_NAME: hook.id, ACIA_RUN_ID: o.run.id, ...(o.task ? { ACIA_TASK_ID: o.task.id } : {}), ACIA_WORKTREE: seen.cwd, CLAUDE_PROJECT_DIR: seen.cwd };
   const exec = await execHook(hook, input, { ...options, cwd: o.cwd, timeoutMs, vars });
   return { input, exec, verdict: interpretHook(hook.id, exec, timeoutMs) };
 }
 
 export async function execHook(hook: ResolvedHook, input: string, o: HookRunOptions): Promise<HookExec> {
-  const vars = { ...o.vars, ACIA_WORKTREE: o.cwd, CLAUDE_PROJECT_DIR: o.cwd };
+  const vars = { ACIA_WORKTREE: o.cwd, CLAUDE_PROJECT_DIR: o.cwd, ...o.vars };
   const script = hook.fromUser ? userScript(hook.command, o.parentEnv, o.cwd) : null;
   const command = script === null ? hook.command : `${shellQuote(script.path)}${hook.command.slice(script.word.length)}`;
   const run = { timeoutMs: o.timeoutMs, outputCapBytes: HOOK_OUTPUT_CAP, input, separate: true as const, ...(o.signal ? { signal: o.signal } : {}) };

@@ -67,7 +67,8 @@ describe('hookInput', () => {
 
   it("fills a completion gate's Stop/TaskCompleted fields", () => {
     const stop = resolveHooks([HookConfig.parse({ on: 'Stop', command: 'x' })])[0]!;
-    const doc = hookInput(stop, { ...base, event: 'task.post', tool: undefined, result: { summary: 'added --json' }, repeat: true } as HookOccurrence);
+    const { tool: _tool, ...rest } = base;
+    const doc = hookInput(stop, { ...rest, event: 'task.post', result: { summary: 'added --json' }, repeat: true });
     expect(doc).toMatchObject({ hook_event_name: 'Stop', stop_hook_active: true, last_assistant_message: 'added --json', result: { summary: 'added --json' } });
   });
 });
