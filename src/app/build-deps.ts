@@ -34,6 +34,8 @@ import { readVersion } from './version.js';
 import type { TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
+import { LiveHooks } from '../core/hooks/source.js';
+import { resolveHooks } from '../core/hooks/config.js';
 
 export interface BuildDepsOptions {
   repo: string;
@@ -153,7 +155,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
         check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
       },
     },
-    governance: { ...base.governance, escalator: o.escalator },
+    governance: { ...base.governance, escalator: o.escalator, ...(o.config.hooks.length > 0 ? { hooks: new LiveHooks(resolveHooks(o.config.hooks), o.env) } : {}) },
     runtime: {
       ...base.runtime,
       clock: systemClock,

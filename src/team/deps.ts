@@ -11,6 +11,7 @@ import type { Config } from '../core/config/schema.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { LlmClient, LlmRequest, LlmToolSpec, Usage } from '../core/llm/types.js';
 import type { PolicyEngine } from '../core/policy/policy.js';
+import type { HookSource } from '../core/hooks/source.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { McpToolSource } from '../core/tools/mcp/catalog.js';
 import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/events.js';
@@ -109,6 +110,8 @@ export interface GovernanceDeps {
   capabilityMap: CapabilityMap;
   /** Problems with a plan set (schema, references, cycles...), empty when valid. */
   validatePlanSet: (planSet: unknown) => { path: string; message: string }[];
+  /** The user's hooks (docs/hooks.md): live, or a replay's recorded decisions. Absent: none configured. */
+  hooks?: HookSource;
 }
 
 /** Time, ids, cancellation and progress: what tests and replay fix to make a run deterministic. */

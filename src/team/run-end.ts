@@ -8,6 +8,7 @@ import { applyLessons } from './lessons.js';
 import { judgeRun, outcomeMessage } from './outcome.js';
 import type { RunContext } from './run-context.js';
 import { openEscalation } from './run-state.js';
+import { runEndHooks } from './user-hooks.js';
 
 export interface RunResult {
   runId: string;
@@ -48,6 +49,8 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
     process.emitWarning(`lessons not written to memory: ${errorMessage(e)}`);
   }
   try {
+    // Before RUN_COMPLETED, so the notification's decision is in the ledger it reports on.
+    await runEndHooks(ctx, { reason, message, headCommit, filesChanged });
     await ctx.rec.record('team', 'RUN_COMPLETED', {
       reason,
       message,

@@ -19,6 +19,7 @@ import { renderInstructions } from '../agents/pm/context-packet.js';
 import type { RunContext } from './run-context.js';
 import { syncAddedDependencies } from './dependency-sync.js';
 import type { TaskWorktree } from './workspace.js';
+import { creationDenied, policyPointHooks, toolHooks, type CompletionGate } from './user-hooks.js';
 
 export type TaskOutcome =
   | { kind: 'completed' }
@@ -95,7 +96,12 @@ export async function policyCheck(
   hook: PolicyHook,
   spec: TaskSpec | null,
   filesChanged?: string[],
+  /** `hooks: false`: the user's hooks for this point already ran (an agent's session judged its result). */
+  o: { hooks?: boolean } = {},
 ): Promise<{ allow: boolean; reason?: string }> {
+  // A task its creation's hooks denied does not start; that denial is recorded already.
+  const created = hook === 'task.pre' && spec ? creationDenied(ctx, spec.id) : null;
+  if (created) return { allow: false, reason: created.reason };
   const plan = ctx.state.plan;
   const request: PolicyRequest = {
     action: hook,
@@ -118,7 +124,17 @@ export async function policyCheck(
     request,
     response: { allow: response.allow, ...(response.reason === undefined ? {} : { reason: response.reason }) },
   });
-  return response;
+  // The user's hooks are more evaluators at the same point: asked once the engine allows, each recorded.
+  if (!response.allow || o.hooks === false) return response;
+  const hooks = await policyPointHooks(ctx, hook, spec, filesChanged);
+  return hooks.allow ? response : { allow: false, reason: `hook ${hooks.hook}: ${hooks.reason}` };
+}
+
+/** A change policy or a hook denied: the worktree goes back to the attempt's base, and the task needs compensation. */
+export async function undoChange(ctx: RunContext, taskId: string, attempt: number, wt: TaskWorktree, reason: string | undefined): Promise<TaskOutcome> {
+  await ctx.workspace.prepareTask(taskId, wt.baseCommit);
+  await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${reason ?? 'denied'}`, resetTo: wt.baseCommit });
+  return compensationRequired(ctx, taskId, attempt, reason);
 }
 
 /**
@@ -257,6 +273,11 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
   waitForWorkspace?: boolean;
   onResult?: (call: ToolCall, result: ToolResult) => void;
   check?: (result: O) => string[] | Promise<string[]>;
+  /**
+   * The task and attempt the session works on (absent: the PM): the user's task.post hooks judge the
+   * delivered result while the session can still act on a denial, and its tool hooks know the task.
+   */
+  gate?: CompletionGate;
 };
 
 /**
@@ -288,11 +309,12 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
         actor: o.actor,
         taskId: o.taskId,
         ...(o.onResult ? { onResult: o.onResult } : {}),
+        ...optional('hooks', toolHooks(ctx, { actor: o.actor, taskId: o.taskId, root: o.root, spec: o.gate?.work.spec ?? null, attempt: o.gate?.work.attempt ?? null })),
       }),
       maxTurns: o.def.maxTurns,
       maxTokens: ctx.deps.config.maxTokensPerCall,
       runId: ctx.runId,
-      ...(o.check ? { check: o.check } : {}),
+      ...(o.check || o.gate ? { check: async (result: O) => checkThenGate(o, result) } : {}),
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
       ...(ctx.deps.runtime.signal ? { signal: ctx.deps.runtime.signal } : {}),
       ...(ctx.deps.runtime.onEvent ? { onChunk: (chunk) => ctx.deps.runtime.onEvent?.({ kind: 'chunk', chunk }) } : {}),
@@ -315,6 +337,16 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
     // A finished session's MCP server instances stop now rather than at the end of a long run.
     await ctx.deps.tools.mcp?.release(o.root);
   }
+}
+
+/** The definition's own check first; only a result that passes it goes to the user's hooks. */
+async function checkThenGate<O>(o: { check?: (result: O) => string[] | Promise<string[]>; gate?: CompletionGate }, result: O): Promise<string[]> {
+  const problems = o.check ? await o.check(result) : [];
+  return problems.length > 0 || !o.gate ? problems : o.gate.check(result);
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return value === undefined ? {} : ({ [key]: value } as { [P in K]?: V });
 }
 
 /**

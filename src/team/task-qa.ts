@@ -7,7 +7,8 @@ import { LOOKED_FOR } from '../core/tools/test-command.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
-import { compensationRequired, lessonsOf, maxAttempts, policyCheck, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { lessonsOf, maxAttempts, policyCheck, runTaskAgent, startAttempt, taskMessage, toolContext, undoChange, type TaskOutcome } from './task-common.js';
+import { CompletionGate, mergeHooks } from './user-hooks.js';
 import { runChecks } from './task-dev.js';
 
 export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: number): Promise<TaskOutcome> {
@@ -20,6 +21,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
 
   let lastTests: ToolResult | null = null;
   const tctx = toolContext(ctx, wt.path);
+  const gate = new CompletionGate(ctx, { actor, root: wt.path, spec, attempt });
   if (ctx.testCommand === null && detectTestCommand(tctx) === null) {
     // Nothing to verify with: a question about the environment for the human, not a failed verification
     // (which would start fix attempts that cannot help).
@@ -38,6 +40,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     taskId,
     root: wt.path,
     task: taskMessage(ctx, spec, extra),
+    gate,
     onResult: (call, result) => {
       if (call.name === 'run_tests' && typeof result.data?.exitCode === 'number') lastTests = result;
     },
@@ -83,12 +86,8 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
 
   // The same gates as a dev task: policy judges the files QA changed, the task's expressions must hold.
   if (commit) {
-    const post = await policyCheck(ctx, 'task.post', spec, files);
-    if (!post.allow && !task.policyOverride) {
-      await ctx.workspace.prepareTask(taskId, wt.baseCommit);
-      await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
-      return compensationRequired(ctx, taskId, attempt, post.reason);
-    }
+    const post = gate.stopped ? { allow: false, reason: `hook ${gate.stopped.hook}: ${gate.stopped.reason}` } : await policyCheck(ctx, 'task.post', spec, files, { hooks: false });
+    if (!post.allow && !task.policyOverride) return undoChange(ctx, taskId, attempt, wt, post.reason);
   }
   const output: Record<string, unknown> = { passed, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null };
   if (passed) {
@@ -104,6 +103,8 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     }
   }
   if (commit) {
+    const gateMerge = await mergeHooks(ctx, spec, attempt, wt, files, commit);
+    if (!gateMerge.allow && !task.policyOverride) return undoChange(ctx, taskId, attempt, wt, `hook ${gateMerge.hook}: ${gateMerge.reason}`);
     const merged = await ctx.workspace.merge(taskId);
     await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
     if (merged.conflict) return { kind: 'escalate', reason: 'merge_conflict', message: `tests written by ${taskId} conflict with merged work` };

@@ -19,6 +19,15 @@ export interface ToolboxOptions {
   taskId: string;
   /** Sees every finished call (the QA runner keeps the last run_tests result). */
   onResult?: (call: ToolCall, result: ToolResult) => void;
+  /** The user's tool.pre and tool.post hooks (user-hooks.ts). */
+  hooks?: ToolHooks;
+}
+
+export interface ToolHooks {
+  /** A denial: why the call must not run (the agent reads it as the call's result). */
+  before(call: ToolCall): Promise<{ blockedBy: string; reason: string } | null>;
+  /** What the hooks add to the result the agent reads (a denial's reason, context), or null. */
+  after(call: ToolCall, result: ToolResult): Promise<string | null>;
 }
 
 export function makeToolbox(o: ToolboxOptions): AgentToolbox {
@@ -35,13 +44,22 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
       if (tool?.readOnly === true && tool.descriptor.provider === 'acia') await o.recorder.note(o.actor, 'TOOL_CALL', entry);
       else await o.recorder.record(o.actor, 'TOOL_CALL', entry);
       const started = o.recorder.now();
-      const result: ToolResult = tool
-        ? await o.callTool(tool, call.input, await o.ctx)
-        : {
+      const blocked = await o.hooks?.before(call);
+      const result: ToolResult = blocked
+        ? {
             ok: false,
-            forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
-            forDisplay: `unknown tool ${call.name}`,
-          };
+            forModel: `Blocked by the hook ${blocked.blockedBy}: ${blocked.reason}`,
+            forDisplay: `blocked by hook ${blocked.blockedBy}`,
+            // Marked so a replay never serves it as a tool's output: the tool did not run.
+            data: { blockedBy: blocked.blockedBy },
+          }
+        : tool
+          ? await o.callTool(tool, call.input, await o.ctx)
+          : {
+              ok: false,
+              forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
+              forDisplay: `unknown tool ${call.name}`,
+            };
       const outputRef = await o.recorder.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
       // Its effects happened already; the next call that can change something (or the task's next step)
       // waits for this entry with its own.
@@ -55,7 +73,9 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
         durationMs: o.recorder.now() - started,
       });
       o.onResult?.(call, result);
-      return result;
+      // TOOL_RESULT holds what the tool returned; what a hook adds is in its POLICY_DECISION (a replay adds it again).
+      const added = blocked ? null : await o.hooks?.after(call, result);
+      return added ? { ...result, forModel: `${result.forModel}\n\n${added}` } : result;
     },
   };
 }

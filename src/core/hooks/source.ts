@@ -6,17 +6,25 @@ import type { CommandRunner } from '../tools/types.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import type { ResolvedHook } from './config.js';
 import type { HookEvent } from './events.js';
-import { matchingHooks, type HookOccurrence } from './occurrence.js';
-import { runHook } from './run-hook.js';
+import { hookInput, matchingHooks, type HookOccurrence } from './occurrence.js';
+import { runHook, type HookRun } from './run-hook.js';
+import { interpretHook } from './decision.js';
+import { errorMessage } from '../errors.js';
 
 /** One hook's decision as its POLICY_DECISION entry holds it (the team adds the point and the task). */
-export type HookDecision = Required<Pick<EventInputOf<'POLICY_DECISION'>, 'request' | 'response' | 'by' | 'inputDigest' | 'output' | 'durationMs'>> & {
+type Decision = EventInputOf<'POLICY_DECISION'>;
+export interface HookDecision {
   request: { at: string };
-};
+  response: Decision['response'];
+  by: NonNullable<Decision['by']>;
+  inputDigest: string;
+  output: NonNullable<Decision['output']>;
+  durationMs: number;
+}
 
 export interface HookContext {
-  /** The run's command runner for the occurrence's worktree. */
-  runner: CommandRunner;
+  /** The run's command runner for the occurrence's worktree (made only when a hook runs: a replay makes none). */
+  runner: () => CommandRunner;
   /** Directories an agent or the repository can write (a hook outside the sandbox never runs code from them). */
   writable: readonly string[];
   /** What is left of the run's time (--max-minutes); absent: the hooks' own timeouts alone. */
@@ -53,7 +61,7 @@ export class LiveHooks implements HookSource {
   async decide(o: HookOccurrence, at: string, c: HookContext): Promise<HookDecision[]> {
     const out: HookDecision[] = [];
     for (const hook of matchingHooks(this.hooks, o)) {
-      const r = await runHook(hook, o, { runner: c.runner, writable: c.writable, parentEnv: this.parentEnv, ...(c.timeoutMs === undefined ? {} : { timeoutMs: c.timeoutMs }), ...(c.signal ? { signal: c.signal } : {}) });
+      const r = await this.run(hook, o, c);
       const v = r.verdict;
       out.push({
         request: { at },
@@ -68,6 +76,16 @@ export class LiveHooks implements HookSource {
       if (!v.allow) break;
     }
     return out;
+  }
+
+  /** A hook whose runner cannot even be made (no sandbox, the worktree gone) is a denial like any broken hook. */
+  private async run(hook: ResolvedHook, o: HookOccurrence, c: HookContext): Promise<HookRun> {
+    try {
+      return await runHook(hook, o, { runner: c.runner(), writable: c.writable, parentEnv: this.parentEnv, ...(c.timeoutMs === undefined ? {} : { timeoutMs: c.timeoutMs }), ...(c.signal ? { signal: c.signal } : {}) });
+    } catch (e) {
+      const exec = { exitCode: null, signal: null, timedOut: false, stdout: '', stderr: '', durationMs: 0, startError: errorMessage(e) };
+      return { input: JSON.stringify(hookInput(hook, o)), exec, verdict: interpretHook(hook.id, exec, hook.timeoutMs) };
+    }
   }
 }
 
@@ -98,7 +116,9 @@ export class RecordedHooks implements HookSource {
     return this.events.has(event);
   }
 
-  decide(_o: HookOccurrence, at: string): Promise<HookDecision[]> {
+  decide(o: HookOccurrence, at: string): Promise<HookDecision[]> {
+    // A replay is one session: the recorded run.end notifications belong to sessions it does not have.
+    if (o.event === 'run.end') return Promise.resolve([]);
     // Served once: an occurrence that comes again in the replay (it should not) gets no decisions twice.
     const list = this.byAt.get(at) ?? [];
     this.byAt.delete(at);
