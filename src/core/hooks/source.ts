@@ -5,7 +5,7 @@ import type { LedgerEntry } from '../ledger/entry.js';
 import type { CommandRunner } from '../tools/types.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import type { ResolvedHook } from './config.js';
-import type { HookEvent } from './events.js';
+import { NOTIFY_EVENTS, type HookEvent } from './events.js';
 import { hookInput, matchingHooks, type HookOccurrence } from './occurrence.js';
 import { runHook, type HookRun } from './run-hook.js';
 import { interpretHook } from './decision.js';
@@ -38,7 +38,7 @@ export interface HookSource {
   /** Whether any hook may apply at `event` (the team builds no occurrence otherwise). */
   has(event: HookEvent): boolean;
   /**
-   * The decisions of the hooks that apply at `o`, in configuration order, ending at the first denial.
+   * The decisions of the hooks that apply at `o`, in configuration order, ending at a gate's first denial.
    * `at` names the occurrence (stable across a run's sessions and its replay).
    */
   decide(o: HookOccurrence, at: string, c: HookContext): Promise<HookDecision[]>;
@@ -73,7 +73,8 @@ export class LiveHooks implements HookSource {
         output: { exitCode: r.exec.exitCode, signal: r.exec.signal, timedOut: r.exec.timedOut, stdout: kept(r.exec.stdout), stderr: kept(r.exec.stderr) },
         durationMs: r.exec.durationMs,
       });
-      if (!v.allow) break;
+      // At a gate the first denial decides; every notification is sent, whatever another one did.
+      if (!v.allow && !NOTIFY_EVENTS.has(o.event)) break;
     }
     return out;
   }
