@@ -22,6 +22,7 @@ import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
 import type { RunContext } from './run-context.js';
 import type { TaskOutcome } from './task-common.js';
+import type { CancelWatcher } from './cancel.js';
 
 export interface EscalationQuestion {
   runId: string;
@@ -120,6 +121,11 @@ export interface RuntimeDeps {
   ids: IdSource;
   sleep?: (ms: number) => Promise<void>;
   signal?: AbortSignal;
+  /**
+   * Watches for a request to cancel the run (`acia cancel`) while a session runs it: the CLI's watches
+   * the request file beside the ledger, a fleet worker's the run's row. Absent (replay): never cancelled.
+   */
+  cancelWatch?: CancelWatcher;
   onEvent?: (event: TeamEvent) => void;
   aciaVersion: string;
 }

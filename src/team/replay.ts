@@ -37,7 +37,7 @@ export interface ReplayReport {
 
 /** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
 // EVAL_GRADED is the eval harness's grade, appended after the run: no decision of the team to replay.
-const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED']);
+const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED', 'CANCEL_REQUESTED']);
 
 /** What a replay takes from outside: the static parts of a run's deps; the rest is served from the recording. */
 export interface ReplayBase {
