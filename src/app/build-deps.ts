@@ -22,7 +22,8 @@ import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
 import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
-import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
+import { probeSandbox } from '../core/sandbox/detect.js';
+import { sandboxRunner } from './sandbox-runner.js';
 import { findProjectVenv } from '../core/sandbox/python-env.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
@@ -236,8 +237,7 @@ async function chooseRunner(o: BuildDepsOptions): Promise<{ runnerFor: (root: st
   const runnerFor = (root: string): CommandRunner => {
     let r = runners.get(root);
     if (!r) {
-      const { memoryMb, tmpMb } = o.config.sandboxLimits;
-      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env, limits: { maxMemoryBytes: memoryMb * 1024 * 1024, tmpBytes: tmpMb * 1024 * 1024 } });
+      r = sandboxRunner(o.config, o.env, mode, root);
       runners.set(root, r);
     }
     return r;

@@ -10,7 +10,8 @@ import { DENY_EFFECT } from '../core/hooks/events.js';
 import { PartialHookInput } from '../core/hooks/input.js';
 import { matchingHooks, occurrenceOf } from '../core/hooks/occurrence.js';
 import { runHook } from '../core/hooks/run-hook.js';
-import { createRunner } from '../core/sandbox/detect.js';
+import { forTerminal } from '../core/text/terminal.js';
+import { sandboxRunner } from '../app/sandbox-runner.js';
 import { EXIT } from '../app/exit-codes.js';
 import type { HooksListFlags, HooksTestFlags } from './commands/hooks.js';
 import { repoOf } from './runs-action.js';
@@ -31,11 +32,11 @@ export async function hooksListCommand(flags: HooksListFlags): Promise<number> {
   for (const h of hooks) {
     const on = h.claudeCode === null ? h.event : `${h.claudeCode} (= ${h.event}, Claude Code input)`;
     const where = h.sandbox ? 'sandboxed' : chalk.yellow('NOT sandboxed');
-    process.stdout.write(`${chalk.bold(h.id)}  on ${on}${matchers(h)}  (${h.source ?? 'unknown source'}; ${where}; timeout ${h.timeoutMs / 1000}s)\n`);
-    process.stdout.write(`  ${h.command}\n`);
+    process.stdout.write(`${chalk.bold(h.id)}  on ${on}${forTerminal(matchers(h))}  (${forTerminal(h.source ?? 'unknown source')}; ${where}; timeout ${h.timeoutMs / 1000}s)\n`);
+    process.stdout.write(`  ${shown(h.command)}\n`);
     process.stdout.write(chalk.dim(`  a denial: ${DENY_EFFECT[h.event]}\n`));
   }
-  for (const b of blocked) process.stdout.write(`${chalk.bold(b.name)}  on ${b.on}  ${chalk.red(`not applied: ${b.reason}`)}\n  ${b.command}\n`);
+  for (const b of blocked) process.stdout.write(`${chalk.bold(forTerminal(b.name))}  on ${forTerminal(b.on)}  ${chalk.red(`not applied: ${forTerminal(b.reason)}`)}\n  ${shown(b.command)}\n`);
   return EXIT.OK;
 }
 
@@ -62,8 +63,8 @@ export async function hooksTestCommand(event: string, flags: HooksTestFlags): Pr
       return EXIT.OK;
     }
   }
-  // As in a run: the repository is the worktree, commands in the sandbox unless the config turns it off.
-  const runner = createRunner({ mode: config.sandbox === 'off' ? 'off' : 'bwrap', root: repo, allowedHosts: config.allowedHosts, parentEnv: process.env });
+  // As in a run: the repository is the worktree, commands in the sandbox (its limits too) unless the config turns it off.
+  const runner = sandboxRunner(config, process.env, config.sandbox === 'off' ? 'off' : 'bwrap', repo);
   const results = [];
   for (const hook of chosen) {
     const r = await runHook(hook, occurrence, { runner, writable: [repo], parentEnv: process.env });
@@ -73,8 +74,9 @@ export async function hooksTestCommand(event: string, flags: HooksTestFlags): Pr
       const verdict = r.verdict.allow ? chalk.green('allow') : chalk.red('deny');
       const how = r.exec.timedOut ? 'timed out' : r.exec.exitCode === null ? `killed by ${r.exec.signal ?? 'a signal'}` : `exit ${r.exec.exitCode}`;
       process.stdout.write(`${chalk.bold(hook.id)}: ${verdict}  (${how}, ${(r.exec.durationMs / 1000).toFixed(2)}s)${matched ? '' : chalk.dim('  [its matchers would not select this document]')}\n`);
-      if (!r.verdict.allow) process.stdout.write(`  reason: ${r.verdict.reason.split('\n').join('\n          ')}\n`);
-      else if (r.verdict.context !== undefined) process.stdout.write(`  context for the agent: ${r.verdict.context}\n`);
+      // A hook's output is often the repository's (a linter's): shown only as text, never as terminal controls.
+      if (!r.verdict.allow) process.stdout.write(`  reason: ${forTerminal(r.verdict.reason, { newlines: true }).split('\n').join('\n          ')}\n`);
+      else if (r.verdict.context !== undefined) process.stdout.write(`  context for the agent: ${forTerminal(r.verdict.context)}\n`);
     }
     // As in a run, the first denial ends the chain.
     if (!r.verdict.allow) break;
@@ -102,6 +104,14 @@ function readDocument(file: string): PartialHookInput {
     throw new AciaError('INPUT_INVALID', `--input ${file}: ${first?.path.join('.') || '(root)'}: ${first?.message ?? 'invalid'}`, { hint: 'the document is described by schemas/hook-input.schema.json' });
   }
   return parsed.data;
+}
+
+/**
+ * A command as configured, for the user to review before trusting it: a repository's file can hold escape
+ * sequences that would hide part of it, so controls are dropped and a multi-line command stays visibly so.
+ */
+function shown(command: string): string {
+  return forTerminal(command, { newlines: true }).split('\n').join('\n    ');
 }
 
 function matchers(h: ResolvedHook): string {
