@@ -3,6 +3,7 @@
 // POLICY_DECISION before the team acts on it, and one combined answer for the caller.
 import { join } from 'node:path';
 import { writableRoots } from '../core/contain/acia-state.js';
+import { resolveInRoot } from '../core/sandbox/path-guard.js';
 import type { TaskSpec } from '../core/acm/contracts.js';
 import { NOTIFY_EVENTS, type HookEvent } from '../core/hooks/events.js';
 import type { HookOccurrence } from '../core/hooks/occurrence.js';
@@ -126,7 +127,10 @@ function actorOf(spec: TaskSpec): string {
 /** tool.pre and tool.post around each call an agent makes (the toolbox asks). */
 export function toolHooks(ctx: RunContext, o: { actor: string; taskId: string; root: string; spec: TaskSpec | null; attempt: number | null }): ToolHooks | undefined {
   if (!hooksAt(ctx, 'tool.pre') && !hooksAt(ctx, 'tool.post')) return undefined;
-  const facts = (call: ToolCall) => ({ cwd: o.root, task: o.spec ? taskFacts(ctx, o.spec, o.attempt, o.root) : null, agent: agentFacts(o.actor, o.attempt), tool: { name: call.name, useId: call.id, input: call.input ?? null } });
+  const facts = (call: ToolCall) => {
+    const path = resolvedPath(ctx, o.root, call.input);
+    return { cwd: o.root, task: o.spec ? taskFacts(ctx, o.spec, o.attempt, o.root) : null, agent: agentFacts(o.actor, o.attempt), tool: { name: call.name, useId: call.id, input: call.input ?? null, ...(path === undefined ? {} : { path }) } };
+  };
   return {
     async before(call) {
       if (!hooksAt(ctx, 'tool.pre')) return null;
@@ -141,6 +145,21 @@ export function toolHooks(ctx: RunContext, o: { actor: string; taskId: string; r
       return a.context.length === 0 ? null : a.context.join('\n');
     },
   };
+}
+
+/**
+ * A file tool's `path` as the tool will resolve it in the worktree (through links and `..`), for the `paths`
+ * matchers: a prompt-injected agent does not get past an `infra/**` guard by writing `src/../infra/x`. A path
+ * the worktree refuses has none (the tool refuses it too).
+ */
+function resolvedPath(ctx: RunContext, root: string, input: unknown): string | undefined {
+  const p = (input as { path?: unknown } | null | undefined)?.path;
+  if (typeof p !== 'string' || p === '') return undefined;
+  try {
+    return resolveInRoot(ctx.deps.tools.fs, root, p).rel;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -47,6 +47,18 @@ fi
 exit 0
 `;
 
+/** A Claude Code TaskCompleted quality gate as its docs show them (jq over stdin, exit 2 with the reason on stderr). */
+const CLAUDE_CODE_TASK_GATE = `#!/bin/bash
+INPUT=$(cat)
+TASK_SUBJECT=$(echo "$INPUT" | jq -r '.task_subject')
+TEAMMATE=$(echo "$INPUT" | jq -r '.teammate_name')
+if [ ! -f CHANGELOG.md ]; then
+  echo "$TEAMMATE: add a CHANGELOG entry before completing: $TASK_SUBJECT" >&2
+  exit 2
+fi
+exit 0
+`;
+
 const TITLE_CASE_WITH_VAR = "/** Capitalise every word. */\nexport function titleCase(text) {\n  var words = text.split(' ');\n  return words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');\n}\n";
 const TITLE_TEST = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { titleCase } from '../src/title-case.js';\n\ntest('titleCase', () => assert.equal(titleCase('hello world'), 'Hello World'));\n";
 
@@ -137,6 +149,7 @@ beforeAll(async () => {
   home = join(work, 'home');
   mkdirSync(join(home, '.claude', 'hooks'), { recursive: true });
   writeFileSync(join(home, '.claude', 'hooks', 'block-rm.sh'), CLAUDE_CODE_GUARD, { mode: 0o755 });
+  writeFileSync(join(home, '.claude', 'hooks', 'changelog-gate.sh'), CLAUDE_CODE_TASK_GATE, { mode: 0o755 });
   auditLog = join(work, 'audit.log');
   writeFileSync(auditLog, '');
   server = createServer((req, res) => {
@@ -175,6 +188,13 @@ describe('hooks', () => {
     expect(test.stdout).toMatch(/^block-rm: deny {2}\(exit 0, [\d.]+s\)\n {2}reason: Destructive command blocked by hook\n$/);
     writeFileSync(doc, JSON.stringify({ tool: { name: 'run_command', use_id: 'x', input: { command: 'ls' } } }));
     expect(acia(['hooks', 'test', 'PreToolUse', '--input', doc, '--repo', repo, '--json'], { env: env() })).toMatchObject({ code: 0, stdout: expect.stringContaining('"allow": true') as unknown });
+    // An unchanged Claude Code TaskCompleted gate reads the task and the teammate under Claude Code's names.
+    writeUserConfig([{ on: 'TaskCompleted', command: '~/.claude/hooks/changelog-gate.sh' }]);
+    writeFileSync(doc, JSON.stringify({ task: { id: 't1', kind: 'dev.implement', title: 'Add titleCase', input: {}, attempt: 1, branch: null, worktree: null }, agent: { name: 'dev:t1', role: 'dev', attempt: 1 }, result: { summary: 'done' } }));
+    const gate = acia(['hooks', 'test', 'TaskCompleted', '--input', doc, '--repo', repo], { env: env() });
+    expect(gate.code, gate.stderr).toBe(1);
+    expect(gate.stdout).toContain('TaskCompleted#1: deny  (exit 2,');
+    expect(gate.stdout).toContain('reason: dev:t1: add a CHANGELOG entry before completing: Add titleCase');
     writeFileSync(doc, '{"tool": 3}');
     const bad = acia(['hooks', 'test', 'tool.pre', '--input', doc, '--repo', repo], { env: env() });
     expect(bad.code).toBe(2);
@@ -200,6 +220,9 @@ describe('hooks', () => {
     const [rm] = byHook(entries, 'block-rm').filter((d) => !d.response.allow);
     expect(rm).toMatchObject({ hook: 'tool.pre', taskId: 't1', by: { on: 'PreToolUse', sandbox: true }, response: { allow: false, reason: 'Destructive command blocked by hook' } });
     expect(rm!.output!.stdout).toContain('"permissionDecision": "deny"');
+    // The command never ran: its result is the hook's, recorded as blocked.
+    const rmResults = entries.filter((e) => e.type === 'TOOL_RESULT' && (e.data as { name: string }).name === 'run_command').map((e) => e.data as { data?: { blockedBy?: string } });
+    expect(rmResults).toEqual([expect.objectContaining({ data: { blockedBy: 'block-rm' } })]);
     const dev = requestsOf(runId, entries, 'dev:t1');
     expect(dev[1]).toContain('Blocked by the hook block-rm: Destructive command blocked by hook');
     // The README's path guard blocked the write under infra/: nothing was written there.

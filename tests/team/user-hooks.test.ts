@@ -62,4 +62,23 @@ describe('user hooks in a run', () => {
     expect(ofType(stopped.entries, 'MERGE')).toEqual([]);
     expect(lastCompleted(stopped.entries).reason).toBe('awaiting_human');
   });
+  it('a path guard sees through .. and links: such writes are blocked as infra/ is', async () => {
+    const rig = teamRig();
+    const hooks = [{ name: 'no-infra', on: 'tool.pre', tool: ['write_file', 'edit_file'], paths: 'infra/**', command: 'echo "infra/ is not yours" >&2; exit 2' }];
+    const dev = (name: string, input: unknown) => ({ caller: 'dev:t1', toolCalls: [{ name, input }] });
+    const script = [
+      dev('run_command', { command: 'ln -s infra ops' }),
+      dev('write_file', { path: 'ops/main.tf', content: 'a\n' }),
+      dev('write_file', { path: 'src/../infra/main.tf', content: 'b\n' }),
+      dev('write_file', { path: 'src/ok.js', content: 'export const ok = 1;\n' }),
+      dev('return_result', { summary: 'done' }),
+    ];
+    const { entries } = await rig.start({ goal: 'one change', planSet: savedPlanSet([{ id: 't1', capability: 'dev.implement' }], []), rebindContext: true }, { script, flags: { hooks } });
+    expect(hookDecisions(entries, 'no-infra').map((d) => [d.hook, d.response.allow, d.response.reason])).toEqual([
+      ['tool.pre', false, 'infra/ is not yours'],
+      ['tool.pre', false, 'infra/ is not yours'],
+    ]);
+    const written = ofType(entries, 'TOOL_RESULT').filter((r) => r.name === 'write_file').map((r) => (r.data as { blockedBy?: string } | undefined)?.blockedBy ?? 'written');
+    expect(written).toEqual(['no-infra', 'no-infra', 'written']);
+  });
 });

@@ -1,5 +1,6 @@
 // One moment a hook may run at: the facts the team gathers there, which hooks match them (task kind, tool
 // name, paths), and the stdin document each matching hook gets (in Claude Code's shape when asked).
+import { posix } from 'node:path';
 import picomatch from 'picomatch';
 import type { HookEvent } from './events.js';
 import type { ResolvedHook } from './config.js';
@@ -16,7 +17,8 @@ export interface HookOccurrence {
   plan: { id: string; taskCount: number } | null;
   task: { id: string; kind: string; title: string | null; input: unknown; attempt: number | null; branch: string | null; worktree: string | null } | null;
   agent: { name: string; role: 'pm' | 'dev' | 'qa' | 'team'; attempt: number | null } | null;
-  tool?: { name: string; useId: string; input: unknown; result?: { ok: boolean; output: string } };
+  /** `path`: the call's path as the worktree resolves it (links, `..`), when the team could resolve it. */
+  tool?: { name: string; useId: string; input: unknown; path?: string; result?: { ok: boolean; output: string } };
   filesChanged?: string[];
   /** task.post: what the agent delivered, and whether a hook already sent it back this session. */
   result?: Record<string, unknown>;
@@ -38,11 +40,16 @@ function matches(h: ResolvedHook, o: HookOccurrence): boolean {
   return true;
 }
 
-/** The paths an occurrence concerns: the tool call's `path`, or the files the task changed. */
+/**
+ * The paths an occurrence concerns: the tool call's `path`, or the files the task changed. A call's path is
+ * matched as written (normalised) and as it resolves, so `src/../infra/x`, a link into `infra/` or an
+ * absolute path meet an `infra/**` guard as `infra/x` does.
+ */
 export function pathsOf(o: HookOccurrence): string[] {
   if (o.tool !== undefined) {
     const input = o.tool.input as { path?: unknown } | null;
-    return typeof input?.path === 'string' ? [input.path.replace(/^\.\//, '')] : [];
+    const written = typeof input?.path === 'string' && input.path !== '' ? [posix.normalize(input.path).replace(/^\.\//, '')] : [];
+    return [...new Set([...written, ...(o.tool.path === undefined ? [] : [o.tool.path])])];
   }
   return o.filesChanged ?? [];
 }
