@@ -49,7 +49,10 @@ export async function hooksTestCommand(event: string, flags: HooksTestFlags): Pr
   }
   const doc = readDocument(flags.input);
   const repo = realpathSync(await repoOf(flags.repo, true));
-  const { config } = loadConfig({ repo, env: process.env, flags: {} });
+  const loaded = loadConfig({ repo, env: process.env, flags: {} });
+  const config = loaded.config;
+  // As `acia run` says it: the repository's hooks are not among those tried until the file is trusted.
+  if (loaded.ignored) process.stderr.write(`${chalk.yellow('warning:')} ${describeIgnored(loaded.ignored)}\n`);
   const all = resolveHooks(config.hooks).filter((h) => h.event === point);
   const occurrence = occurrenceOf(point, doc, repo);
   let chosen: ResolvedHook[];

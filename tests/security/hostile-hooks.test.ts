@@ -45,6 +45,10 @@ describe.skipIf(!ready)("class 2: a repository's hooks", () => {
     expect(list.stdout).toMatch(/^evil {2}on task\.pre {2}not applied: .*not trusted/m);
     expect(list.stdout).toContain('true [2K[1A# hidden part');
     expect(list.stdout).not.toContain('\u001b');
+    fs.writeFileSync(path.join(u.dir, 'doc.json'), '{}');
+    const tried = await u.acia(['hooks', 'test', 'task.pre', '--input', path.join(u.dir, 'doc.json')]);
+    expect(tried.code, tried.stderr).toBe(0);
+    expect(tried.stderr).toMatch(/ignored "hooks" from .*: the file is not trusted[^\n]*\nno task\.pre hook applies to this document \(0 configured/);
     const untrusted = await u.acia(['run', 'x', '--model', model]);
     expect(untrusted.code, untrusted.stderr).toBe(0);
     expect(untrusted.stderr).toMatch(/ignored "hooks" from .*\.acia\/config\.json: the file is not trusted/);
