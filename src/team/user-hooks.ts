@@ -134,13 +134,13 @@ export function toolHooks(ctx: RunContext, o: { actor: string; taskId: string; r
   return {
     async before(call) {
       if (!hooksAt(ctx, 'tool.pre')) return null;
-      const a = await userHooks(ctx, `tool.pre:${o.taskId}:${call.id}`, { event: 'tool.pre', ...facts(call) });
+      const a = await userHooks(ctx, `tool.pre:${o.taskId}:${o.attempt ?? 0}:${call.id}`, { event: 'tool.pre', ...facts(call) });
       return a.allow ? null : { blockedBy: a.hook, reason: a.reason };
     },
     async after(call, result) {
       if (!hooksAt(ctx, 'tool.post')) return null;
       const f = facts(call);
-      const a = await userHooks(ctx, `tool.post:${o.taskId}:${call.id}`, { event: 'tool.post', ...f, tool: { ...f.tool, result: { ok: result.ok, output: result.forModel } } });
+      const a = await userHooks(ctx, `tool.post:${o.taskId}:${o.attempt ?? 0}:${call.id}`, { event: 'tool.post', ...f, tool: { ...f.tool, result: { ok: result.ok, output: result.forModel } } });
       if (!a.allow) return `The hook ${a.hook} says: ${a.reason}`;
       return a.context.length === 0 ? null : a.context.join('\n');
     },

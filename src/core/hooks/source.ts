@@ -120,9 +120,14 @@ export class RecordedHooks implements HookSource {
   decide(o: HookOccurrence, at: string): Promise<HookDecision[]> {
     // A replay is one session: the recorded run.end notifications belong to sessions it does not have.
     if (o.event === 'run.end') return Promise.resolve([]);
-    // Served once: an occurrence that comes again in the replay (it should not) gets no decisions twice.
+    // One occurrence's decisions, each hook once: a name that comes again starts the next occurrence of the
+    // same name (a model that reuses a call id in a later session), served when that one comes.
     const list = this.byAt.get(at) ?? [];
-    this.byAt.delete(at);
-    return Promise.resolve(list);
+    const names = new Set<string>();
+    let n = 0;
+    while (n < list.length && !names.has(list[n]!.by.name)) names.add(list[n++]!.by.name);
+    const served = list.splice(0, n);
+    if (list.length === 0) this.byAt.delete(at);
+    return Promise.resolve(served);
   }
 }
