@@ -67,20 +67,7 @@ export interface HostProcess {
  */
 export function hostProcess(o: HostProcessOptions): HostProcess {
   const writable = o.writable.map((w) => resolve(w));
-  if (o.command.includes('/')) {
-    if (!isAbsolute(o.command)) {
-      throw new AciaError('CONFIG_INVALID', `${o.what}: the command ${o.command} is a relative path; processes outside the sandbox start in an empty private directory`, {
-        hint: 'give the absolute path of an installed program, or a name on your PATH; the worktree is passed as ACIA_WORKTREE',
-      });
-    }
-    // By real path too: a link elsewhere that leads into the repository is the repository's file.
-    const paths = [resolve(o.command), realOrNull(o.command)].filter((p): p is string => p !== null);
-    if (writable.some((w) => paths.some((p) => inside(w, p) || inside(realOrNull(w) ?? w, p)))) {
-      throw new AciaError('CONFIG_INVALID', `${o.what}: the command ${o.command} is a file an agent or the repository can write, and would run outside the sandbox`, {
-        hint: 'install the program outside the repository, or let it run sandboxed',
-      });
-    }
-  }
+  checkHostCommand(o.command, writable, o.what);
   const cwd = mkdtempSync(join(tmpdir(), 'acia-host-'));
   return {
     command: o.command,
@@ -89,6 +76,26 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
     cwd,
     dispose: () => rmSync(cwd, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Refuses (CONFIG_INVALID) a program to start on the host given as a relative path or as a file inside a
+ * writable directory: either would run a file an agent or the clone chose. A bare name passes (PATH is checked).
+ */
+export function checkHostCommand(command: string, writable: readonly string[], what: string): void {
+  if (!command.includes('/')) return;
+  if (!isAbsolute(command)) {
+    throw new AciaError('CONFIG_INVALID', `${what}: the command ${command} is a relative path; processes outside the sandbox start in an empty private directory`, {
+      hint: 'give the absolute path of an installed program, or a name on your PATH; the worktree is passed as ACIA_WORKTREE',
+    });
+  }
+  // By real path too: a link elsewhere that leads into the repository is the repository's file.
+  const paths = [resolve(command), realOrNull(command)].filter((p): p is string => p !== null);
+  if (writable.some((w) => paths.some((p) => inside(resolve(w), p) || inside(realOrNull(w) ?? resolve(w), p)))) {
+    throw new AciaError('CONFIG_INVALID', `${what}: the command ${command} is a file an agent or the repository can write, and would run outside the sandbox`, {
+      hint: 'install the program outside the repository, or let it run sandboxed',
+    });
+  }
 }
 
 /** Starts a host process (see hostProcess) and removes its private directory when it exits. */

@@ -3,7 +3,8 @@
 // through core/contain. The JSON document goes to stdin; stdout and stderr come back apart.
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { collectHostProcess } from '../contain/host-process.js';
+import { checkHostCommand, collectHostProcess } from '../contain/host-process.js';
+import { errorMessage } from '../errors.js';
 import type { CommandOutcome, CommandRunner } from '../tools/types.js';
 import { isWithin } from '../sandbox/path-guard.js';
 import { shellQuote } from '../text/shell-quote.js';
@@ -51,6 +52,16 @@ export async function runHook(hook: ResolvedHook, o: HookOccurrence, options: Om
 export async function execHook(hook: ResolvedHook, input: string, o: HookRunOptions): Promise<HookExec> {
   const vars = { ACIA_WORKTREE: o.cwd, CLAUDE_PROJECT_DIR: o.cwd, ...o.vars };
   const script = hook.fromUser ? userScript(hook.command, o.parentEnv, o.cwd) : null;
+  // The script a hook outside the sandbox names first is held to the rule of every host process: never a
+  // file in the checkout or a worktree (the clone's or an agent's to change): a denial that says so.
+  if (!hook.sandbox) {
+    const first = scriptPath(hook.command, o.parentEnv);
+    try {
+      if (first !== null) checkHostCommand(first, o.writable, `hook ${hook.id}`);
+    } catch (e) {
+      return { exitCode: null, signal: null, timedOut: false, stdout: '', stderr: '', durationMs: 0, startError: errorMessage(e) };
+    }
+  }
   const command = script === null ? hook.command : `${shellQuote(script.path)}${hook.command.slice(script.word.length)}`;
   const run = { timeoutMs: o.timeoutMs, outputCapBytes: HOOK_OUTPUT_CAP, input, separate: true as const, ...(o.signal ? { signal: o.signal } : {}) };
   let out: CommandOutcome;
@@ -79,10 +90,21 @@ export async function execHook(hook: ResolvedHook, input: string, o: HookRunOpti
  * inside the worktree is the agent's to change, and a repository's hook gets no such door.
  */
 function userScript(command: string, env: NodeJS.ProcessEnv, cwd: string): { word: string; path: string } | null {
-  const word = /^(?:~\/|\/)[^\s'"`$;&|<>()\\]+/.exec(command)?.[0];
-  if (word === undefined) return null;
-  const home = env.HOME;
-  const path = word.startsWith('~/') ? (home !== undefined && isAbsolute(home) ? join(home, word.slice(2)) : null) : word;
-  if (path === null || isWithin(cwd, path) || !existsSync(path) || !statSync(path).isFile()) return null;
+  const word = firstWord(command);
+  const path = scriptPath(command, env);
+  if (word === undefined || path === null || !isAbsolute(path) || isWithin(cwd, path) || !existsSync(path) || !statSync(path).isFile()) return null;
   return { word, path };
+}
+
+/** The command's first word when it names a file by path (`/abs/x`, `~/x`, `./x`), `~` expanded. */
+function scriptPath(command: string, env: NodeJS.ProcessEnv): string | null {
+  const word = firstWord(command);
+  if (word === undefined || !word.includes('/')) return null;
+  if (!word.startsWith('~/')) return word;
+  const home = env.HOME;
+  return home !== undefined && isAbsolute(home) ? join(home, word.slice(2)) : null;
+}
+
+function firstWord(command: string): string | undefined {
+  return /^[^\s'"`$;&|<>()\\]+/.exec(command)?.[0];
 }

@@ -63,10 +63,12 @@ describe('runHook', () => {
     expect(r.verdict).toEqual({ allow: true });
   });
 
-  it("never finds an unsandboxed hook's relative script in the worktree the agent writes", async () => {
+  it("never runs an unsandboxed hook's script from the worktree the agent writes, by relative or absolute path", async () => {
     writeFileSync(join(wt, 'gate.sh'), 'exit 0\n', { mode: 0o755 });
-    const h = resolveHooks([HookConfig.parse({ on: 'tool.pre', command: './gate.sh', sandbox: false, origin: { file: 'user.json', user: true } })])[0]!;
-    const r = await runHook(h, occ, options);
-    expect(r.verdict).toMatchObject({ allow: false, failure: 'crashed', reason: expect.stringContaining('exit code 127') as unknown });
+    const unsandboxed = (command: string) => resolveHooks([HookConfig.parse({ on: 'tool.pre', command, sandbox: false, origin: { file: 'user.json', user: true } })])[0]!;
+    const relative = await runHook(unsandboxed('./gate.sh'), occ, options);
+    expect(relative.verdict).toMatchObject({ allow: false, failure: 'not_started', reason: expect.stringContaining('./gate.sh is a relative path') as unknown });
+    const absolute = await runHook(unsandboxed(`${join(wt, 'gate.sh')} --strict`), occ, options);
+    expect(absolute.verdict).toMatchObject({ allow: false, failure: 'not_started', reason: expect.stringContaining('is a file an agent or the repository can write') as unknown });
   });
 });
