@@ -142,3 +142,23 @@ function untrustedHooks(repo: string, reason: string): { name: string; on: strin
     return [];
   }
 }
+
+export type RepoHooks = { hooks: { name: string; on: string; command: string }[] } | { problem: string };
+
+/** The hooks the repository's (trusted) .acia/config.json adds, as a run would load them (`acia trust`). */
+export function repoHooks(repo: string): RepoHooks {
+  try {
+    const { config } = loadConfig({ repo, env: process.env, flags: {} });
+    // The repository's own file never leaves the sandbox (loadConfig refuses it): no hook here runs outside.
+    return { hooks: resolveHooks(config.hooks).filter((h) => !h.fromUser).map((h) => ({ name: h.id, on: h.claudeCode ?? h.event, command: h.command })) };
+  } catch (e) {
+    // Trust is recorded all the same; a run (or `acia config`) would stop at the same problem.
+    return { problem: errorMessage(e) };
+  }
+}
+
+/** What `acia trust` says of them: the commands the user just consented to, as text. */
+export function repoHookLines(r: RepoHooks): string[] {
+  if ('problem' in r) return [`warning: ${forTerminal(r.problem)}`];
+  return r.hooks.map((h) => `  hook ${forTerminal(h.name)} runs at ${h.on}, sandboxed like the agents' commands: ${forTerminal(h.command)}`);
+}

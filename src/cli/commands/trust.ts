@@ -34,7 +34,8 @@ export function register(program: Command): void {
       }
       const done = trust.trustRepoFiles(repo, process.env);
       const variables = await mcpVariables(repo);
-      const hooks = await repoHooks(repo);
+      const { repoHooks, repoHookLines } = await import('../hooks-action.js');
+      const hooks = repoHooks(repo);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ trusted: done, store: trust.trustStorePath(process.env), mcpVariables: variables, hooks })}\n`);
         return;
@@ -50,9 +51,7 @@ export function register(program: Command): void {
         process.stdout.write(`  MCP server ${v.server} receives ${got.length === 0 ? 'none of your variables' : got.join(', ')}${v.literal.length > 0 ? `; left literal (not in mcpEnvAllow): ${v.literal.join(', ')}` : ''}\n`);
       }
       // The commands the file now runs at the team's points: what the user just consented to, spelled out.
-      const { forTerminal } = await import('../../core/text/terminal.js');
-      if ('problem' in hooks) process.stdout.write(`warning: ${forTerminal(hooks.problem)}\n`);
-      else for (const h of hooks.hooks) process.stdout.write(`  hook ${h.name} runs at ${h.on}, sandboxed like the agents' commands: ${forTerminal(h.command)}\n`);
+      for (const line of repoHookLines(hooks)) process.stdout.write(`${line}\n`);
       process.stdout.write(`recorded in ${trust.trustStorePath(process.env)}; a change to a file needs \`acia trust\` again\n`);
     });
 }
@@ -71,21 +70,5 @@ async function mcpVariables(repo: string): Promise<{ server: string; received: s
   } catch {
     // An invalid .mcp.json is reported when a run or `acia mcp list` reads it; trust is recorded all the same.
     return [];
-  }
-}
-
-/** The hooks the repository's (now trusted) .acia/config.json adds, as a run would load them. */
-async function repoHooks(repo: string): Promise<{ hooks: { name: string; on: string; command: string }[] } | { problem: string }> {
-  const { loadConfig } = await import('../../core/config/load.js');
-  const { resolveHooks } = await import('../../core/hooks/config.js');
-  const { errorMessage } = await import('../../core/errors.js');
-  try {
-    const { config } = loadConfig({ repo, env: process.env, flags: {} });
-    // The repository's own file never leaves the sandbox (loadConfig refuses it): no hook here runs outside.
-    const hooks = resolveHooks(config.hooks).filter((h) => !h.fromUser);
-    return { hooks: hooks.map((h) => ({ name: h.id, on: h.claudeCode ?? h.event, command: h.command })) };
-  } catch (e) {
-    // Trust is recorded all the same; a run (or `acia config`) would stop at the same problem.
-    return { problem: errorMessage(e) };
   }
 }
