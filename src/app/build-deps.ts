@@ -157,7 +157,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
         check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
       },
     },
-    governance: { ...base.governance, escalator: o.escalator, ...(o.config.hooks.length > 0 ? { hooks: new LiveHooks(resolveHooks(o.config.hooks), o.env) } : {}) },
+    governance: { ...base.governance, escalator: o.escalator, ...liveHooks(o, mode) },
     runtime: {
       ...base.runtime,
       clock: systemClock,
@@ -203,6 +203,20 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
     },
     runtime: { aciaVersion: readVersion() },
   };
+}
+
+/**
+ * The configured hooks. Where the demo fell back to no sandbox (the user did not choose it), a hook meant
+ * for the sandbox would run with the user's permissions: it is left out, with a warning, rather than moved out.
+ */
+function liveHooks(o: BuildDepsOptions, mode: 'bwrap' | 'off'): { hooks?: LiveHooks } {
+  let hooks = resolveHooks(o.config.hooks);
+  if (mode === 'off' && o.config.sandbox !== 'off') {
+    const left = hooks.filter((h) => h.sandbox);
+    if (left.length > 0) o.warn(`hooks not run without the sandbox: ${left.map((h) => h.id).join(', ')}`);
+    hooks = hooks.filter((h) => !h.sandbox);
+  }
+  return hooks.length > 0 ? { hooks: new LiveHooks(hooks, o.env) } : {};
 }
 
 /** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no hub. */
