@@ -22,7 +22,8 @@ import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
 import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
-import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
+import { probeSandbox } from '../core/sandbox/detect.js';
+import { sandboxRunner } from './sandbox-runner.js';
 import { findProjectVenv } from '../core/sandbox/python-env.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
@@ -37,6 +38,8 @@ import { readVersion } from './version.js';
 import type { LoadMcpOptions, TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
+import { LiveHooks } from '../core/hooks/source.js';
+import { resolveHooks } from '../core/hooks/config.js';
 
 export interface BuildDepsOptions {
   repo: string;
@@ -168,7 +171,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
         check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
       },
     },
-    governance: { ...base.governance, escalator: o.escalator },
+    governance: { ...base.governance, escalator: o.escalator, ...liveHooks(o, mode) },
     runtime: {
       ...base.runtime,
       clock: systemClock,
@@ -216,6 +219,20 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
   };
 }
 
+/**
+ * The configured hooks. Where the demo fell back to no sandbox (the user did not choose it), a hook meant
+ * for the sandbox would run with the user's permissions: it is left out, with a warning, rather than moved out.
+ */
+function liveHooks(o: BuildDepsOptions, mode: 'bwrap' | 'off'): { hooks?: LiveHooks } {
+  let hooks = resolveHooks(o.config.hooks);
+  if (mode === 'off' && o.config.sandbox !== 'off') {
+    const left = hooks.filter((h) => h.sandbox);
+    if (left.length > 0) o.warn(`hooks not run without the sandbox: ${left.map((h) => h.id).join(', ')}`);
+    hooks = hooks.filter((h) => !h.sandbox);
+  }
+  return hooks.length > 0 ? { hooks: new LiveHooks(hooks, o.env) } : {};
+}
+
 /** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no hub. */
 function mcpHub(o: BuildDepsOptions, mode: 'bwrap' | 'off'): McpHub | null {
   const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust, o.clientMcpServers);
@@ -250,8 +267,7 @@ async function chooseRunner(o: BuildDepsOptions): Promise<{ runnerFor: (root: st
   const runnerFor = (root: string): CommandRunner => {
     let r = runners.get(root);
     if (!r) {
-      const { memoryMb, tmpMb } = o.config.sandboxLimits;
-      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env, limits: { maxMemoryBytes: memoryMb * 1024 * 1024, tmpBytes: tmpMb * 1024 * 1024 } });
+      r = sandboxRunner(o.config, o.env, mode, root);
       runners.set(root, r);
     }
     return r;

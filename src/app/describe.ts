@@ -17,7 +17,8 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
   PLAN_PROPOSED: (d) => (d.valid ? `plan set proposed (attempt ${d.attempt})` : `invalid plan set (attempt ${d.attempt}): ${d.problems[0]?.message ?? ''}`),
   PLAN_SELECTED: (d) => `chose ${d.planId} (${d.method}): ${d.rationale}`,
   BRANCH_TAKEN: (d) => `guard ${d.from}->${d.to} \`${d.guard}\` is ${String(d.value)}`,
-  POLICY_DECISION: (d) => `policy ${d.hook}${d.taskId ? ` ${d.taskId}` : ''}: ${d.response.allow ? 'allow' : `deny (${d.response.reason ?? ''})`}`,
+  POLICY_DECISION: (d) =>
+    `${d.by ? `hook ${d.by.name} at ${d.hook}` : `policy ${d.hook}`}${d.taskId ? ` ${d.taskId}` : ''}: ${d.response.allow ? 'allow' : `deny (${(d.response.reason ?? '').split('\n')[0]}${d.response.feedback === true ? '; sent back to the agent' : ''})`}`,
   REPLAN_TRIGGERED: (d) => `re-plan ${d.fromPlanId} -> ${d.toPlanId}: ${d.cause}`,
   COMPENSATION_APPLIED: (d) => `compensation on ${d.taskId}: ${d.reason}`,
   GOAL_AMENDED: (d) => `goal amended by ${d.by}: ${d.delta}`,

@@ -11,7 +11,8 @@ import type { TaskWorktree } from './workspace.js';
 import type { TaskSpec } from '../core/acm/contracts.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { lessonsOf, maxAttempts, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
-import { compensationRequired, fatal, policyCheck } from './task-policy.js';
+import { fatal, policyCheck, undoChange } from './task-policy.js';
+import { CompletionGate, mergeHooks } from './user-hooks.js';
 
 export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -31,6 +32,9 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     const message = taskMessage(ctx, spec, extra);
     const agents = devAgentsOf(ctx);
     let outcome;
+    // ACIA's own agent has the user's task.post hooks judge its result in its session; an external one's
+    // result meets them at the task.post policy point below.
+    let gate: CompletionGate | null = null;
     if (agents.length > 1) {
       // Best-of-N: the candidates work from this attempt's base; the winner's files become this worktree's.
       const best = await runBestOf(ctx, { taskId, attempt, base: wt.baseCommit, task: message, agents });
@@ -39,7 +43,8 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     } else if (agents[0]?.agent) {
       outcome = await runAcpDevAgent(ctx, { agent: agents[0].agent, actor, taskId, root: wt.path, task: message });
     } else {
-      outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: message });
+      gate = new CompletionGate(ctx, { actor, root: wt.path, spec, attempt });
+      outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: message, gate });
     }
 
     if (outcome.kind === 'returned') {
@@ -66,12 +71,8 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
       if (commit) await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
       const output: Record<string, unknown> = { ...(result.facts ?? {}), summary: result.summary, filesChanged: files.length, commit };
 
-      const post = await policyCheck(ctx, 'task.post', spec, files);
-      if (!post.allow && !task.policyOverride) {
-        await ctx.workspace.prepareTask(taskId, wt.baseCommit);
-        await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
-        return compensationRequired(ctx, taskId, attempt, post.reason);
-      }
+      const post = gate?.stopped ? { allow: false, reason: `hook ${gate.stopped.hook}: ${gate.stopped.reason}` } : await policyCheck(ctx, 'task.post', spec, files, { hooks: gate === null });
+      if (!post.allow && !task.policyOverride) return undoChange(ctx, taskId, attempt, wt, post.reason);
 
       const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
       if (failedCheck !== null) {
@@ -83,6 +84,8 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
         return { kind: 'failed', errorKind: 'FATAL_ERROR', message: `verification ${failedCheck} is false` };
       }
 
+      const gateMerge = await mergeHooks(ctx, spec, attempt, wt, files, commit);
+      if (!gateMerge.allow && !task.policyOverride) return undoChange(ctx, taskId, attempt, wt, `hook ${gateMerge.hook}: ${gateMerge.reason}`);
       const merged = await ctx.workspace.merge(taskId);
       await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
       if (merged.conflict && spec.capability !== 'dev.merge' && !ctx.state.tasks.has(mergeTaskId(taskId))) {

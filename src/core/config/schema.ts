@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { isHostRule } from '../sandbox/egress-proxy.js';
 import { UserMcpServers } from '../tools/mcp/config.js';
+import { HooksConfig } from '../hooks/config.js';
 
 export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
 
@@ -86,6 +87,11 @@ export const Config = z.strictObject({
       maxTokens: z.number().int().positive().optional(),
     })
     .default({ repos: [], allowSandboxOff: false, scriptedModelDirs: [] }),
+  /**
+   * Commands run at points of the team's lifecycle (docs/hooks.md): quality gates, guards, notifications.
+   * Every file's hooks apply, the user's first; the repository's only once trusted (`acia trust`).
+   */
+  hooks: HooksConfig.default([]),
   /**
    * Named external ACP agents: a command line (`{"claude-code": "claude-code-acp"}`), or the command and
    * the model API it speaks (`{"codex": {"command": "codex-acp", "api": "openai"}}`). Without `api`, the

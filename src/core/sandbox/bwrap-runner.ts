@@ -68,7 +68,7 @@ export class BwrapRunner implements CommandRunner {
    * The full argv (bwrap ... -- prlimit ... sh -c command), exposed for tests and `--debug`. With `egress`
    * the proxy's socket directory is bound in and socat bridges 127.0.0.1:3128 to it before the command.
    */
-  argv(command: string, cwd: string, egress?: { dir: string }): string[] {
+  argv(command: string, cwd: string, egress?: { dir: string }, readOnlyPaths: readonly string[] = []): string[] {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
     const bwrap = this.options.bwrapPath ?? 'bwrap';
@@ -95,6 +95,8 @@ export class BwrapRunner implements CommandRunner {
     for (const m of [...home.mounts, ...view.mounts]) a.push(...mountArgs(m));
     // ...and git config files replaced by copies without remotes, tokens or extra headers.
     for (const [src, dest] of this.gitConfigBinds(git)) a.push('--ro-bind', src, view.gitPath(dest));
+    // Files the caller names on purpose (a user's hook script in a masked home), over the masks, read-only.
+    for (const p of readOnlyPaths) if (!isWithin(this.root, p)) a.push('--ro-bind', p, p);
     a.push('--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL');
     a.push('--die-with-parent', '--new-session', '--hostname', 'acia-sandbox');
     a.push('--chdir', nodePath.join(view.at, nodePath.relative(this.root, realCwd)), '--');
@@ -202,8 +204,8 @@ export class BwrapRunner implements CommandRunner {
 
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
-    let argv = this.argv(this.withNpmCopies(command), opts.cwd, proxy ?? undefined);
-    const env = this.env(proxy !== null);
+    let argv = this.argv(this.withNpmCopies(command), opts.cwd, proxy ?? undefined, opts.readOnlyPaths);
+    const env = { ...this.env(proxy !== null), ...opts.env };
     const cgroup = createPidsCgroup(this.limits.maxProcesses, this.limits.maxMemoryBytes);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
@@ -214,6 +216,8 @@ export class BwrapRunner implements CommandRunner {
         timeoutMs: opts.timeoutMs,
         outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.input === undefined ? {} : { input: opts.input }),
+        ...(opts.separate ? { separate: true } : {}),
       });
       const note = limitNote(outcome, this.limits, cgroup?.oomKilled() ?? false);
       return note === null ? outcome : { ...outcome, output: `${outcome.output}\n${note}` };

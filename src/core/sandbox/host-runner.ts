@@ -46,7 +46,7 @@ export class HostRunner implements CommandRunner {
 
   run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const parent = this.options.parentEnv ?? process.env;
-    const env = buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent);
+    const env = { ...buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent), ...opts.env };
     const redirect = this.pythonPathFor(opts.cwd);
     if (redirect.length > 0) env.PYTHONPATH = [...redirect, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(nodePath.delimiter);
     const layout = runsNpmInstaller(command) ? this.layoutFor(opts.cwd) : undefined;
@@ -57,6 +57,8 @@ export class HostRunner implements CommandRunner {
       timeoutMs: opts.timeoutMs,
       outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.input === undefined ? {} : { input: opts.input }),
+      ...(opts.separate ? { separate: true } : {}),
     });
   }
 

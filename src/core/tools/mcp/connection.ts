@@ -12,6 +12,7 @@ import { hasSetpriv, hostProcess, launcherCwd } from '../../contain/host-process
 import { writableRoots } from '../../contain/acia-state.js';
 import type { McpServerSpec } from './config.js';
 import { httpFailure, startupHint, stderrSummary } from './failure.js';
+import { shellQuote } from '../../text/shell-quote.js';
 
 export type SandboxChoice = 'bwrap' | 'off';
 
@@ -211,9 +212,6 @@ class StartupTimeout extends Error {
   }
 }
 
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 function mcpMessage(e: unknown): string {
   if (e instanceof McpError && e.code === (McpErrorCode.ConnectionClosed as number)) return 'the connection closed';
