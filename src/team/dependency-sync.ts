@@ -29,24 +29,22 @@ export const YARN_SYNC_COMMAND = 'yarn install --frozen-lockfile --non-interacti
 export async function syncAddedDependencies(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
   // A requirements file the branch deleted again has nothing to install.
   const changed = [...new Set(dataOf(ctx.rec.ledger.entries(), 'MERGE').flatMap((m) => m.files))].filter((f) => !REQUIREMENTS.test(f) || existsSync(join(wt.path, f)));
-  const command = syncCommand(ctx, changed);
+  const venv = changed.some((f) => REQUIREMENTS.test(f)) ? (ctx.deps.tools.environment?.(ctx.repo).venv ?? null) : null;
+  // Only a venv of the checkout: the task gets its own copy of that one (an outside VIRTUAL_ENV is read-only).
+  const command = syncCommand(ctx.repo, changed, venv !== null && !isAbsolute(venv.path) ? venv.path : null);
   return command === null ? { kind: 'none' } : runSetupCommand(ctx, spec, attempt, wt, { command, id: 'deps' });
 }
 
-/** The install commands the changed files call for, joined; null when none. */
-export function syncCommand(ctx: Pick<RunContext, 'repo' | 'deps'>, changed: readonly string[]): string | null {
+/** The install commands the changed files call for in `repo` (its venv at `venv`, relative), joined; null when none. */
+export function syncCommand(repo: string, changed: readonly string[], venv: string | null): string | null {
   const steps: string[] = [];
   if (changed.some((f) => NODE_MANIFEST.test(f))) {
-    const manager = nodeManager(ctx.repo);
+    const manager = nodeManager(repo);
     if (manager === 'npm') steps.push(NPM_SYNC_COMMAND);
     if (manager === 'yarn') steps.push(YARN_SYNC_COMMAND);
   }
   const requirements = changed.filter((f) => REQUIREMENTS.test(f)).sort();
-  const venv = requirements.length > 0 ? ctx.deps.tools.environment?.(ctx.repo).venv : undefined;
-  // Only a venv of the checkout: the task has its own copy of that one (an outside VIRTUAL_ENV is read-only).
-  if (venv !== undefined && venv !== null && !isAbsolute(venv.path)) {
-    steps.push(`${venv.path}/bin/python -m pip install --quiet ${requirements.map((r) => `-r ${shellWord(r)}`).join(' ')}`);
-  }
+  if (requirements.length > 0 && venv !== null) steps.push(`${shellWord(venv)}/bin/python -m pip install --quiet ${requirements.map((r) => `-r ${shellWord(r)}`).join(' ')}`);
   return steps.length === 0 ? null : steps.join(' && ');
 }
 

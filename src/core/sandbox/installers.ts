@@ -5,8 +5,8 @@
 
 /** A command boundary before a program name: start of line, after `;`, `&`, `|`, `(`, or whitespace. */
 const AT = String.raw`(?:^|[;&|(]\s*|\s)`;
-/** Options between the program and its subcommand (`npm --prefix x install`, `pip -q install`). */
-const OPTS = String.raw`(?:-[-\w=./]*\s+)*?`;
+/** Options between the program and its subcommand, each with at most one value (`npm --prefix x install`, `pip -q install`). */
+const OPTS = String.raw`(?:-\S*\s+(?:[^-\s;&|]\S*\s+)?)*?`;
 const END = String.raw`(?=\s|$|[;&|)])`;
 
 /** npm's and Yarn 1's installers: they write node_modules (and the lockfile). */
