@@ -1,4 +1,4 @@
-// A task that added a dependency (`npm install x`, `yarn add x`, `pip install x` in its worktree) commits
+// A task that added a dependency (`npm install x`, `yarn add x`, `pnpm add x`, `pip install x` in its worktree) commits
 // the manifest and the lockfile or requirements file, never node_modules or the venv: every later worktree
 // is laid out from the user's checkout, which lacks it. So once the run's branch has changed such a file,
 // each later task's worktree gets the package manager's install (in the sandbox, reaching only the hosts
@@ -17,12 +17,14 @@ import { runSetupCommand, type SetupResult } from './task-common.js';
 import type { TaskWorktree } from './workspace.js';
 
 /** npm's and Yarn's manifests, at the root or in a workspace package. */
-const NODE_MANIFEST = /(^|\/)(package\.json|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock)$/;
+const NODE_MANIFEST = /(^|\/)(package\.json|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml)$/;
 /** pip requirements files: requirements.txt, requirements-dev.txt, requirements/test.txt. */
 const REQUIREMENTS = /(^|\/)(requirements[^/]*\.txt|requirements\/[^/]+\.txt)$/;
 
 export const NPM_SYNC_COMMAND = 'npm install --no-audit --no-fund';
 /** Yarn 1: exactly what the branch's yarn.lock says (it was written by the task's `yarn add`). */
+/** pnpm: the branch's lockfile, into the task's copy of node_modules from a store of its own. */
+export const PNPM_SYNC_COMMAND = 'pnpm install --frozen-lockfile';
 export const YARN_SYNC_COMMAND = 'yarn install --frozen-lockfile --non-interactive';
 
 /** Runs the sync in `wt` when the run's merged work changed a manifest it installs from; 'none' otherwise. */
@@ -42,14 +44,15 @@ export function syncCommand(repo: string, changed: readonly string[], venv: stri
     const manager = nodeManager(repo);
     if (manager === 'npm') steps.push(NPM_SYNC_COMMAND);
     if (manager === 'yarn') steps.push(YARN_SYNC_COMMAND);
+    if (manager === 'pnpm') steps.push(PNPM_SYNC_COMMAND);
   }
   const requirements = changed.filter((f) => REQUIREMENTS.test(f)).sort();
   if (requirements.length > 0 && venv !== null) steps.push(`${shellWord(venv)}/bin/python -m pip install --quiet ${requirements.map((r) => `-r ${shellWord(r)}`).join(' ')}`);
   return steps.length === 0 ? null : steps.join(' && ');
 }
 
-/** The checkout's node package manager when it keeps a node_modules ACIA can add to: npm or Yarn 1. */
-function nodeManager(repo: string): 'npm' | 'yarn' | null {
+/** The checkout's node package manager when it keeps a node_modules ACIA can add to: npm, Yarn 1 or pnpm. */
+function nodeManager(repo: string): 'npm' | 'yarn' | 'pnpm' | null {
   let pkg: Record<string, unknown>;
   try {
     pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -57,7 +60,7 @@ function nodeManager(repo: string): 'npm' | 'yarn' | null {
     return null;
   }
   const name = packageManagerOf(pkg, { has: (f) => existsSync(join(repo, f)), read: (f) => (existsSync(join(repo, f)) ? readFileSync(join(repo, f), 'utf8') : null) }).name;
-  return name === 'npm' || name === 'yarn' ? name : null;
+  return name === 'npm' || name === 'yarn' || name === 'pnpm' ? name : null;
 }
 
 function shellWord(s: string): string {

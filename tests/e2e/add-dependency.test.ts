@@ -213,6 +213,55 @@ describe.skipIf(!sandboxAvailable() || !hasSocat)('a task adds a dependency in i
   });
 });
 
+describe.skipIf(!sandboxAvailable() || !hasSocat)('pnpm add in a workspace, from the registry', () => {
+  const project = MATRIX.find((p) => p.name.startsWith('pnpm '))!;
+  let why: string | null = null;
+  let repo = '';
+  let home: ToolHome | null = null;
+  const installed = () => [...project.installed.map((p) => join(repo, p)), join(home!.home, '.local', 'share', 'pnpm')];
+  const digest = () => installed().map((p) => treeDigest(p).digest);
+
+  beforeAll(async () => {
+    why = await project.unavailable();
+    if (why !== null) return;
+    home = await toolHome();
+    repo = await project.prepare(home);
+  }, 600_000);
+
+  const testFile = {
+    path: 'packages/search/test/colors.test.js',
+    content: `import { expect, it } from 'vitest';\nimport kleur from 'kleur';\nimport { findAll } from '../index.js';\n\nkleur.enabled = false;\n\nit('finds in plain colours', () => {\n  expect(findAll(kleur.red('a.b a.b'), 'a.b')).toEqual([0, 4]);\n});\n`,
+  };
+
+  it('adds to the task’s copy of node_modules from a store of its own, commits the lockfile, and QA uses it', async (ctx) => {
+    if (why !== null) return ctx.skip();
+    const before = digest();
+    const status = git(repo, 'status', '--porcelain');
+    const r = await runWithScript(repo, 'Colour-proof search', addThenVerify([testFile.path], [{ command: 'pnpm add kleur@4.1.5 --filter search' }, testFile]), home!.env, { allowedHosts: ['registry.npmjs.org'] });
+    expect(r.code, r.stderr).toBe(0);
+    const runId = runIdOf(repo);
+    const entries = ledgerOf(repo, runId);
+    expect(syncOf(entries, 't2')).toMatchObject({ ok: true });
+    const verdicts = ofType(entries, 'VERIFICATION').filter((d) => d.source === 'qa_run');
+    expect(verdicts.map((d) => [d.passed, d.command, d.passedCount])).toEqual([[true, 'pnpm test', 3]]);
+    expect(git(repo, 'diff', '--name-only', 'main', `acia/${runId}`).split('\n').sort()).toEqual(['packages/search/package.json', testFile.path, 'pnpm-lock.yaml']);
+    expect(git(repo, 'show', `acia/${runId}:pnpm-lock.yaml`)).toMatch(/^ {2}kleur@4\.1\.5:/m);
+    expect(digest()).toEqual(before);
+    expect(git(repo, 'status', '--porcelain')).toBe(status);
+  }, RUN_TIMEOUT_MS);
+
+  it('without an allowed registry, the Dev task says so once instead of going into a fix loop', async (ctx) => {
+    if (why !== null) return ctx.skip();
+    const before = digest();
+    // Without fetch retries: pnpm's own (about 70 s of backoff) only delay the same answer.
+    const r = await runWithScript(repo, 'Colour-proof search', addThenVerify([testFile.path], [{ command: 'pnpm add kleur@4.1.5 --filter search --config.fetch-retries=0' }, testFile]), home!.env);
+    expect(r.code, r.stderr).toBe(3);
+    expectRegistryEscalation(repo, r.stderr, /`pnpm add kleur@4\.1\.5 --filter search --config\.fetch-retries=0` could not reach a package registry: /);
+    expect(digest()).toEqual(before);
+  }, RUN_TIMEOUT_MS);
+});
+
+
 /** A pure-Python wheel of `slugcheck` 1.0.0, made by hand (a zip with its dist-info and RECORD). */
 function buildWheel(dir: string): { name: string; bytes: Buffer; sha256: string } {
   const name = 'slugcheck-1.0.0-py3-none-any.whl';

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NPM_SYNC_COMMAND, syncCommand, YARN_SYNC_COMMAND } from '../../src/team/dependency-sync.js';
+import { NPM_SYNC_COMMAND, PNPM_SYNC_COMMAND, syncCommand, YARN_SYNC_COMMAND } from '../../src/team/dependency-sync.js';
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'acia-sync-'));
@@ -19,8 +19,8 @@ describe('syncCommand', () => {
     expect(syncCommand(npm, ['src/a.js', 'README.md'], null)).toBeNull();
     const yarn = project({ 'package.json': '{"name":"a","packageManager":"yarn@1.22.22"}', 'yarn.lock': '# yarn lockfile v1\n' });
     expect(syncCommand(yarn, ['yarn.lock'], null)).toBe(YARN_SYNC_COMMAND);
-    // pnpm and Yarn 2+ keep stores the sandbox shows read-only: no sync (docs/sandbox.md).
-    expect(syncCommand(project({ 'package.json': '{"packageManager":"pnpm@9.15.9"}' }), ['package.json'], null)).toBeNull();
+    expect(syncCommand(project({ 'package.json': '{"packageManager":"pnpm@9.15.9"}' }), ['pnpm-lock.yaml'], null)).toBe(PNPM_SYNC_COMMAND);
+    // Yarn 2+ keeps its cache and PnP files read-only in the sandbox: no sync (docs/sandbox.md).
     expect(syncCommand(project({ 'package.json': '{"packageManager":"yarn@4.5.3"}' }), ['package.json'], null)).toBeNull();
   });
 

@@ -8,8 +8,8 @@ import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/
 import { buildSandboxEnv } from './env.js';
 import { dependencyDirsCached, interpreterDirs, isRealDir, linkDependencies, SANDBOX_ORIGINALS, type LinkReport } from './deps.js';
 import { launcherCwd } from '../contain/host-process.js';
-import { materializeScript } from './npm-materialize.js';
-import { NO_NETWORK_NOTE, runsInstaller, runsNodeInstaller, runsPipInstaller } from './installers.js';
+import { materializeScript, pnpmStoreScript } from './npm-materialize.js';
+import { NO_NETWORK_NOTE, runsInstaller, runsNodeInstaller, runsPipInstaller, runsPnpmInstaller } from './installers.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { homeView, type HomeView } from './home-view.js';
 import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
@@ -161,11 +161,13 @@ export class BwrapRunner implements CommandRunner {
   }
 
   /**
-   * An installer gets the task's own copies of what it writes first: npm's and Yarn 1's a real copy of
-   * the installed node_modules (npm-materialize.ts), pip's a copy of each venv (venv-copy.ts).
+   * An installer gets the task's own copies of what it writes first: npm's, Yarn 1's and pnpm's a real
+   * copy of the installed node_modules (npm-materialize.ts; pnpm a store of the task's own too), pip's a
+   * copy of each venv (venv-copy.ts).
    */
   private withTaskCopies(command: string): { command: string; view: TaskViewOptions } {
-    const node = runsNodeInstaller(command);
+    const pnpm = runsPnpmInstaller(command);
+    const node = pnpm || runsNodeInstaller(command);
     const pip = runsPipInstaller(command);
     const checkout = node || pip ? checkoutOf(this.root, gitPathsOf(this.root)) : null;
     if (checkout === null) return { command, view: {} };
@@ -173,6 +175,7 @@ export class BwrapRunner implements CommandRunner {
     const steps: string[] = [];
     const nodeModules = node ? dirs.filter((d) => d.kind === 'node_modules' && fs.existsSync(nodePath.join(this.root, d.rel))).map((d) => nodePath.join(checkout, d.rel)) : [];
     if (nodeModules.length > 0) steps.push(materializeScript(nodeModules));
+    if (pnpm && nodeModules.includes(nodePath.join(checkout, 'node_modules'))) steps.push(pnpmStoreScript(nodePath.join(checkout, 'node_modules')));
     const venvs = pip ? dirs.filter((d) => d.kind === 'venv' && isRealDir(nodePath.join(this.root, d.rel)) && !hasTaskCopy(nodePath.join(this.root, d.rel))) : [];
     if (venvs.length > 0) steps.push(venvCopyScript(venvs.map((d) => ({ from: nodePath.join(SANDBOX_ORIGINALS, d.rel), to: nodePath.join(checkout, d.rel) }))));
     return { command: steps.length === 0 ? command : `${steps.join('\n')}\n${command}`, view: venvs.length > 0 ? { copyVenvs: true } : {} };

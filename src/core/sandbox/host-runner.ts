@@ -5,7 +5,7 @@ import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/
 import { dependencyDirsCached, linkDependencies } from './deps.js';
 import { editableSourceDirs } from './editable-installs.js';
 import { materializeScript } from './npm-materialize.js';
-import { runsNodeInstaller, runsPipInstaller } from './installers.js';
+import { runsNodeInstaller, runsPipInstaller, runsPnpmInstaller } from './installers.js';
 import { venvCopyScript } from './venv-copy.js';
 import { buildSandboxEnv } from './env.js';
 import { gitPathsOf } from './git-paths.js';
@@ -68,7 +68,7 @@ export class HostRunner implements CommandRunner {
     // Installers get copies first: nothing is written through a link into the checkout.
     const layout = this.layoutFor(opts.cwd);
     const steps: string[] = [];
-    if (layout !== undefined && runsNodeInstaller(command) && layout.nodeModules.length > 0) steps.push(materializeScript(layout.nodeModules, layout.checkout));
+    if (layout !== undefined && (runsNodeInstaller(command) || runsPnpmInstaller(command)) && layout.nodeModules.length > 0) steps.push(materializeScript(layout.nodeModules, layout.checkout));
     if (layout !== undefined && runsPipInstaller(command) && layout.venvs.length > 0) steps.push(venvCopyScript(layout.venvs, true));
     const script = steps.length === 0 ? command : `${steps.join('\n')}\n${command}`;
     return spawnCollect(['/bin/sh', '-c', script], {

@@ -12,6 +12,9 @@ const END = String.raw`(?=\s|$|[;&|)])`;
 /** npm's and Yarn 1's installers: they write node_modules (and the lockfile). */
 const NODE_INSTALLER = new RegExp(`${AT}(?:npm\\s+${OPTS}(?:install|i|add|ci|uninstall|un|remove|rm|update|up|dedupe|ddp)|yarn\\s+${OPTS}(?:add|install|remove|upgrade|up))${END}`);
 
+/** pnpm's installer: it writes node_modules and its store. */
+const PNPM_INSTALLER = new RegExp(`${AT}pnpm\\s+${OPTS}(?:add|install|i|remove|rm|uninstall|un|update|up)${END}`);
+
 /** pip (as `pip`, `pip3`, `python -m pip`, a venv's `bin/pip`) installing or removing, and uv's pip interface. */
 const PIP_INSTALLER = new RegExp(`${AT}(?:\\S*/)?(?:pip3?(?:\\.\\d+)?|python3?(?:\\.\\d+)?\\s+${OPTS}-m\\s+pip|uv\\s+pip)\\s+${OPTS}(?:install|uninstall)${END}`);
 
@@ -21,6 +24,11 @@ const ANY_INSTALLER = new RegExp(`${NODE_INSTALLER.source}|${PIP_INSTALLER.sourc
 /** A command that runs npm's or Yarn 1's installer (they need node_modules as real copies). */
 export function runsNodeInstaller(command: string): boolean {
   return NODE_INSTALLER.test(command);
+}
+
+/** A command that runs pnpm's installer (it needs node_modules as real copies and a store it may write). */
+export function runsPnpmInstaller(command: string): boolean {
+  return PNPM_INSTALLER.test(command);
 }
 
 /** A command that runs pip's installer (it writes the virtualenv). */

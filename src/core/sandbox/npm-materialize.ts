@@ -18,3 +18,19 @@ export function materializeScript(dirs: readonly string[], originals: string = S
     .join('; ');
   return `if [ ! -e ${q(`${dirs[0] ?? '.'}/.acia-materialized`)} ]; then ${each}; touch ${q(`${dirs[0] ?? '.'}/.acia-materialized`)}; fi`;
 }
+
+/**
+ * pnpm adds through its store, which the sandbox shows read-only, and refuses a node_modules installed
+ * from another store than the one it is given (`.modules.yaml` storeDir). So for a pnpm installer the
+ * task's copied node_modules is re-pointed at a store of the task's own, inside it (never committed):
+ * pnpm then fetches only what the task adds (the packages already in the copied `.pnpm` stay as they
+ * are) and links it from there. `rootNodeModules` is the workspace root's node_modules as the command sees it.
+ */
+export function pnpmStoreScript(rootNodeModules: string): string {
+  const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+  const store = `${rootNodeModules}/.acia-pnpm-store`;
+  const modules = q(`${rootNodeModules}/.modules.yaml`);
+  // Keeps the store's layout version (v3 for pnpm 9, v10 for pnpm 10) after the new directory.
+  const sed = `s|^\\(storeDir: \\).*/\\(v[0-9][0-9]*\\)$|\\1${store.replace(/[\\|&]/g, '\\$&')}/\\2|`;
+  return `if [ -f ${modules} ]; then sed -i ${q(sed)} ${modules} || exit 125; fi; export npm_config_store_dir=${q(store)}`;
+}

@@ -1,7 +1,7 @@
 // Which commands install dependencies (the runners give them the task's own copies first), and which
 // failed installs could not reach a registry (the dev task then asks the human instead of going on).
 import { describe, expect, it } from 'vitest';
-import { NO_NETWORK_NOTE, registryUnreachable, runsInstaller, runsNodeInstaller, runsPipInstaller } from '../../../src/core/sandbox/installers.js';
+import { NO_NETWORK_NOTE, registryUnreachable, runsInstaller, runsNodeInstaller, runsPipInstaller, runsPnpmInstaller } from '../../../src/core/sandbox/installers.js';
 
 describe('installer commands', () => {
   it('recognises npm, Yarn 1 and pip installers anywhere in a shell line, and nothing else', () => {
@@ -17,6 +17,8 @@ describe('installer commands', () => {
     for (const c of ['pip list', 'python -m pytest', 'pip freeze > requirements.txt', 'pipx install x', 'python -m pipinstall']) {
       expect(runsPipInstaller(c), c).toBe(false);
     }
+    for (const c of ['pnpm add x', 'pnpm --filter a add x', 'pnpm install --frozen-lockfile', 'pnpm i']) expect(runsPnpmInstaller(c), c).toBe(true);
+    for (const c of ['pnpm test', 'pnpm -r test', 'pnpm run add']) expect(runsPnpmInstaller(c), c).toBe(false);
     for (const c of ['pnpm add x', 'bun add x', 'poetry add x', 'uv add x', 'npm i', 'pip install x']) expect(runsInstaller(c), c).toBe(true);
     for (const c of ['pnpm test', 'bun test', 'poetry run pytest', 'uv run pytest']) expect(runsInstaller(c), c).toBe(false);
   });
