@@ -175,7 +175,9 @@ export class BwrapRunner implements CommandRunner {
     const steps: string[] = [];
     const nodeModules = node ? dirs.filter((d) => d.kind === 'node_modules' && fs.existsSync(nodePath.join(this.root, d.rel))).map((d) => nodePath.join(checkout, d.rel)) : [];
     if (nodeModules.length > 0) steps.push(materializeScript(nodeModules));
-    if (pnpm && nodeModules.includes(nodePath.join(checkout, 'node_modules'))) steps.push(pnpmStoreScript(nodePath.join(checkout, 'node_modules')));
+    // pnpm's store is named in the workspace root's node_modules (the one dependency dir at the top).
+    const rootModules = pnpm ? dirs.find((d) => d.kind === 'node_modules' && !d.rel.includes('/')) : undefined;
+    if (rootModules !== undefined && nodeModules.includes(nodePath.join(checkout, rootModules.rel))) steps.push(pnpmStoreScript(nodePath.join(checkout, rootModules.rel)));
     const venvs = pip ? dirs.filter((d) => d.kind === 'venv' && isRealDir(nodePath.join(this.root, d.rel)) && !hasTaskCopy(nodePath.join(this.root, d.rel))) : [];
     if (venvs.length > 0) steps.push(venvCopyScript(venvs.map((d) => ({ from: nodePath.join(SANDBOX_ORIGINALS, d.rel), to: nodePath.join(checkout, d.rel) }))));
     return { command: steps.length === 0 ? command : `${steps.join('\n')}\n${command}`, view: venvs.length > 0 ? { copyVenvs: true } : {} };
