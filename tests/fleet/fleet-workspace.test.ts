@@ -44,6 +44,16 @@ async function worker(name: string, url: string, base: string, lock: <T>(fn: () 
   return new FleetWorkspace(git, checkout.dir, runId, { checkFence: o.checkFence ?? (() => Promise.resolve()), withRunLock: lock, remoteRefs: checkout.remoteRefs, ...(o.fresh ? { fresh: checkout.fresh } : {}) });
 }
 
+/** One merge at a time, as the database's advisory lock allows per run. */
+function serialLock(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let chain: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = chain.then(fn);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+}
+
 async function addFile(ws: FleetWorkspace, taskId: string, file: string): Promise<void> {
   const wt = await ws.prepareTask(taskId, null);
   fs.writeFileSync(path.join(wt.path, file), `${taskId}\n`);
@@ -55,12 +65,7 @@ describe('the fleet workspace', () => {
   it("merges each worker's task onto the other's through the remote, and refuses a stale worker's push", async () => {
     const { url, base } = bareRemote();
     // One lock for both, as the database's advisory lock is for every worker of the run.
-    let chain: Promise<unknown> = Promise.resolve();
-    const lock = <T>(fn: () => Promise<T>): Promise<T> => {
-      const next = chain.then(fn);
-      chain = next.catch(() => undefined);
-      return next;
-    };
+    const lock = serialLock();
     const a = await worker('a', url, base, lock);
     await a.openRun(base, true);
     expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(base);
@@ -86,12 +91,7 @@ describe('the fleet workspace', () => {
 
   it("a task job's fresh clone opens the run where the remote has it, and a fenced worker pushes nothing", async () => {
     const { url, base } = bareRemote();
-    let chain: Promise<unknown> = Promise.resolve();
-    const lock = <T>(fn: () => Promise<T>): Promise<T> => {
-      const next = chain.then(fn);
-      chain = next.catch(() => undefined);
-      return next;
-    };
+    const lock = serialLock();
     const a = await worker('a', url, base, lock);
     await a.openRun(base, true);
     await addFile(a, 't1', 'one.txt');
