@@ -14,6 +14,7 @@ import { dbOutageToleranceMs, retryTransient } from '../core/ledger/pg-retry.js'
 import { rm } from 'node:fs/promises';
 import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
+import { handoutLost } from '../team/handout.js';
 import { runTaskHere } from '../team/remote-task.js';
 import type { RunContext } from '../team/run-context.js';
 import type { TaskOutcome } from '../team/task-common.js';
@@ -63,11 +64,7 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
     let lost: string | null = null;
     for (let handout = 1; ; handout++) {
       const token = await takeLease(fleet.db, job.runId, taskId, w.name);
-      if (lost !== null) {
-        await ctx.rec.sync();
-        const t = ctx.state.tasks.get(taskId);
-        await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `${lost}; the attempt restarts from its last checkpoint on another worker`, resetTo: t?.lastCheckpoint ?? 'run head' });
-      }
+      if (lost !== null) await handoutLost(ctx, taskId, lost);
       const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
       // The job's id is chosen here, so a send retried after a database restart (its first attempt may
       // have committed, its answer lost) can never put the same hand-out on the queue twice.

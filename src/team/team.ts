@@ -95,7 +95,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     baseBranch: facts.branch,
     runBranch: ctx.workspace.runBranch,
     model: deps.model.spec,
-    settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget, memoryLessons: deps.config.memoryLessons },
+    settings: sessionSettings(deps),
     aciaVersion: deps.runtime.aciaVersion,
     acmVersion: ACM_VERSION,
     ...(exec ? { exec } : {}),
@@ -147,6 +147,25 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const runDir = requireRunDir(repo, runId);
   if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
   const ledger = await deps.store.openLedger(runDir, runId, { create: false });
+  return continueRun(deps, { repo, runId, runDir, ledger, git, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
+}
+
+export interface ContinueOptions {
+  repo: string;
+  runId: string;
+  runDir: string;
+  ledger: RunLedger;
+  git: Git;
+  /** The human's answer to the open escalation, as given to `acia resume --answer`. */
+  answer?: string;
+}
+
+/**
+ * A new session of a run on its opened ledger: what `acia resume` does once the run is found and checked,
+ * and what replay does for each session a recording was resumed in, so both take the same decisions.
+ */
+export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promise<RunResult> {
+  const { repo, runId, runDir, ledger, git } = opts;
   const state = foldRun(ledger.entries());
   if (!state.started) {
     await ledger.close();
@@ -177,7 +196,8 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     throw new AciaError('USAGE', `run ${runId} is not waiting for an answer; resume it without --answer`);
   }
   const raised = answer === null && open?.reason === 'budget_exceeded' ? budgetRaised(ctx) : null;
-  await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
+  // What this session runs with is recorded: a replay of the session must run with the same.
+  await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }), model: deps.model.spec, settings: sessionSettings(deps) });
   // The anchored head moves on: until this session ends the run is unfinished again.
   await saveManifest(ctx, 'running');
   if (answer !== null && open !== null) {
@@ -187,6 +207,11 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: open.seq, action: 'retry', text: raised });
   }
   return drive(ctx, state.started.baseCommit);
+}
+
+function sessionSettings(deps: TeamDeps): EventDataOf<'RUN_STARTED'>['settings'] {
+  const c = deps.config;
+  return { parallel: c.parallel, maxIterations: c.maxIterations, sandbox: c.sandbox, budget: c.budget, memoryLessons: c.memoryLessons };
 }
 
 /** A run whose ledger has no RUN_STARTED (killed while it was being created): nothing to resume. */
