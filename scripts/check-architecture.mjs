@@ -4,11 +4,15 @@
 //  2. no import cycles among the modules of src/core (type-only imports included: a cycle of types
 //     still ties the modules together);
 //  3. every agent definition's `promptVars` equals the `{{placeholders}}` of its template, and every
-//     template in src/agents/prompts belongs to a definition (renderPrompt checks the values at run time).
+//     template in src/agents/prompts belongs to a definition (renderPrompt checks the values at run time);
+//  4. containment (issue 27, docs/security.md): no `.acia` or dependency path (node_modules, .venv, venv,
+//     .yarn, .pnp.*) built or touched outside src/core/contain, no process-spawning module imported outside
+//     the modules that start processes, and no host spawn whose cwd is a worktree or checkout.
 // Exits 1 with one line per problem.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { layerOf, layerViolation } from './layers.mjs';
+import { containmentViolations } from './containment.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SRC = resolve(ROOT, process.argv[2] ?? 'src');
@@ -70,6 +74,10 @@ function visit(f) {
 }
 for (const f of core) if (!state.has(f)) visit(f);
 
+function containmentProblems(all) {
+  return all.flatMap((file) => containmentViolations(relative(SRC, file).split('\\').join('/'), readFileSync(file, 'utf8')).map((why) => `${relative(BASE, file)}: ${why}`));
+}
+
 // Prompt templates against the variables their definitions declare.
 const PROMPTS = join(SRC, 'agents', 'prompts');
 const placeholders = (t) => [...new Set([...t.matchAll(/\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g)].map((m) => m[1]))].sort();
@@ -102,8 +110,10 @@ for (const t of readdirSync(PROMPTS).filter((n) => n.endsWith('.md'))) {
   if (!used.has(t)) problems.push(`src/agents/prompts/${t}: no agent definition renders this template`);
 }
 
+problems.push(...containmentProblems(files));
+
 if (problems.length > 0) {
   for (const p of problems) process.stderr.write(`check-architecture: ${p}\n`);
   process.exit(1);
 }
-process.stdout.write(`check-architecture: ${files.length} modules, layers and core cycles clean, prompt placeholders match\n`);
+process.stdout.write(`check-architecture: ${files.length} modules, layers and core cycles clean, prompt placeholders match, containment kept\n`);

@@ -30,10 +30,9 @@ import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
 import type { Escalator, TeamDeps, TeamEvent } from '../team/deps.js';
 import { readVersion } from './version.js';
-import { userConfigPath } from '../core/config/load.js';
-import { loadMcpServers, type TrustPredicate } from '../core/tools/mcp/config.js';
+import type { TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
-import { repoMcpTrust } from './mcp-trust.js';
+import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
 
 export interface BuildDepsOptions {
   repo: string;
@@ -201,11 +200,7 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
 
 /** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no hub. */
 function mcpHub(o: BuildDepsOptions, mode: 'bwrap' | 'off'): McpHub | null {
-  const set = loadMcpServers({
-    repo: o.repo,
-    user: { servers: o.config.mcpServers, file: userConfigPath(o.env) },
-    isTrusted: o.isMcpJsonTrusted ?? repoMcpTrust,
-  });
+  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust);
   for (const b of set.blocked) o.warn(`MCP server ${b.name} from ${b.source} not started: ${b.reason}`);
   if (set.servers.length === 0) return null;
   return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion() });

@@ -25,6 +25,7 @@ const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'APPLY_REFUSED',
   'LLM_AUTH',
   'RUN_NOT_FOUND',
+  'FLEET_POLICY',
   'RUN_FINISHED',
   'LEDGER_LOCKED',
 ]);

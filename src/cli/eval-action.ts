@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import chalk from 'chalk';
 import { AciaError } from '../core/errors.js';
+import { forTerminal } from '../core/text/terminal.js';
 import { loadConfig } from '../core/config/load.js';
 import { detectSandbox } from '../core/sandbox/detect.js';
 import { noHuman } from '../team/deps.js';
@@ -109,6 +110,10 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
   }
   for (const f of summary.failed) stderr.write(`${chalk.red('could not run')} ${f.instance_id}: ${f.message}\n`);
   const resolved = summary.results.filter((r) => r.resolved).length;
+  // Never silent: a patch that touched how tests run is named here, not only in the report.
+  for (const r of summary.results) {
+    if (r.tampered_files) process.stdout.write(`tampered ${r.instance_id}: the model patch changed ${r.tampered_files.map((f) => forTerminal(f)).join(', ')} (graded as the base and the test patch have them)\n`);
+  }
   process.stdout.write(
     `resolved ${resolved}/${instances.length}${summary.skipped > 0 ? ` (${summary.skipped} finished earlier, skipped)` : ''}\n` +
       `  report       ${out}/report.md\n  predictions  ${out}/predictions.jsonl\n`,

@@ -4,7 +4,9 @@ import { join, resolve } from 'node:path';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { isTransientDbError, setDbOutageTolerance } from '../core/ledger/pg-retry.js';
 import { forTerminal } from '../core/text/terminal.js';
-import { databaseUrl, listFleetRuns, openFleet, RUN_QUEUE, type Fleet } from '../fleet/fleet-db.js';
+import { loadConfig } from '../core/config/load.js';
+import { databaseUrl, listFleetRuns, openFleet, openFleetClient, RUN_QUEUE, type FleetClient } from '../fleet/fleet-db.js';
+import { isRepoRule } from '../fleet/worker-policy.js';
 import { LEASE_SECONDS } from '../fleet/liveness.js';
 import { exportRun } from '../fleet/export.js';
 import { answerRun, submitRun } from '../fleet/submit.js';
@@ -18,9 +20,9 @@ const positive = (v: string | undefined, name: string): number | undefined => {
   return n;
 };
 
-/** Opens the fleet database without working the queue, runs `fn` on it, and closes it whatever happens. */
-async function withFleet<T>(db: string | undefined, fn: (fleet: Fleet) => Promise<T>): Promise<T> {
-  const fleet = await openFleet(databaseUrl(db, process.env), { queue: false });
+/** Opens the fleet database as a client (the queue only for the tables' owner), runs `fn` on it, and closes it whatever happens. */
+async function withFleet<T>(db: string | undefined, fn: (fleet: FleetClient) => Promise<T>): Promise<T> {
+  const fleet = await openFleetClient(databaseUrl(db, process.env));
   try {
     return await fn(fleet);
   } finally {
@@ -40,7 +42,7 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
     ...(f.sandbox === undefined ? {} : { sandbox: f.sandbox }),
   };
   return withFleet(f.db, async (fleet) => {
-    const runId = await submitRun(fleet, { goal, repoUrl: f.repo, base: f.base ?? 'HEAD', settings });
+    const runId = await submitRun(fleet, { goal, repoUrl: f.repo, base: f.base ?? 'HEAD', settings, ...(f.label === undefined ? {} : { label: f.label }) });
     process.stdout.write(f.json ? `${JSON.stringify({ runId })}\n` : `queued ${runId} (watch it: acia runs --db ...)\n`);
     return 0;
   });
@@ -51,8 +53,13 @@ export async function workerCommand(f: { db?: string; concurrency: string; taskC
   const taskConcurrency = f.taskConcurrency === undefined ? concurrency : Number(f.taskConcurrency);
   if (!Number.isInteger(taskConcurrency) || taskConcurrency < 0) throw new AciaError('USAGE', `--task-concurrency expects a whole number (0 or more), got "${f.taskConcurrency}"`);
   setDbOutageTolerance((positive(f.dbPatience, '--db-patience') ?? 60) * 1000);
+  // The worker's policy over submitted runs is its own config's, never a submitter's.
+  const policy = loadConfig({ repo: null, env: process.env, flags: {} }).config.fleetWorker;
+  const bad = policy.repos.find((r) => !isRepoRule(r));
+  if (bad !== undefined) throw new AciaError('CONFIG_INVALID', `fleetWorker.repos: ${JSON.stringify(bad)} is not a repository URL prefix (https://host/path, ssh://user@host/path, git://host, file:///dir or an absolute path)`);
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  if (policy.repos.length === 0) log('worker: fleetWorker.repos is empty in this worker’s config: every submitted run will be refused');
   // pg-boss records a job's end without awaiting it; while the database restarts that promise rejects
   // with nobody to catch it, which would kill the worker and its runs. Those (and only those: anything
   // else still crashes) are logged; the worker completes its jobs itself, with retries (fleet/worker).
@@ -67,6 +74,7 @@ export async function workerCommand(f: { db?: string; concurrency: string; taskC
     env: process.env,
     ...(f.name === undefined ? {} : { name: f.name }),
     log,
+    policy,
   });
   await new Promise<void>((done) => {
     const stop = () => {
@@ -99,7 +107,8 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
     // A run that stopped short says why on the line below (a refused push, a requeue, an error).
     const why = (r: (typeof rows)[number]) => (r.message && !['succeeded', 'running'].includes(r.status) ? `\n    ${forTerminal(r.message.split('\n')[0]!.slice(0, 300))}` : '');
     const tasks = (r: (typeof rows)[number]) => (r.task_workers.length === 0 ? '' : `  (tasks on ${forTerminal(r.task_workers.join(', '))})`);
-    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${forTerminal(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${forTerminal(r.goal.slice(0, 60))}${tasks(r)}${why(r)}`);
+    const by = (r: (typeof rows)[number]) => `  (by ${forTerminal(r.submitter)}${r.submitter_label ? `, ${forTerminal(r.submitter_label.slice(0, 60))}` : ''})`;
+    const lines = rows.map((r) => `${r.run_id}  ${r.status.padEnd(19)} ${forTerminal(r.worker ?? '-').padEnd(22)} ${r.cost_usd === null ? '       -' : `$${r.cost_usd.toFixed(4)}`}  ${forTerminal(r.goal.slice(0, 60))}${by(r)}${tasks(r)}${why(r)}`);
     process.stdout.write(`${rows.length === 0 ? 'no fleet runs' : lines.join('\n')}\n`);
   });
 }
@@ -134,7 +143,8 @@ export async function fleetStatusCommand(db: string | undefined, json: boolean):
       )
     ).rows.map((l) => ({ runId: l.run_id, worker: l.worker, since: l.leased_at?.toISOString() ?? null, heldSeconds: l.held_s === null ? null : Math.round(l.held_s) }));
     const byStatus = Object.fromEntries((await fleet.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM acia_runs GROUP BY status ORDER BY status')).rows.map((r) => [r.status, Number(r.n)]));
-    const queued = await fleet.boss.getQueueSize(RUN_QUEUE);
+    // A submitter's role cannot read the queue: its own runs waiting for a worker are what it can see.
+    const queued = fleet.boss ? await fleet.boss.getQueueSize(RUN_QUEUE) : Number((await fleet.db.query<{ n: string }>("SELECT count(*) AS n FROM acia_runs WHERE status = 'queued'")).rows[0]?.n ?? 0);
     if (json) {
       process.stdout.write(`${JSON.stringify({ workers, queued, leases, runs: byStatus })}\n`);
       return 0;

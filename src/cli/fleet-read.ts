@@ -3,11 +3,11 @@
 // lines verbatim and the blobs byte for byte) and the local command runs on that copy, then the copy
 // is deleted. One code path reads every ledger, so a fleet run is checked, shown and replayed exactly
 // as a local one; the copy costs a few milliseconds per run, which reading commands can afford.
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { RunId } from '../core/acm/ids.js';
+import { RunId, systemClock } from '../core/acm/ids.js';
+import { Git } from '../team/git.js';
 import { AciaError, isAciaError } from '../core/errors.js';
 import type { RunAnchor } from '../core/ledger/anchor.js';
 import type { RunManifest } from '../core/ledger/events.js';
@@ -57,7 +57,7 @@ export async function withFleetRuns<T>(db: DbFlag, runIds: readonly string[] | u
       throw e;
     }
     // `git init` so the local commands, which look a run up from its repository, find this one.
-    execFileSync('git', ['init', '-q', repo], { stdio: 'ignore' });
+    await new Git(systemClock).run(repo, ['init', '-q']);
     const runs: FleetCopy['runs'] = [];
     for (const runId of ids) {
       const row = rows.get(runId);

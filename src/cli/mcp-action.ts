@@ -5,8 +5,7 @@ import { loadConfig, userConfigPath } from '../core/config/load.js';
 import { AciaError } from '../core/errors.js';
 import { detectSandbox } from '../core/sandbox/detect.js';
 import type { Config } from '../core/config/schema.js';
-import { loadMcpServers } from '../core/tools/mcp/config.js';
-import { repoMcpTrust } from '../app/mcp-trust.js';
+import { configuredMcpServers } from '../app/mcp-trust.js';
 import type { SandboxChoice } from '../core/tools/mcp/connection.js';
 import { probeServers } from '../core/tools/mcp/probe.js';
 import type { McpListFlags, McpServeFlags } from './commands/mcp.js';
@@ -17,7 +16,7 @@ import { readVersion } from '../app/version.js';
 export async function mcpListCommand(flags: McpListFlags): Promise<number> {
   const repo = resolve(flags.repo);
   const { config } = loadConfig({ repo, env: process.env, flags: {} });
-  const set = loadMcpServers({ repo, user: { servers: config.mcpServers, file: userConfigPath(process.env) }, isTrusted: repoMcpTrust });
+  const set = configuredMcpServers(repo, config, process.env);
   const probed = await probeServers(set, { sandbox: sandboxChoice(config), parentEnv: process.env, clientVersion: readVersion() });
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ servers: probed }, null, 2)}\n`);
@@ -57,7 +56,7 @@ export async function mcpServeCommand(flags: McpServeFlags): Promise<number> {
 
 /** The MCP servers for `acia config`: each with its source, and the repository's untrusted ones marked. */
 export function mcpServerLines(repo: string, config: Config): { lines: string[]; json: unknown[] } {
-  const set = loadMcpServers({ repo, user: { servers: config.mcpServers, file: userConfigPath(process.env) }, isTrusted: repoMcpTrust });
+  const set = configuredMcpServers(repo, config, process.env);
   const json = [
     ...set.servers.map((s) => ({ name: s.name, source: s.source, transport: s.transport, command: s.command ?? null, args: s.args, url: s.url ?? null, sandbox: s.sandbox, trusted: true })),
     ...set.blocked.map((b) => ({ name: b.name, source: b.source, trusted: false, reason: b.reason })),

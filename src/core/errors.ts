@@ -31,6 +31,8 @@ export type ErrorCode =
   | 'BLOB_MISSING'
   | 'APPLY_REFUSED'
   | 'RUN_NOT_FOUND'
+  /** A fleet worker refused a submitted run: its settings, repository or base break the worker's own policy. */
+  | 'FLEET_POLICY'
   /** `acia resume` of a run that succeeded, failed verification or was aborted by a human. */
   | 'RUN_FINISHED'
   | 'BUDGET_EXCEEDED'

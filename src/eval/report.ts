@@ -21,6 +21,8 @@ export interface EvalReport {
   resolved: number;
   /** resolved / total instances in the set, in percent (unfinished ones count as unresolved). */
   resolvedPct: number;
+  /** Finished instances whose model patch changed files that decide how tests run. */
+  tampered: number;
   costUsd: Distribution & { unknown: number };
   tokens: Distribution;
   wallSeconds: Distribution;
@@ -40,6 +42,7 @@ export interface EvalReport {
     wiki: string | null;
     ledger: string | null;
     gradeError?: string;
+    tampered_files?: string[];
   }[];
 }
 
@@ -74,6 +77,7 @@ export function buildReport(instances: readonly Pick<EvalInstance, 'instance_id'
     finished: done.length,
     resolved,
     resolvedPct: instances.length === 0 ? 0 : Math.round((resolved / instances.length) * 10000) / 100,
+    tampered: done.filter((r) => (r.tampered_files ?? []).length > 0).length,
     costUsd: { ...distribution(known), unknown: done.length - known.length },
     tokens: distribution(done.map((r) => r.tokens)),
     wallSeconds: distribution(done.map((r) => r.wallMs / 1000)),
@@ -95,6 +99,7 @@ export function buildReport(instances: readonly Pick<EvalInstance, 'instance_id'
         wiki: r?.wiki ?? null,
         ledger: r?.ledger ?? null,
         ...(r?.gradeError === undefined ? {} : { gradeError: r.gradeError }),
+        ...(r?.tampered_files === undefined ? {} : { tampered_files: r.tampered_files }),
       };
     }),
   };
@@ -111,6 +116,7 @@ export function renderMarkdown(report: EvalReport, out: string): string {
     `Model: ${report.models.join(', ') || 'n/a'}`,
     '',
     `**Resolved: ${report.resolved}/${report.total} (${report.resolvedPct}%)**, ${report.finished} of ${report.total} instances finished.`,
+    report.tampered > 0 ? `\n**${report.tampered} model patch(es) changed files that decide how tests run**: those files were graded as the base and the test patch have them (see the notes below).` : '',
     '',
     '| per task | mean | median | p90 | total |',
     '| --- | --- | --- | --- | --- |',
@@ -129,8 +135,11 @@ export function renderMarkdown(report: EvalReport, out: string): string {
     ),
     '',
   ];
-  const errors = report.instances.filter((i) => i.gradeError !== undefined);
-  if (errors.length > 0) lines.push('Grading notes:', '', ...errors.map((i) => `- ${i.instance_id}: ${i.gradeError ?? ''}`), '');
+  const notes = report.instances.flatMap((i) => [
+    ...(i.tampered_files ? [`- ${i.instance_id}: the model patch changed files that decide how tests run, not graded from it: ${i.tampered_files.map((f) => `\`${f}\``).join(', ')}`] : []),
+    ...(i.gradeError !== undefined ? [`- ${i.instance_id}: ${i.gradeError}`] : []),
+  ]);
+  if (notes.length > 0) lines.push('Grading notes:', '', ...notes, '');
   return lines.filter((l, i, all) => !(l === '' && all[i - 1] === '')).join('\n');
 }
 

@@ -26,6 +26,8 @@ export const InstanceResult = z.object({
   failToPass: z.record(z.string(), Status),
   passToPass: z.record(z.string(), Status),
   gradeError: z.string().optional(),
+  /** Files the model's patch changed that decide how tests run (test files, runner config, test scripts): not graded from the patch. */
+  tampered_files: z.array(z.string()).optional(),
   finishedAt: z.string(),
 });
 export type InstanceResult = z.infer<typeof InstanceResult>;

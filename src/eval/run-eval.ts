@@ -178,6 +178,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
   const grade = await gradeInstance(inst, {
     git,
     repo,
+    base,
     commit,
     dir: join(work, 'grade'),
     runnerFor: deps.tools.runnerFor,
@@ -203,6 +204,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
     wallMs: now() - started,
     failToPass: grade.failToPass,
     passToPass: grade.passToPass,
+    ...(grade.tamperedFiles.length === 0 ? {} : { tampered_files: grade.tamperedFiles }),
     ...(grade.error === undefined ? {} : { gradeError: grade.error }),
     finishedAt: new Date(now()).toISOString(),
   };
@@ -227,6 +229,7 @@ async function recordGrade(deps: TeamDeps, run: RunResult, inst: LoadedInstance,
         passToPass: grade.passToPass,
         exitCode: grade.exitCode,
         outputRef,
+        ...(grade.tamperedFiles.length === 0 ? {} : { tamperedFiles: grade.tamperedFiles }),
         ...(grade.error === undefined ? {} : { error: grade.error }),
       },
     });

@@ -5,6 +5,7 @@ import PgBoss from 'pg-boss';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { migrateLedger } from '../core/ledger/pg-ledger.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
+import { mayMigrate, TENANCY_SCHEMA } from './tenancy.js';
 
 export const RUN_QUEUE = 'acia-runs';
 /** One job per dev task handed out by a run's orchestrator (task-jobs.ts). */
@@ -56,6 +57,17 @@ export interface Fleet {
   close(): Promise<void>;
 }
 
+/**
+ * What a fleet command other than the worker holds: the database, and the queue only when this session's
+ * role owns the fleet's tables (a submitter's role has no rights on the queue: its requests go through
+ * its own rows, which the workers turn into jobs).
+ */
+export interface FleetClient {
+  db: pg.Pool;
+  boss: PgBoss | null;
+  close(): Promise<void>;
+}
+
 /** The database URL from `--db` or ACIA_DATABASE_URL; a fleet command without one is a usage error. */
 export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   const url = flag ?? env.ACIA_DATABASE_URL;
@@ -80,20 +92,52 @@ export async function connectFleetDb(url: string, max: number): Promise<pg.Pool>
   return db;
 }
 
-export async function openFleet(url: string, o: { queue?: boolean } = {}): Promise<Fleet> {
-  const db = await connectFleetDb(url, 8);
+/** Creates or updates the fleet's tables, when this session's role may (it owns them, or there are none yet). */
+async function migrate(db: pg.Pool): Promise<boolean> {
+  if (!(await mayMigrate(db))) return false;
   await migrateLedger(db);
-  await db.query(`SELECT pg_advisory_lock(472105); ${RUNS_SCHEMA} SELECT pg_advisory_unlock(472105);`);
-  const boss = new PgBoss({ connectionString: url, max: 4, supervise: o.queue !== false, schedule: false });
+  await db.query(`SELECT pg_advisory_lock(472105); ${RUNS_SCHEMA} ${TENANCY_SCHEMA} SELECT pg_advisory_unlock(472105);`);
+  return true;
+}
+
+async function startBoss(url: string, supervise: boolean): Promise<PgBoss> {
+  const boss = new PgBoss({ connectionString: url, max: 4, supervise, schedule: false });
   boss.on('error', () => undefined);
   await boss.start();
   await boss.createQueue(RUN_QUEUE).catch(() => undefined);
   await boss.createQueue(TASK_QUEUE).catch(() => undefined);
+  return boss;
+}
+
+export async function openFleet(url: string, o: { queue?: boolean } = {}): Promise<Fleet> {
+  const db = await connectFleetDb(url, 8);
+  await migrate(db);
+  const boss = await startBoss(url, o.queue !== false);
   return {
     db,
     boss,
     close: async () => {
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 }).catch(() => undefined);
+      await db.end();
+    },
+  };
+}
+
+/** For submit, resume, status and export: the queue only for the tables' owner (see FleetClient). */
+export async function openFleetClient(url: string): Promise<FleetClient> {
+  const db = await connectFleetDb(url, 4);
+  let boss: PgBoss | null = null;
+  try {
+    if (await migrate(db)) boss = await startBoss(url, false);
+  } catch (e) {
+    await db.end();
+    throw e;
+  }
+  return {
+    db,
+    boss,
+    close: async () => {
+      await boss?.stop({ graceful: true, wait: true, timeout: 10_000 }).catch(() => undefined);
       await db.end();
     },
   };
@@ -116,6 +160,9 @@ export interface FleetRunRow {
   leased_at: Date | null;
   submitted_at: Date;
   updated_at: Date;
+  /** The role that submitted it (PostgreSQL's current_user at the insert), and the label it gave. */
+  submitter: string;
+  submitter_label: string | null;
   /** The workers its task attempts ran on (TASK_STARTED.worker), in name order. */
   task_workers: string[];
 }

@@ -13,6 +13,7 @@ import { openRunBudget, PgBudgetGate } from './budget-gate.js';
 import type { Fleet } from './fleet-db.js';
 import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
+import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
 
 export interface JobDeps {
   deps: TeamDeps;
@@ -23,9 +24,10 @@ export interface JobDeps {
 export async function jobDeps(
   fleet: Fleet,
   git: Git,
-  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void },
+  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy },
 ): Promise<JobDeps> {
-  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: o.settings }).config;
+  // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless allowed).
+  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings) }).config;
   const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
   deps.runtime.ids = { runId: () => asRunId(o.runId) };
   deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });

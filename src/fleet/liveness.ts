@@ -6,7 +6,7 @@
 import { connectGuarded } from '../core/ledger/pg-retry.js';
 import type { Fleet } from './fleet-db.js';
 import { RUN_QUEUE } from './fleet-db.js';
-import { enqueue, type RunJob } from './submit.js';
+import { enqueue, jobOfRow, type RunJob, type RunRowForJob } from './submit.js';
 
 export const HEARTBEAT_MS = 2_000;
 export const LEASE_SECONDS = 10;
@@ -56,15 +56,15 @@ export async function reapRuns(fleet: Fleet): Promise<string[]> {
   const reaped: { runId: string; jobId: string | null; job: RunJob }[] = [];
   try {
     await client.query('BEGIN');
-    const rows = await client.query<{ run_id: string; job_id: string | null; job: RunJob }>(
-      `SELECT r.run_id, r.job_id, r.job FROM acia_runs r LEFT JOIN acia_workers w ON w.name = r.worker
+    const rows = await client.query<RunRowForJob & { job_id: string | null }>(
+      `SELECT r.run_id, r.job_id, r.goal, r.repo_url, r.base, r.job FROM acia_runs r LEFT JOIN acia_workers w ON w.name = r.worker
        WHERE r.status = 'running' AND (w.name IS NULL OR w.seen_at < now() - make_interval(secs => $1))
        FOR UPDATE OF r SKIP LOCKED`,
       [LEASE_SECONDS],
     );
     for (const r of rows.rows) {
       await client.query(`UPDATE acia_runs SET status = 'queued', worker = NULL, message = 'its worker stopped answering; queued again', updated_at = now() WHERE run_id = $1`, [r.run_id]);
-      reaped.push({ runId: r.run_id, jobId: r.job_id, job: r.job });
+      reaped.push({ runId: r.run_id, jobId: r.job_id, job: jobOfRow(r) });
     }
     await client.query('COMMIT');
   } catch (e) {
@@ -75,7 +75,7 @@ export async function reapRuns(fleet: Fleet): Promise<string[]> {
   }
   for (const r of reaped) {
     if (r.jobId) await fleet.boss.cancel(RUN_QUEUE, r.jobId).catch(() => undefined);
-    await enqueue(fleet, r.job);
+    await enqueue(fleet.boss, r.job);
   }
   return reaped.map((r) => r.runId);
 }

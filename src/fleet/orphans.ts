@@ -4,14 +4,14 @@
 // puts such runs back on the queue (their stale job cancelled), as the reaper does for dead workers.
 import { retryTransient } from '../core/ledger/pg-retry.js';
 import { RUN_QUEUE, type Fleet } from './fleet-db.js';
-import { enqueue, type RunJob } from './submit.js';
+import { enqueue, jobOfRow, type RunRowForJob } from './submit.js';
 
 export const ORPHAN_CHECK_MS = 5_000;
 
 /** Requeues the runs marked `running` on `worker` that it does not hold; returns their ids. */
 export async function requeueOrphans(fleet: Fleet, worker: string, holding: ReadonlySet<string>): Promise<string[]> {
   const rows = (
-    await fleet.db.query<{ run_id: string; job_id: string | null; job: RunJob; updated_at: string }>("SELECT run_id, job_id, job, updated_at::text AS updated_at FROM acia_runs WHERE worker = $1 AND status = 'running'", [worker])
+    await fleet.db.query<RunRowForJob & { job_id: string | null; updated_at: string }>("SELECT run_id, job_id, goal, repo_url, base, job, updated_at::text AS updated_at FROM acia_runs WHERE worker = $1 AND status = 'running'", [worker])
   ).rows.filter((r) => !holding.has(r.run_id));
   const out: string[] = [];
   for (const r of rows) {
@@ -23,7 +23,7 @@ export async function requeueOrphans(fleet: Fleet, worker: string, holding: Read
     );
     if (took.rowCount === 0) continue;
     if (r.job_id) await fleet.boss.cancel(RUN_QUEUE, r.job_id).catch(() => undefined);
-    await retryTransient(() => enqueue(fleet, r.job));
+    await retryTransient(() => enqueue(fleet.boss, jobOfRow(r)));
     out.push(r.run_id);
   }
   return out;

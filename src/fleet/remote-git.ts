@@ -3,11 +3,17 @@
 // runs with the worker's own environment; it still runs no hook, and it never runs in a directory an
 // agent could have written git config to (clones are fresh; agents cannot write .git).
 import { AciaError } from '../core/errors.js';
+import { hostEnv, launcherCwd } from '../core/contain/host-process.js';
 import { spawnCapture } from '../core/sandbox/spawn-collect.js';
+import { resolve } from 'node:path';
 
 export async function remoteGit(cwd: string, args: readonly string[], o: { allowFail?: boolean } = {}): Promise<{ exitCode: number; stderr: string }> {
-  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-  const run = () => spawnCapture(['git', '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.file.allow=always', ...args], { cwd, env, timeoutMs: 300_000 });
+  // Through the containment module: git reaches the clone with -C from an empty directory, and no search
+  // path entry inside the clone (a submitter's repository) survives in its environment.
+  const env = hostEnv(process.env, [cwd]);
+  // Local paths are allowed (the worker's policy decides which); transports that run a command are not.
+  const run = () =>
+    spawnCapture(['git', '-C', resolve(cwd), '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.file.allow=always', '-c', 'protocol.ext.allow=never', '-c', 'protocol.fd.allow=never', ...args], { cwd: launcherCwd(), env, timeoutMs: 300_000 });
   let r = await run();
   // A fetch racing other workers' pushes to the same remote has failed now and then with "did not send
   // all necessary objects" (seen once in a few runs of the PostgreSQL-outage suite; cause not found): a

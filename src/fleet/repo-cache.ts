@@ -8,6 +8,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from '../team/git.js';
 import { remoteGit } from './remote-git.js';
+import { checkBase, checkRepoUrl, type WorkerPolicy } from './worker-policy.js';
 
 /** One fetch or clone of a mirror at a time in this process: git locks its refs. */
 const busy = new Map<string, Promise<unknown>>();
@@ -29,7 +30,11 @@ export interface JobCheckout {
  * A clone for one job of run `runId` at `dir` (removed first), with the run branch `acia/<run>` and its
  * task branches `acia-tasks/<run>/*` as the remote has them, and HEAD detached at `base`.
  */
-export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: string; runId: string; base: string; dir: string }): Promise<JobCheckout> {
+export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: string; runId: string; base: string; dir: string; policy: WorkerPolicy }): Promise<JobCheckout> {
+  // Checked here too, where the URL reaches git: a task job's payload is the orchestrator's, but the
+  // clone and every push go wherever it says.
+  checkRepoUrl(o.policy, o.repoUrl);
+  checkBase(o.base);
   const mirror = join(o.cacheDir, 'repos', `${createHash('sha256').update(o.repoUrl).digest('hex').slice(0, 24)}.git`);
   await serialised(mirror, async () => {
     if (await stat(join(mirror, 'HEAD')).then(() => true, () => false)) {
@@ -40,14 +45,14 @@ export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: stri
     } else {
       await mkdir(join(o.cacheDir, 'repos'), { recursive: true });
       await rm(mirror, { recursive: true, force: true });
-      await remoteGit(o.cacheDir, ['clone', '-q', '--mirror', o.repoUrl, mirror]);
+      await remoteGit(o.cacheDir, ['clone', '-q', '--mirror', '--', o.repoUrl, mirror]);
       // Job clones borrow these objects: the mirror must never prune any of them away.
       await remoteGit(mirror, ['config', 'gc.auto', '0']);
     }
   });
   await rm(o.dir, { recursive: true, force: true });
   await serialised(mirror, () => remoteGit(o.cacheDir, ['clone', '-q', '--no-checkout', '--shared', mirror, o.dir]));
-  await remoteGit(o.dir, ['remote', 'set-url', 'origin', o.repoUrl]);
+  await remoteGit(o.dir, ['remote', 'set-url', '--', 'origin', o.repoUrl]);
   const runBranch = `acia/${o.runId}`;
   const tasks = `acia-tasks/${o.runId}`;
   // From the remote itself (the mirror may be seconds old): where this run stands now.

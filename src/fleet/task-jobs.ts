@@ -23,6 +23,7 @@ import { jobDeps, type JobDeps } from './job-deps.js';
 import { checkoutJob } from './repo-cache.js';
 import { announceTaskJob } from './wakeup.js';
 import type { RunJob } from './submit.js';
+import type { WorkerPolicy } from './worker-policy.js';
 
 /** How often the orchestrator looks at a task job it waits for. */
 const POLL_MS = 100;
@@ -56,6 +57,8 @@ interface WorkerContext {
   log: (line: string) => void;
   /** The lease horizon: a worker whose heartbeat is older has lost its jobs. */
   leaseSeconds: number;
+  /** This worker's policy over what submitters ask (worker-policy.ts). */
+  policy: WorkerPolicy;
 }
 
 /** The orchestrator's side: TeamDeps.dispatchTask for a run this worker holds at `epoch`. */
@@ -163,8 +166,8 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
     // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
     await checkFence(fleet.db, job.runId, fence, false);
-    const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir });
-    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log });
+    const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: w.policy });
+    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy });
     const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
     return { kind: 'outcome', outcome };

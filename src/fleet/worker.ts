@@ -24,6 +24,8 @@ import { checkoutJob } from './repo-cache.js';
 import { listenForTaskJobs } from './wakeup.js';
 import type { RunJob } from './submit.js';
 import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
+import { startDispatcher } from './dispatch.js';
+import { admitJob, type WorkerPolicy } from './worker-policy.js';
 
 export interface WorkerOptions {
   /** Runs this worker orchestrates at once. */
@@ -35,6 +37,8 @@ export interface WorkerOptions {
   env: NodeJS.ProcessEnv;
   name?: string;
   log: (line: string) => void;
+  /** The worker's own policy over submitted runs (its config's `fleetWorker`). */
+  policy: WorkerPolicy;
 }
 
 export interface RunningWorker {
@@ -104,7 +108,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
     taskIds.push(
       await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<TaskJob>[]) => {
         if (!job) return;
-        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }));
+        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy }));
         // The orchestrator waits for this output: recorded here, waiting out a database that is away, since
         // pg-boss's own record of it is not awaited (a lost one would leave the task active for a day).
         await retryTransient(() => fleet.boss.complete(TASK_QUEUE, job.id, output), { toleranceMs: 10 * 60_000 }).catch(() => undefined);
@@ -113,6 +117,8 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
     );
   }
   const wakeup = taskSlots > 0 ? await listenForTaskJobs(fleet, () => taskIds.forEach((id) => fleet.boss.notifyWorker(id))) : null;
+  // Submitters' requests (their roles cannot touch the queue) become jobs here.
+  const dispatcher = await startDispatcher(fleet, o.log);
   o.log(`worker ${name}: taking runs (${o.concurrency} at a time) and tasks (${taskSlots} at a time)`);
   return {
     name,
@@ -124,6 +130,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       await Promise.allSettled([...runsInHand]);
       for (const id of taskIds) await fleet.boss.offWork({ id });
       await wakeup?.stop();
+      await dispatcher.stop();
       await Promise.allSettled([...tasksInHand]);
       orphans.stop();
       await heartbeat.stop();
@@ -156,16 +163,26 @@ async function stillToRun(fleet: Fleet, job: RunJob): Promise<boolean> {
  * Returns null when the run was taken over by another worker meanwhile (this one was fenced out).
  */
 export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { name: string }): Promise<RunResult | null> {
+  // Before the lease, the clone or any setting takes effect: a run this worker's policy refuses ends
+  // here, once (no retry would change the answer), with the reason in its row for its submitter.
+  try {
+    admitJob(o.policy, job);
+  } catch (e) {
+    if (!isAciaError(e) || e.code !== 'FLEET_POLICY') throw e;
+    o.log(`${job.runId}: ${e.message}`);
+    await setRunStatus(fleet.db, job.runId, { status: 'error', worker: o.name, message: `worker ${o.name}: ${e.message}${e.hint ? ` (${e.hint})` : ''}` });
+    return null;
+  }
   const git = new Git(systemClock);
   // The fencing token: from here on, whoever took the run before this worker can no longer write to it.
   const epoch = await takeLease(fleet.db, job.runId, '', o.name);
   await setRunStatus(fleet.db, job.runId, { status: 'running', worker: o.name }, epoch);
   const dir = join(o.cacheDir, 'runs', job.runId);
   try {
-    const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir });
-    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log });
+    const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: o.policy });
+    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy });
     const { deps } = run;
-    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS }, () => run) };
+    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy }, () => run) };
     // The head is anchored in the database too (beside the local anchor), where `acia verify --db` finds it.
     const localAnchor = deps.store.anchor;
     if (localAnchor) {

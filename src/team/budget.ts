@@ -38,20 +38,54 @@ export function describeBreach(b: BudgetBreach): string {
  */
 export function checkBudget(
   limits: BudgetLimits,
-  state: RunState,
+  state: Pick<RunState, 'tokens' | 'costUsd'>,
   next: { usd: number | null; tokens: number },
   elapsedMinutes: number,
+  /** What calls under way in this process hold (counted as spent: each may cost its whole estimate). */
+  held: { usd: number; tokens: number } = { usd: 0, tokens: 0 },
 ): BudgetBreach | null {
   if (limits.maxMinutes !== undefined && elapsedMinutes > limits.maxMinutes) {
     return { limit: 'minutes', spent: elapsedMinutes, max: limits.maxMinutes };
   }
-  if (limits.maxTokens !== undefined && state.tokens + next.tokens > limits.maxTokens) {
-    return { limit: 'tokens', spent: state.tokens + next.tokens, max: limits.maxTokens };
+  const tokens = state.tokens + held.tokens + next.tokens;
+  if (limits.maxTokens !== undefined && tokens > limits.maxTokens) {
+    return { limit: 'tokens', spent: tokens, max: limits.maxTokens, ...(held.tokens > 0 ? { inFlight: held.tokens } : {}) };
   }
-  if (limits.maxCostUsd !== undefined && next.usd !== null && state.costUsd + next.usd > limits.maxCostUsd) {
-    return { limit: 'cost', spent: state.costUsd + next.usd, max: limits.maxCostUsd };
+  const usd = state.costUsd + held.usd + (next.usd ?? 0);
+  if (limits.maxCostUsd !== undefined && next.usd !== null && usd > limits.maxCostUsd) {
+    return { limit: 'cost', spent: usd, max: limits.maxCostUsd, ...(held.usd > 0 ? { inFlight: held.usd } : {}) };
   }
   return null;
+}
+
+/**
+ * The estimates model calls under way in this process hold against a run with no shared gate (a local
+ * run): calls started together (parallel tasks, an external agent's concurrent requests) are each checked
+ * against the others' worst case, not only against what was spent before them.
+ */
+export class LocalHolds {
+  private readonly held = new Map<string, BudgetAmount>();
+  private next = 0;
+
+  total(): { usd: number; tokens: number } {
+    let usd = 0;
+    let tokens = 0;
+    for (const a of this.held.values()) {
+      usd += a.usd ?? 0;
+      tokens += a.tokens;
+    }
+    return { usd, tokens };
+  }
+
+  hold(runId: string, amount: BudgetAmount): BudgetReservation {
+    const reservation = { id: `local-${++this.next}`, runId, amount };
+    this.held.set(reservation.id, amount);
+    return reservation;
+  }
+
+  drop(reservation: BudgetReservation): void {
+    this.held.delete(reservation.id);
+  }
 }
 
 /** What a model call is budgeted at, or what it cost; usd is null when the model's price is unknown. */

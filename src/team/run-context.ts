@@ -4,7 +4,7 @@ import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { PlanSet } from '../core/acm/contracts.js';
 import type { LlmRequest, LlmResponse, Usage } from '../core/llm/types.js';
 import type { InstructionFile } from '../agents/pm/context-packet.js';
-import { BudgetExceededError, checkBudget, type BudgetAmount, type BudgetBreach, type BudgetReservation } from './budget.js';
+import { BudgetExceededError, checkBudget, LocalHolds, type BudgetAmount, type BudgetBreach, type BudgetReservation } from './budget.js';
 import type { TeamDeps } from './deps.js';
 import type { Recorder } from './recorder.js';
 import type { RunState } from './run-state.js';
@@ -50,7 +50,6 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
   let started = 0;
   // One agent session makes one call at a time: at most one reservation is held between the hooks.
   let held: BudgetReservation | null = null;
-  const gate = ctx.deps.fleet?.budgetGate;
   return {
     beforeModelCall: async (request: LlmRequest): Promise<void> => {
       const r = await reserveBudget(ctx, ctx.deps.model.estimate(ctx.deps.model.id, request));
@@ -79,10 +78,26 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
     modelCallFailed: async (): Promise<void> => {
       const reservation = held;
       held = null;
-      // A release that fails (the database is away) leaves the reservation to expire: it only holds budget back.
-      if (gate && reservation) await gate.release(reservation).catch(() => undefined);
+      if (reservation) await releaseBudget(ctx, reservation);
     },
   };
+}
+
+/** Each run's local holds, by its live state (one per session, shared by all its tasks). */
+const localHolds = new WeakMap<RunState, LocalHolds>();
+
+function holdsOf(ctx: RunContext): LocalHolds {
+  let h = localHolds.get(ctx.state);
+  if (!h) localHolds.set(ctx.state, (h = new LocalHolds()));
+  return h;
+}
+
+/** A call that failed or was never made: what it held goes back. */
+export async function releaseBudget(ctx: RunContext, reservation: BudgetReservation): Promise<void> {
+  const gate = ctx.deps.fleet?.budgetGate;
+  // A release that fails (the database is away) leaves the reservation to expire: it only holds budget back.
+  if (gate) await gate.release(reservation).catch(() => undefined);
+  else holdsOf(ctx).drop(reservation);
 }
 
 /**
@@ -91,16 +106,17 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
  * gate, cost and tokens are the gate's (this process's fold does not see the others' calls): only
  * minutes are checked here. A waived budget is not enforced, but is still reserved (and counted).
  */
-export async function reserveBudget(ctx: RunContext, est: BudgetAmount): Promise<{ breach: BudgetBreach } | { reservation: BudgetReservation | null }> {
+export async function reserveBudget(ctx: RunContext, est: BudgetAmount): Promise<{ breach: BudgetBreach } | { reservation: BudgetReservation }> {
   const gate = ctx.deps.fleet?.budgetGate;
   const enforce = !ctx.state.budgetWaived;
   if (enforce) {
     const minutes = (ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
     const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
-    const breach = checkBudget(limits, ctx.state, est, minutes);
+    const breach = checkBudget(limits, ctx.state, est, minutes, gate ? undefined : holdsOf(ctx).total());
     if (breach) return { breach };
   }
-  if (!gate) return { reservation: null };
+  // Without a gate the estimate is held here until the call settles, so calls under way count.
+  if (!gate) return { reservation: holdsOf(ctx).hold(ctx.runId, est) };
   return gate.reserve(ctx.runId, est, { enforce });
 }
 
@@ -146,7 +162,10 @@ export async function recordModelCall(ctx: RunContext, actor: string, reservatio
     };
     await (c.durable ? ctx.rec.record(actor, 'LLM_CALL', data) : ctx.rec.note(actor, 'LLM_CALL', data));
   } finally {
-    if (reservation) await ctx.deps.fleet?.budgetGate?.settle(reservation, { usd: c.costUsd, tokens: usageTokens(c.usage) });
+    // After the entry: until then the call counts by its hold, from then on by what it cost.
+    const gate = ctx.deps.fleet?.budgetGate;
+    if (reservation && gate) await gate.settle(reservation, { usd: c.costUsd, tokens: usageTokens(c.usage) });
+    else if (reservation) holdsOf(ctx).drop(reservation);
   }
 }
 

@@ -11,13 +11,18 @@ import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { ROOT, sampleRepo, SCENARIOS, startAcia } from './cli-helpers.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
+import { startRecordingUpstream, type RecordingUpstream, type UpstreamRequest } from '../helpers/recording-upstream.js';
+import { listeningPorts } from '../helpers/listening-ports.js';
 
 const ADAPTER = join(ROOT, 'node_modules', '.bin', 'claude-code-acp');
 const REAL_KEY = 'sk-ant-REAL-USER-KEY-never-in-the-sandbox';
 const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
 
 let server: FakeServer | null = null;
+let upstream: RecordingUpstream | null = null;
 afterEach(async () => {
+  await upstream?.close();
+  upstream = null;
   await server?.close();
   server = null;
 });
@@ -118,10 +123,10 @@ describe.skipIf(!sandboxAvailable())('Claude Code as a Dev agent (ACP)', () => {
     const permissions = entries.filter((e) => e.type === 'POLICY_DECISION' && (e.data as { hook: string }).hook === 'agent.permission');
     expect(permissions.length).toBeGreaterThanOrEqual(3);
 
-    // Inside the sandbox: a placeholder key, no home.
+    // Inside the sandbox: this task's token as the key, no home.
     const bash = entries.find((e) => e.type === 'TOOL_RESULT' && (e.data as { name: string }).name === 'claude-code:execute');
     const seen = blobText(repo, runId, (bash!.data as { outputRef: string }).outputRef);
-    expect(seen).toContain('key=acia-metered-placeholder-key');
+    expect(seen).toMatch(/key=acia-task-[\w-]{32}/);
     expect(seen).not.toContain('SECRET-SSH-KEY-MATERIAL');
     const everything = entries.map((e) => JSON.stringify(e)).join('\n');
     expect(everything).not.toContain(REAL_KEY);
@@ -148,6 +153,101 @@ describe.skipIf(!sandboxAvailable())('Claude Code as a Dev agent (ACP)', () => {
     const spent = entries.filter((e) => e.type === 'LLM_CALL').reduce((n, e) => n + ((e.data as { usage: { inputTokens: number; outputTokens: number } }).usage.inputTokens + (e.data as { usage: { outputTokens: number } }).usage.outputTokens), 0);
     expect(spent).toBeLessThanOrEqual(30000);
     expect(server.requests.filter((q) => q.caller.startsWith('acp:claude-code:claude-sonnet'))).toHaveLength(0);
+  }, 150_000);
+
+  it('a hostile agent gets only metered model calls with its own token: no other path, no server tools, no open port, no overspend', async () => {
+    const happy = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8')) as { model?: string; turns: Turn[] };
+    const turns: (Turn & { usage?: { outputTokens: number } })[] = [
+      ...happy.turns.filter((t) => t.caller === 'pm'),
+      ...Array.from({ length: 24 }, () => ({ caller: 'acp:hostile:claude-sonnet-5-5', text: 'ok' })),
+      // The burst: each call costs its whole max_tokens, so what the proxy reserves is what it spends.
+      ...Array.from({ length: 12 }, () => ({ caller: 'acp:hostile:claude-haiku-4-5', text: 'expensive', usage: { outputTokens: 8000 } })),
+      ...happy.turns.filter((t) => t.caller.startsWith('qa:')),
+    ];
+    for (const t of turns) t.latencyMs = 0;
+    const file = join(tempDir('hostile-script'), 'script.json');
+    writeFileSync(file, JSON.stringify({ version: 1, model: happy.model, turns }));
+    server = await startFakeAnthropicServer({ script: await loadScript(file), checkInvariants: false });
+    // Another local user, while the agent works: every loopback port ACIA listens on gets a model call with no key.
+    const probes: { port: number; status: number }[] = [];
+    let aciaPid = 0;
+    let scanned = false;
+    const scan = async (r: UpstreamRequest) => {
+      if (!r.body.includes('PAUSE-FOR-SCAN')) return;
+      scanned = true;
+      for (const port of listeningPorts(aciaPid)) {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'SCAN-PROBE' }] }) }).catch(() => null);
+        probes.push({ port, status: res?.status ?? 0 });
+      }
+    };
+    upstream = await startRecordingUpstream(server.url, scan);
+    // The scan can see a listening port: the upstream's own, in this process.
+    expect(listeningPorts(process.pid)).toContain(Number(new URL(upstream.url).port));
+    const repo = sampleRepo('cc-hostile');
+    const xdg = tempDir('hostile-xdg');
+    mkdirSync(join(xdg, 'acia'));
+    writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ devAgents: { hostile: `node ${join(ROOT, 'tests', 'fixtures', 'acp', 'hostile-agent.mjs')}` }, testCommand: 'node run-tests.js' }));
+    const MAX_TOKENS = 60_000;
+    const run = startAcia(['run', GOAL, '--repo', repo, '--dev-agent', 'hostile', '--max-tokens', String(MAX_TOKENS), '--max-iterations', '0', '--model', 'anthropic:claude-sonnet-5-5'], {
+      env: { ANTHROPIC_BASE_URL: upstream.url, ANTHROPIC_API_KEY: REAL_KEY, HOME: tempDir('hostile-home'), XDG_CONFIG_HOME: xdg },
+    });
+    aciaPid = run.child.pid!;
+    const r = await run.done;
+    const entries = ledgerOf(repo, onlyRunId(repo));
+    const own = (q: UpstreamRequest) => /^(pm|qa:|dev:)/.test(q.headers['x-acia-caller'] ?? '');
+    const proxied = upstream.requests.filter((q) => !own(q));
+    const summary = JSON.stringify(proxied.map((q) => [q.method, q.path, q.headers['x-acia-caller'] ?? '-', q.body.slice(0, 60)]));
+
+    // Only model calls went upstream, each with the user's key added by ACIA, each metered as the task's.
+    expect(proxied.length, summary).toBeGreaterThan(0);
+    for (const q of proxied) {
+      expect(`${q.method} ${q.path}`, summary).toMatch(/^POST \/v1\/messages(\?beta=true)?$/);
+      expect(q.headers['x-api-key']).toBe(REAL_KEY);
+      expect(q.headers.authorization).toBeUndefined();
+    }
+    const metered = entries.filter((e) => e.type === 'LLM_CALL' && e.actor === 'dev:t1');
+    expect(metered.length, summary).toBe(proxied.length);
+    // No server-side tools, MCP connectors or unknown beta features reached the API.
+    for (const q of proxied) {
+      const body = JSON.parse(q.body) as { tools?: { type?: string }[]; mcp_servers?: unknown };
+      expect('mcp_servers' in body, summary).toBe(false);
+      expect((body.tools ?? []).every((t) => t.type === undefined || t.type === 'custom'), summary).toBe(true);
+      expect(q.headers['anthropic-beta'] ?? '', summary).not.toMatch(/files-api|mcp-client/);
+    }
+
+    // What the agent saw: its own per-task token, and a clear refusal for everything but model calls.
+    const reportCall = proxied.find((q) => q.body.includes('HOSTILE-REPORT'));
+    expect(reportCall, summary).toBeDefined();
+    const content = (JSON.parse(reportCall!.body) as { messages: { content: string }[] }).messages[0]!.content;
+    const seen = JSON.parse(content.slice('HOSTILE-REPORT '.length)) as { key: string; keyLength: number } & Record<'legit' | 'dotMessages' | 'beta', { status: number; body: string }> & Record<string, { status: number; body: string } | undefined>;
+    expect(seen.key).not.toBe(REAL_KEY);
+    expect(seen.keyLength).toBeGreaterThanOrEqual(32);
+    expect(seen.legit.status).toBe(200);
+    for (const k of ['noKey', 'guessedKey', 'bearerGuess']) expect(seen[k]!.status, k).toBe(401);
+    for (const k of ['models', 'files', 'batches', 'dotDotFiles']) expect(seen[k]!.status, `${k}: ${seen[k]!.body}`).toBe(404);
+    expect(seen.dotMessages.status, seen.dotMessages.body).toBe(200);
+    for (const k of ['serverTool', 'mcpServers', 'duplicateKey']) {
+      expect(seen[k]!.status, k).toBe(400);
+      expect(seen[k]!.body, k).toMatch(/ACIA/);
+    }
+    expect(seen.beta.status).toBe(200);
+
+    // Nothing another local user could reach: no port, or one that wants the token.
+    expect(scanned).toBe(true);
+    for (const p of probes) expect(p.status, JSON.stringify(probes)).toBe(401);
+    expect(upstream.requests.some((q) => q.body.includes('SCAN-PROBE'))).toBe(false);
+
+    // Twelve calls at once were admitted against what each could cost, not against what was spent so far.
+    expect(r.code, r.stderr + r.stdout).toBe(4);
+    expect(entries.some((e) => e.type === 'BUDGET_EXCEEDED')).toBe(true);
+    const burst = proxied.filter((q) => q.body.includes('burst '));
+    expect(burst.length).toBeGreaterThan(0);
+    expect(burst.length).toBeLessThan(12);
+    const spent = entries.filter((e) => e.type === 'LLM_CALL').reduce((n, e) => {
+      const u = (e.data as { usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number } }).usage;
+      return n + u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+    }, 0);
+    expect(spent).toBeLessThanOrEqual(MAX_TOKENS);
   }, 150_000);
 
   it('best of three: each candidate in its own worktree, judged by real test runs; the good one wins', async () => {

@@ -1,7 +1,8 @@
 // What the fleet suites share: one real PostgreSQL per suite, real `acia worker` processes on it, demo
 // scenarios submitted to a bare git remote, and the database read back (runs, ledger rows with their epochs).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import pg from 'pg';
@@ -67,6 +68,10 @@ export class FleetHarness {
   /** Each worker's own stderr, by name. */
   readonly logs = new Map<string, string>();
   readonly db: pg.Pool;
+  /** Where `remote()` puts the suite's bare remotes: the one directory the workers' policy serves. */
+  readonly remotesDir = tempDir('fleet-remotes');
+  /** The workers' XDG_CONFIG_HOME: their own config, with the policy a worker applies over submitted runs. */
+  readonly workerConfigHome = tempDir('fleet-worker-xdg');
 
   constructor(
     readonly url: string,
@@ -75,6 +80,10 @@ export class FleetHarness {
   ) {
     this.db = new pg.Pool({ connectionString: url });
     this.db.on('error', () => undefined);
+    mkdirSync(join(this.workerConfigHome, 'acia'));
+    // The suites' remotes, scripts under the temp dir, and --sandbox off only where no sandbox exists.
+    const fleetWorker = { repos: [this.remotesDir], scriptedModelDirs: [tmpdir()], allowSandboxOff: !sandboxAvailable() };
+    writeFileSync(join(this.workerConfigHome, 'acia', 'config.json'), JSON.stringify({ fleetWorker }));
   }
 
   /** A fresh PostgreSQL cluster for one suite, and the harness on it. */
@@ -88,7 +97,7 @@ export class FleetHarness {
     const args = [CLI, 'worker', '--db', o.url ?? this.url, '--concurrency', String(o.concurrency ?? 2), '--name', name, '--cache', tempDir(`cache-${name}`)];
     if (o.taskConcurrency !== undefined) args.push('--task-concurrency', String(o.taskConcurrency));
     args.push(...(o.extra ?? []));
-    const w = spawn(process.execPath, args, { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    const w = spawn(process.execPath, args, { env: cliEnv({ XDG_CONFIG_HOME: this.workerConfigHome }), stdio: ['ignore', 'ignore', 'pipe'] });
     this.logs.set(name, '');
     w.stderr?.on('data', (d: Buffer) => {
       this.log += d.toString();
@@ -104,10 +113,10 @@ export class FleetHarness {
     this.workers.clear();
   }
 
-  /** A bare remote holding the demos' sample repository. */
+  /** A bare remote holding the demos' sample repository, where the workers' policy lets them clone and push. */
   remote(prefix: string): string {
     const repo = sampleRepo(prefix);
-    const remote = join(tempDir(`${prefix}-remote`), 'app.git');
+    const remote = join(mkdtempSync(join(this.remotesDir, `${prefix}-`)), 'app.git');
     git(repo, 'clone', '-q', '--bare', repo, remote);
     return remote;
   }

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { acia, git, tempDir } from './helpers.js';
 import { expectCleanError, sampleRepo, startAcia, zeroLatencyScript } from './cli-helpers.js';
 import { useFleet, type FleetHarness, fleetAvailable, runFlags, scenarioOf, type Scenario } from './fleet-harness.js';
@@ -124,6 +125,76 @@ describe.skipIf(!fleetAvailable())('the fleet at scale: 3 workers, 12 runs', () 
     const page = acia(['wiki', 'show', `runs/${runId}.md`, '--db', fleet.url]);
     expect(page.code, page.stderr).toBe(0);
     expect(page.stdout).toContain('mermaid');
+  }, 120_000);
+
+  it('tenancy: a run is its submitter’s alone, and a worker applies its own policy over what a hostile submitter asks', async () => {
+    // Roles as an administrator makes them: one login role per submitter, each a member of acia_submitter
+    // (which the workers' migration created). The workers (s1-s3) run as the tables' owner.
+    for (const role of ['alice', 'mallory']) await fleet.db.query(`CREATE ROLE ${role} LOGIN IN ROLE acia_submitter`);
+    const as = (role: string) => fleet.url.replace('//acia@', `//${role}@`);
+    const malloryDb = new pg.Pool({ connectionString: as('mallory') });
+    try {
+      const remote = fleet.remote('tenancy');
+      const script = zeroLatencyScript('happy', tempDir('tenancy-script'));
+      const marker = join(tempDir('tenancy-marker'), 'pwned');
+      // A repository on the worker's own disk, outside what its policy serves.
+      const victim = join(tempDir('tenancy-victim'), 'secret.git');
+      git(sampleRepo('tenancy-victim-src'), 'clone', '-q', '--bare', '.', victim);
+      const submit = (repo: string, flags: string[]) => {
+        const r = acia(['submit', 'hostile', '--repo', repo, '--base', 'main', '--db', as('mallory'), '--json', '--label', 'mallory@laptop', ...flags]);
+        expect(r.code, r.stderr).toBe(0);
+        return (JSON.parse(r.stdout) as { runId: string }).runId;
+      };
+      const unsandboxed = submit(remote, ['--model', `scripted:${script}`, '--sandbox', 'off', '--test-command', `touch ${marker}`]);
+      const workersDisk = submit(victim, ['--model', `scripted:${script}`]);
+      const workersFile = submit(remote, ['--model', 'scripted:/etc/passwd']);
+      // Straight into the database, as a client with the URL may: a repository URL git would read as an option.
+      const optionUrl = '20991231-000000-0b7107';
+      await malloryDb.query("INSERT INTO acia_runs (run_id, goal, repo_url, base, status, job, requested_at) VALUES ($1, 'x', $2, 'main', 'queued', $3, now())", [optionUrl, `--upload-pack=touch ${marker}`, JSON.stringify({ settings: {} })]);
+      await malloryDb.query('NOTIFY acia_run_requests');
+      const ids = [unsandboxed, workersDisk, workersFile, optionUrl];
+      const rows = await fleet.settled(ids, 60_000, (st) => st === 'error').catch(() => fleet.runRows(ids));
+      for (const id of ids) expect(rows.get(id)?.message ?? rows.get(id)?.status, id).toMatch(/refused by the worker's policy/);
+      expect(rows.get(unsandboxed)?.message).toMatch(/--sandbox off/);
+      expect(rows.get(workersDisk)?.message).toMatch(/fleetWorker\.repos/);
+      expect(rows.get(workersFile)?.message).toMatch(/scriptedModelDirs/);
+      expect(rows.get(workersFile)?.message).not.toMatch(/root:/);
+      // Nothing ran, was cloned or was pushed: no marker, no ledger, no run branch in the worker's repository.
+      expect(existsSync(marker)).toBe(false);
+      expect((await fleet.db.query('SELECT 1 FROM acia_ledger WHERE run_id = ANY($1)', [ids])).rowCount).toBe(0);
+      expect(git(victim, 'branch', '--list', 'acia/*')).toBe('');
+      // Each run records who submitted it: the database role, not anything the client said (the label is a note).
+      const owners = await fleet.db.query<{ submitter: string; submitter_label: string | null }>('SELECT DISTINCT submitter, submitter_label FROM acia_runs WHERE run_id = ANY($1) ORDER BY 2', [ids]);
+      expect(owners.rows).toEqual([{ submitter: 'mallory', submitter_label: 'mallory@laptop' }, { submitter: 'mallory', submitter_label: null }]);
+
+      // Each submitter sees its own runs only; the owner's twelve are nobody else's business.
+      const listed = (role: string) => (JSON.parse(acia(['runs', '--db', as(role), '--json']).stdout) as { run_id: string }[]).map((r) => r.run_id).sort();
+      expect(listed('mallory')).toEqual([...ids].sort());
+      expect(listed('alice')).toEqual([]);
+      const [happy] = [...submitted].find(([, sc]) => sc.name === 'happy')!;
+      const waiting = (await fleet.db.query<{ run_id: string }>("SELECT run_id FROM acia_runs WHERE status = 'awaiting_human' LIMIT 1")).rows[0]!.run_id;
+      // Reading, answering, waiving and exporting another's run are refused as if it did not exist.
+      expectCleanError(acia(['show', happy, '--db', as('mallory')]), 2, /not found/);
+      expectCleanError(acia(['resume', waiting, '--answer', 'approve', '--db', as('mallory')]), 2, /no fleet run .* that you submitted/);
+      expectCleanError(acia(['export', happy, '--db', as('alice'), '--repo', sampleRepo('tenancy-export')]), 2, /not found/);
+      expect((JSON.parse(acia(['verify', '--db', as('mallory'), '--json']).stdout) as { runs: unknown[] }).runs).toEqual([]);
+      // And in SQL, with the same URL: row-level security, and no rights on the queue, leases or budgets.
+      expect((await malloryDb.query('SELECT goal FROM acia_runs WHERE run_id = $1', [happy])).rowCount).toBe(0);
+      expect((await malloryDb.query('SELECT 1 FROM acia_ledger')).rowCount).toBe(0);
+      expect((await malloryDb.query('SELECT 1 FROM acia_blobs')).rowCount).toBe(0);
+      expect((await malloryDb.query("UPDATE acia_runs SET status = 'queued', answer = 'approve', requested_at = now() WHERE run_id = $1", [waiting])).rowCount).toBe(0);
+      // Nor can she pass a run off as another's, or say who she is herself.
+      await expect(malloryDb.query("INSERT INTO acia_runs (run_id, goal, repo_url, base, status, job, submitter) VALUES ('20991231-000000-a11ce0', 'x', $1, 'main', 'queued', '{}', 'alice')", [remote])).rejects.toThrow(/permission denied/);
+      await expect(malloryDb.query("UPDATE acia_runs SET submitter = 'alice' WHERE run_id = $1", [unsandboxed])).rejects.toThrow(/permission denied/);
+      for (const table of ['pgboss.job', 'acia_leases', 'acia_budgets', 'acia_task_jobs']) await expect(malloryDb.query(`SELECT 1 FROM ${table} LIMIT 1`), table).rejects.toThrow(/permission denied/);
+      expect((await fleet.runRow(waiting))?.status).toBe('awaiting_human');
+      // Her own run she may resume: the request goes through her row, and the worker's policy refuses it again.
+      expect(acia(['resume', unsandboxed, '--db', as('mallory')]).code).toBe(0);
+      await fleet.until('the resumed run to be refused again', async () => (await fleet.runRow(unsandboxed))?.status === 'error', 30_000);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await malloryDb.end();
+    }
   }, 120_000);
 
   it('bad input on the fleet reading commands: one clear line, and a cut-off chain fails verification', async () => {

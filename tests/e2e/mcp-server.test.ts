@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { listeningUrl } from '../helpers/mcp-http.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 import { acia, CLI, git, ledgerOf, tempDir } from './helpers.js';
 
@@ -106,15 +107,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
       server.kill('SIGTERM');
       await new Promise((r) => server.once('exit', r));
     });
-    const url = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      server.stderr!.on('data', (d: Buffer) => {
-        err += d.toString();
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
-        if (m) resolve(m[1]!);
-      });
-      server.once('exit', () => reject(new Error(`acia mcp exited: ${err}`)));
-    });
+    const url = await listeningUrl(server);
     // Without the bearer token, nothing: 127.0.0.1 is reachable by every local user.
     const anonymous = new Client({ name: 'anonymous', version: '1' });
     await expect(anonymous.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toThrow(/401|bearer/i);

@@ -38,7 +38,9 @@ const runId = '20261123-000000-f1ee75';
 const git = new Git(systemClock);
 
 async function worker(name: string, url: string, base: string, lock: <T>(fn: () => Promise<T>) => Promise<T>): Promise<FleetWorkspace> {
-  const checkout = await checkoutJob(git, { cacheDir: tmp(`cache-${name}`), repoUrl: url, runId, base, dir: path.join(tmp(name), 'clone') });
+  // A worker whose policy serves the test's remote (its directory, by real path).
+  const policy = { repos: [path.dirname(url)], allowSandboxOff: false, scriptedModelDirs: [] };
+  const checkout = await checkoutJob(git, { cacheDir: tmp(`cache-${name}`), repoUrl: url, runId, base, dir: path.join(tmp(name), 'clone'), policy });
   return new FleetWorkspace(git, checkout.dir, runId, { checkFence: () => Promise.resolve(), withRunLock: lock, remoteRefs: checkout.remoteRefs });
 }
 

@@ -69,4 +69,49 @@ describe('scripts/check-architecture.mjs', () => {
       'check-architecture: src/team/wire.ts: src/team must not import src/app (../app/build-deps.js): layers are cli -> app -> team -> agents -> core',
     ]);
   });
+  it('fails on an .acia or dependency path built or touched outside src/core/contain, and passes the same code inside it', () => {
+    const aciaJoin = "import { join } from 'node:path';\nimport { readFileSync, rmSync } from 'node:fs';\nexport const read = (repo: string, id: string) => readFileSync(join(repo, '.acia', 'runs', id, 'ledger.jsonl'));\n";
+    const src = tree({
+      'src/agents/prompts/README': '',
+      'src/cli/show.ts': aciaJoin,
+      'src/serve/clean.ts': "import { rm } from 'node:fs/promises';\nexport const gone = (repo: string, id: string) => rm(`${repo}/.acia/worktrees/${id}`, { recursive: true });\n",
+      'src/team/deps.ts': "import { lstatSync } from 'node:fs';\nimport { join } from 'node:path';\nexport const nm = (checkout: string) => lstatSync(join(checkout, 'node_modules'));\nexport const pnp = (c: string) => join(c, '.yarn/cache');\n",
+      'src/core/contain/acia-state.ts': aciaJoin + "// a comment naming join(repo, '.acia') is no path\n",
+      'src/core/sandbox/deps.ts': "import { join } from 'node:path';\nexport const nm = (c: string) => join(c, 'node_modules');\n",
+      'src/app/hint.ts': "export const hint = 'set testCommand in .acia/config.json or install into .venv';\n",
+    });
+    const r = check(src);
+    expect(r.code).toBe(1);
+    expect(r.out.trim().split('\n').sort()).toEqual([
+      'check-architecture: src/cli/show.ts: line 3: builds or touches an .acia path outside src/core/contain (acia-state.ts)',
+      'check-architecture: src/serve/clean.ts: line 2: builds or touches an .acia path outside src/core/contain (acia-state.ts)',
+      'check-architecture: src/team/deps.ts: line 3: builds or touches a dependency path (node_modules, .venv, venv, .yarn, .pnp.*) outside src/core/contain (dependency-entry.ts) or src/core/sandbox/deps.ts',
+      'check-architecture: src/team/deps.ts: line 4: builds or touches a dependency path (node_modules, .venv, venv, .yarn, .pnp.*) outside src/core/contain (dependency-entry.ts) or src/core/sandbox/deps.ts',
+    ]);
+  });
+
+  it('fails on a process-spawning import outside the modules that start processes, and on a host spawn whose cwd is a worktree or checkout', () => {
+    const src = tree({
+      'src/agents/prompts/README': '',
+      'src/team/agent.ts': "import { spawn } from 'node:child_process';\nexport const go = (root: string) => spawn('sh', [], { cwd: root });\n",
+      'src/team/types.ts': "import type { ChildProcess } from 'node:child_process';\nexport type P = ChildProcess;\n",
+      'src/core/sandbox/spawn-collect.ts': "import { spawn } from 'node:child_process';\nexport const run = (o: { cwd: string }) => spawn('x', [], { cwd: o.cwd });\nexport const bad = (wt: { path: string }) => spawn('x', [], { cwd: wt.path });\n",
+      'src/core/sandbox/git-batch.ts': "import { spawn } from 'node:child_process';\nexport const git = (repo: string) => spawn('git', ['-C', repo], { cwd: '/' });\nexport const shorthand = (cwd: string) => spawn('git', [], { cwd, stdio: 'pipe' });\n",
+      'src/core/tools/mcp/connection.ts': "import { StdioClientTransport } from 'sdk';\nexport const t = (o: { root: string }) => new StdioClientTransport({ command: 'x', args: [], cwd: o.root });\nexport const params = (o: { root: string }) => ({ command: 'x', args: [], cwd: o.root });\n",
+      'src/serve/mcp.ts': "import { StdioClientTransport } from 'sdk';\nexport const t = () => new StdioClientTransport({ command: 'x', args: [] });\n",
+      'src/eval/grade.ts': "export const g = (runner: { run(c: string, o: { cwd: string }): void }, tree: string) => runner.run('npm test', { cwd: tree });\n",
+    });
+    const r = check(src);
+    expect(r.code).toBe(1);
+    const spawnHint = 'processes outside the sandbox start in an empty directory (core/contain/host-process.ts), the worktree passed as an argument';
+    expect(r.out.trim().split('\n').sort()).toEqual([
+      `check-architecture: src/core/sandbox/git-batch.ts: line 3: a host spawn with cwd cwd: ${spawnHint}`,
+      `check-architecture: src/core/sandbox/spawn-collect.ts: line 3: a host spawn with cwd wt.path: ${spawnHint}`,
+      `check-architecture: src/core/tools/mcp/connection.ts: line 2: a host spawn with cwd o.root: ${spawnHint}`,
+      `check-architecture: src/core/tools/mcp/connection.ts: line 3: a host spawn with cwd o.root: ${spawnHint}`,
+      'check-architecture: src/serve/mcp.ts: starts an MCP stdio transport outside src/core/tools/mcp/connection.ts',
+      'check-architecture: src/team/agent.ts: imports a process-spawning module outside the modules that start processes; start host processes through src/core/contain/host-process.ts',
+      `check-architecture: src/team/agent.ts: line 2: a host spawn with cwd root: ${spawnHint}`,
+    ]);
+  });
 });

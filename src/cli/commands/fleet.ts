@@ -13,6 +13,7 @@ export interface SubmitFlags {
   maxTokens?: string;
   testCommand?: string;
   sandbox?: string;
+  label?: string;
   json?: boolean;
 }
 
@@ -30,7 +31,8 @@ export function register(program: Command): void {
     .option('--max-cost-usd <usd>', 'the run’s budget')
     .option('--max-tokens <n>', 'the run’s token budget')
     .option('--test-command <cmd>', 'the command that runs the tests')
-    .option('--sandbox <mode>', 'auto | bwrap | off')
+    .option('--sandbox <mode>', 'auto | bwrap | off (a worker refuses off unless its own config allows it)')
+    .option('--label <text>', 'a note shown with the run (who or what it is for); the submitter itself is your database role')
     .option('--json', 'print the run id as JSON')
     .addHelpText('after', '\nExample:\n  acia submit "fix the flaky date test" --repo git@example.com:me/app.git --base main --db postgres://fleet@db/acia')
     .action(async (task: string, flags: SubmitFlags) => {

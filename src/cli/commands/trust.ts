@@ -33,8 +33,9 @@ export function register(program: Command): void {
         return;
       }
       const done = trust.trustRepoFiles(repo, process.env);
+      const variables = await mcpVariables(repo);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ trusted: done, store: trust.trustStorePath(process.env) })}\n`);
+        process.stdout.write(`${JSON.stringify({ trusted: done, store: trust.trustStorePath(process.env), mcpVariables: variables })}\n`);
         return;
       }
       if (done.length === 0) {
@@ -42,6 +43,28 @@ export function register(program: Command): void {
         return;
       }
       for (const d of done) process.stdout.write(`trusted ${d.file} (sha256 ${d.sha256.slice(0, 16)}…)\n`);
+      // Which of the user's variables each server of .mcp.json receives; the rest stay literal text.
+      for (const v of variables) {
+        const got = v.received.filter((n) => n !== 'ACIA_WORKTREE');
+        process.stdout.write(`  MCP server ${v.server} receives ${got.length === 0 ? 'none of your variables' : got.join(', ')}${v.literal.length > 0 ? `; left literal (not in mcpEnvAllow): ${v.literal.join(', ')}` : ''}\n`);
+      }
       process.stdout.write(`recorded in ${trust.trustStorePath(process.env)}; a change to a file needs \`acia trust\` again\n`);
     });
+}
+
+/** The `${VAR}`s of the repository's .mcp.json servers, split by the user's mcpEnvAllow. */
+async function mcpVariables(repo: string): Promise<{ server: string; received: string[]; literal: string[] }[]> {
+  const { loadConfig } = await import('../../core/config/load.js');
+  const { configuredMcpServers } = await import('../../app/mcp-trust.js');
+  const { variablesOf } = await import('../../core/tools/mcp/config.js');
+  // The user's config alone decides the allow-list; the repository's own file has no say in it.
+  try {
+    const { config } = loadConfig({ repo: null, env: process.env, flags: {} });
+    return configuredMcpServers(repo, config, process.env, () => true)
+      .servers.filter((s) => s.fromRepo)
+      .map(variablesOf);
+  } catch {
+    // An invalid .mcp.json is reported when a run or `acia mcp list` reads it; trust is recorded all the same.
+    return [];
+  }
 }

@@ -1,6 +1,6 @@
 // The work of `acia wiki` and `acia memory`, loaded only when those commands run.
 import { forTerminal } from '../../core/text/terminal.js';
-import { readRegularFile } from '../../core/contain/no-follow.js';
+import { checkRealDir, readRegularFile } from '../../core/contain/no-follow.js';
 import { readdir } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { AciaError } from '../../core/errors.js';
@@ -22,6 +22,8 @@ export async function wikiCommand(action: string, page: string | undefined, repo
       return;
     }
     case 'list':
+      // A `.acia/wiki` that is a link (or has one on the way) is refused, not listed from wherever it points.
+      checkRealDir(root, dir);
       for (const p of await listPages(dir)) process.stdout.write(`${p}\n`);
       return;
     case 'show': {

@@ -102,6 +102,10 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
           hint: 'define MCP servers in your user config, or in the repository\'s .mcp.json (used only once you trust it)',
         });
       }
+      if ('mcpEnvAllow' in v) {
+        // Which of your variables a repository's servers receive is yours to say, never the repository's.
+        throw new AciaError('CONFIG_INVALID', `"mcpEnvAllow" is not allowed in ${repoFile}`, { hint: 'list the variables in your user config (acia config shows where it is)' });
+      }
       files.push(repoFile);
       const state = trustStateOf(repoFile, bytes, opts.env);
       if (state === 'trusted') {

@@ -50,10 +50,40 @@ export const Config = z.strictObject({
   /** MCP servers whose tools agents may use; only the user's own config may define them (see .mcp.json). */
   mcpServers: UserMcpServers.default({}),
   /**
+   * The environment variables a repository's MCP servers (.mcp.json) may receive through `${VAR}`; any
+   * other reference stays literal. Only the user's own config may set it.
+   */
+  mcpEnvAllow: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name')).default([]),
+  /**
    * Who does Dev tasks: `acia` (ACIA's own Dev agent), a name from `devAgents`, or `acp:<command>`
    * (an ACP agent started with that command line in the task's worktree, inside the sandbox).
    */
   devAgent: z.string().min(1).regex(/^(acp:.+|[a-z0-9][a-z0-9_-]*(,[a-z0-9][a-z0-9_-]*)*)$/, 'expected acia, acp:<command>, a name from devAgents, or several names separated by commas').default('acia'),
+  /**
+   * What an external agent's model calls may use through ACIA's metering proxy beyond plain model calls:
+   * extra `anthropic-beta` values, and server-side tools / `mcp_servers` / `container` (Anthropic's side acts on them).
+   */
+  meteringProxy: z
+    .strictObject({
+      allowBetas: z.array(z.string().regex(/^[a-z0-9-]+$/, 'expected a beta name such as files-api-2025-04-14')).default([]),
+      allowServerTools: z.boolean().default(false),
+    })
+    .default({ allowBetas: [], allowServerTools: false }),
+  /**
+   * `acia worker`'s policy over what submitters ask of it (see docs/scale-out.md, "Tenancy"): the
+   * repositories it clones and pushes to (`https://github.com/acme`, `ssh://git@git.example.com`,
+   * `file:///srv/git`; none listed: it refuses every run), whether a submitter may turn the sandbox off,
+   * the directories a submitted `scripted:` model file may lie in, and caps on every run's budget.
+   */
+  fleetWorker: z
+    .strictObject({
+      repos: z.array(z.string().min(1)).default([]),
+      allowSandboxOff: z.boolean().default(false),
+      scriptedModelDirs: z.array(z.string().min(1).refine((d) => d.startsWith('/'), 'expected an absolute directory')).default([]),
+      maxCostUsd: z.number().positive().optional(),
+      maxTokens: z.number().int().positive().optional(),
+    })
+    .default({ repos: [], allowSandboxOff: false, scriptedModelDirs: [] }),
   /** Named external ACP agents, each a command line: `{"claude-code": "claude-code-acp"}`. */
   devAgents: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'expected a lower-case name'), z.string().min(1)).default({}),
 });

@@ -56,13 +56,6 @@ export function bundleDirOf(repo: string, runId: string): string {
   return join(bundlesDir(repo), requireRunId(runId, repo));
 }
 
-/** Creates `.acia/<...parts>` as real directories (no link on the way). */
-export function ensureAciaDir(repo: string, ...parts: string[]): string {
-  const dir = join(repo, ACIA, ...parts);
-  ensureRealDir(repo, dir);
-  return dir;
-}
-
 /** Creates a run's directory `.acia/runs/<runId>` as real directories; the id is checked first. */
 export function ensureRunDir(repo: string, runId: string): string {
   const dir = runDirOf(repo, runId);

@@ -12,13 +12,20 @@ import { isWithin as within } from '../sandbox/path-guard.js';
 export type DependencyEntryCheck = { ok: true; path: string } | { ok: false; reason: string };
 
 /**
- * Whether `<checkout>/<rel>` may be linked or bound. `checkout` is the checkout's real path; `rel` is
- * '/'-separated. `masked` lists directories the sandbox hides (homes, other checkouts, the worktree's
+ * Whether `<checkout>/<rel>` may be linked or bound, and its real path (where the worktrees' links point).
+ * `rel` is '/'-separated. `masked` lists directories the sandbox hides (homes, other checkouts, the worktree's
  * parent tree): the entry may not contain one, or binding it would show it again.
  */
-export function checkDependencyEntry(checkout: string, rel: string, masked: readonly string[] = []): DependencyEntryCheck {
+export function checkDependencyEntry(checkoutPath: string, rel: string, masked: readonly string[] = []): DependencyEntryCheck {
   const parts = rel.split('/');
   if (rel === '' || isAbsolute(rel) || parts.some((p) => p === '' || p === '.' || p === '..')) return { ok: false, reason: `${rel}: not a plain relative path` };
+  let checkout: string;
+  try {
+    // The checkout itself is the user's (it may sit under a linked /tmp); what is below it is the clone's.
+    checkout = realpathSync(checkoutPath);
+  } catch {
+    return { ok: false, reason: `${checkoutPath}: cannot be resolved` };
+  }
   let at = checkout;
   for (const part of parts) {
     at = join(at, part);
@@ -38,7 +45,7 @@ export function checkDependencyEntry(checkout: string, rel: string, masked: read
   } catch {
     return { ok: false, reason: `${rel}: cannot be resolved` };
   }
-  // No link on the way, so this only fails when the checkout path itself was not real: refuse rather than guess.
+  // No link on the way, so this only fails on a race (a component swapped since its lstat): refuse.
   if (real !== at || !within(checkout, real) || real === checkout) return { ok: false, reason: `${rel} resolves to ${real}, outside the checkout` };
   const uncovered = masked.find((m) => within(real, m));
   if (uncovered !== undefined) return { ok: false, reason: `${rel} holds ${uncovered}, which the sandbox hides` };

@@ -4,8 +4,8 @@
 // private directory, and PATH, PYTHONPATH, NODE_PATH and the like lose every entry that is relative (it
 // would resolve against that directory or wherever the process later moves) or inside a directory an agent
 // or the repository can write. The worktree reaches the process only as an explicit argument or variable.
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { AciaError } from '../errors.js';
@@ -71,7 +71,9 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
         hint: 'give the absolute path of an installed program, or a name on your PATH; the worktree is passed as ACIA_WORKTREE',
       });
     }
-    if (writable.some((w) => inside(w, resolve(o.command)))) {
+    // By real path too: a link elsewhere that leads into the repository is the repository's file.
+    const paths = [resolve(o.command), realOrNull(o.command)].filter((p): p is string => p !== null);
+    if (writable.some((w) => paths.some((p) => inside(w, p) || inside(realOrNull(w) ?? w, p)))) {
       throw new AciaError('CONFIG_INVALID', `${o.what}: the command ${o.command} is a file an agent or the repository can write, and would run outside the sandbox`, {
         hint: 'install the program outside the repository, or let it run sandboxed',
       });
@@ -81,7 +83,7 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
   return {
     command: o.command,
     args: [...o.args],
-    env: { ...hostEnv(o.env, writable), PWD: cwd },
+    env: hostEnv(o.env, writable),
     cwd,
     dispose: () => rmSync(cwd, { recursive: true, force: true }),
   };
@@ -126,6 +128,8 @@ export function hostEnv(env: Readonly<Record<string, string | undefined>>, writa
     const paths = v.split(/\s+/).map((t) => t.replace(/^--?[A-Za-z-]+=?/, '')).filter((t) => t.includes('/') || t.startsWith('.'));
     if (paths.some(bad)) delete out[name];
   }
+  // An inherited PWD names the caller's directory (often the checkout): the process finds its own.
+  delete out.PWD;
   delete out.OLDPWD;
   return out;
 }
@@ -139,4 +143,19 @@ export function launcherCwd(): string {
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
   return launcherDir;
+}
+
+let setprivFound: boolean | undefined;
+/** Whether util-linux's setpriv is there (for `--pdeathsig`: a host process dies with ACIA). */
+export function hasSetpriv(): boolean {
+  setprivFound ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore', cwd: launcherCwd() }).status === 0;
+  return setprivFound;
+}
+
+function realOrNull(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
 }

@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { CONTENT_REF, sha256Hex } from '../acm/canonical-json.js';
 import { AciaError } from '../errors.js';
 import type { FileHandle } from 'node:fs/promises';
-import { errnoCode, syncDir, type LedgerFs } from './ledger-fs.js';
+import { errnoCode, readFileNoFollow, syncDir, type LedgerFs } from './ledger-fs.js';
 
 export interface BlobStoreOptions {
   /**
@@ -163,9 +163,11 @@ export class BlobStore {
   async get(ref: string): Promise<Buffer> {
     const path = this.pathOf(ref);
     try {
-      return await this.fs.readFile(path);
+      // A blob a clone planted as a link (to ~/.ssh/id_rsa) or a FIFO is refused, not read.
+      return await readFileNoFollow(this.fs, path);
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') throw new AciaError('BLOB_MISSING', `blob ${ref} is missing (${path})`);
+      if (errnoCode(e) === 'ELOOP' || errnoCode(e) === 'NOT_REGULAR') throw new AciaError('UNSAFE_REPO', `refusing blob ${path}: it is a link or not a regular file`);
       throw new AciaError('LEDGER_IO', `cannot read blob ${path}: ${(e as Error).message}`, { cause: e });
     }
   }

@@ -264,6 +264,8 @@ export const EventData = {
     outputRef: BlobRef,
     /** Why grading could not run the tests (the patch did not apply, setup failed); absent when they ran. */
     error: z.string().optional(),
+    /** Files the model's patch changed that decide how tests run; graded as the base and the test patch have them. */
+    tamperedFiles: z.array(z.string()).optional(),
   }),
 } satisfies Record<string, z.ZodType>;
 

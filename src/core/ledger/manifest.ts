@@ -1,15 +1,13 @@
 // Where runs live in a repo, and each run's manifest: the ledger head anchored outside the ledger file.
-import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { AciaError, errorMessage } from '../errors.js';
 import { runDirOf, runsDir } from '../contain/acia-state.js';
 import { checkRealDir } from '../contain/no-follow.js';
 import { isRunId } from '../contain/run-id.js';
 import { RunManifest } from './events.js';
-import { errnoCode, nodeLedgerFs, syncDir, type LedgerFs } from './ledger-fs.js';
+import { errnoCode, nodeLedgerFs, readFileNoFollow, syncDir, type LedgerFs } from './ledger-fs.js';
 
 export const MANIFEST_FILE = 'manifest.json';
-const NO_FOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 // Where runs live is the containment module's to say (core/contain/acia-state.ts); re-exported for the library API.
 export { runDirOf, runsDir };
@@ -41,17 +39,11 @@ export async function readManifest(runDir: string, fs: LedgerFs = nodeLedgerFs):
   let text: string;
   try {
     // Not through a link, and never waiting on a FIFO: a clone may have planted either in its place.
-    const handle = await fs.open(path, NO_FOLLOW_READ);
-    try {
-      if (!(await handle.stat()).isFile()) throw new AciaError('UNSAFE_REPO', `refusing ${path}: it is not a regular file`);
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    text = (await readFileNoFollow(fs, path)).toString('utf8');
   } catch (e) {
     if (errnoCode(e) === 'ENOENT') return null;
     if (errnoCode(e) === 'ELOOP') throw new AciaError('UNSAFE_REPO', `refusing ${path}: it is a symbolic link, not a regular file`);
-    if (e instanceof AciaError) throw e;
+    if (errnoCode(e) === 'NOT_REGULAR') throw new AciaError('UNSAFE_REPO', `refusing ${path}: it is not a regular file`);
     throw new AciaError('LEDGER_IO', `cannot read ${path}: ${errorMessage(e)}`, { cause: e });
   }
   let value: unknown;

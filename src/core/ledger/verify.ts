@@ -9,7 +9,7 @@ import type { RunManifest } from './events.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { checkEntryShape } from './entry-shape.js';
 import { lineHashMatches } from './hash.js';
-import { errnoCode, nodeLedgerFs } from './ledger-fs.js';
+import { errnoCode, nodeLedgerFs, readFileNoFollow } from './ledger-fs.js';
 import { readLedgerLines } from './line-reader.js';
 import { listRunIds, readManifest, runDirOf, runsDir } from './manifest.js';
 import type { LedgerHead } from './types.js';
@@ -154,9 +154,11 @@ async function checkBlobs(
     const hex = hexOf(ref);
     let content: Buffer;
     try {
-      content = await nodeLedgerFs.readFile(join(runDir, 'blobs', hex));
-    } catch {
-      add(seq, 'BLOB_MISSING', `seq ${seq}: blob ${ref} is missing`);
+      // No link followed and no FIFO waited on: what is hashed is the run's own file.
+      content = await readFileNoFollow(nodeLedgerFs, join(runDir, 'blobs', hex));
+    } catch (e) {
+      const code = errnoCode(e);
+      add(seq, 'BLOB_MISSING', `seq ${seq}: blob ${ref} ${code === 'ELOOP' || code === 'NOT_REGULAR' ? 'is a link or not a regular file' : 'is missing'}`);
       continue;
     }
     if (sha256Hex(content) !== hex) add(seq, 'BLOB_ALTERED', `seq ${seq}: blob ${ref} content does not hash to its name`);

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Socket } from 'node:net';
 import { AciaError } from '../errors.js';
 import { SAFE_GIT_CONFIG, gitEnv } from './safe-git.js';
+import { resolve } from 'node:path';
 import { launcherCwd } from '../contain/host-process.js';
 
 export interface GitObject {
@@ -52,7 +53,7 @@ export class GitBatchReader {
     if (this.child !== null) return this.child;
     this.buf = Buffer.alloc(0);
     // `-C`, not the repository as cwd: the launcher starts in an empty directory (core/contain/host-process).
-    const args = ['-C', this.repo, '--no-pager', ...SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]), 'cat-file', '--batch'];
+    const args = ['-C', resolve(this.repo), '--no-pager', ...SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]), 'cat-file', '--batch'];
     const child = spawn('git', args, { cwd: launcherCwd(), env: gitEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
     child.stdout?.on('data', (d: Buffer) => {
       if (this.child === child) this.onData(d);

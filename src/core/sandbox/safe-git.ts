@@ -89,7 +89,7 @@ export async function safeGit(cwd: string, args: readonly string[], opts: SafeGi
   const drivers = readsNoContent(args) ? [] : await driverOverrides(cwd);
   const full = ['--no-pager', ...config, ...drivers, ...hardenSubcommand(args)];
   // git goes to the worktree with -C; the process itself starts in an empty directory (core/contain).
-  const result = await spawnCapture(['git', '-C', cwd, ...full], {
+  const result = await spawnCapture(['git', '-C', nodePath.resolve(cwd), ...full], {
     cwd: launcherCwd(),
     env: gitEnv(opts.env),
     timeoutMs: opts.timeoutMs ?? 60_000,
@@ -158,7 +158,7 @@ const inFlight = new Map<string, Promise<string[]>>();
 const withIncludes = new Set<string>();
 
 async function queryDrivers(cwd: string, signature: string | null): Promise<string[]> {
-  const r = await spawnCapture(['git', '-C', cwd, 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
+  const r = await spawnCapture(['git', '-C', nodePath.resolve(cwd), 'config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.|^include(if)?\\.'], {
     cwd: launcherCwd(),
     env: gitEnv(),
     timeoutMs: 10_000,

@@ -80,6 +80,7 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
   out.push('', '## Outcome', '', s.terminal ? `**${inline(s.terminal.reason)}**: ${inline(s.terminal.message, 500)}` : 'The run has not finished.', '');
   const g = s.evalGrade;
   if (g) out.push(`Eval instance ${inline(g.instanceId)}: **${g.resolved ? 'resolved' : 'not resolved'}** by the hidden tests${g.error ? ` (${inline(g.error, 300)})` : ''}.`, '');
+  if (g?.tamperedFiles) out.push(`The model's patch changed files that decide how tests run; they were graded as the base and the test patch have them: ${g.tamperedFiles.map((f) => inline(f, 200)).join(', ')}.`, '');
   return out.join('\n');
 }
 

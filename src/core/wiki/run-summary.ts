@@ -38,7 +38,7 @@ export interface RunSummary {
   head: { seq: number; hash: string } | null;
   startedAt: string | null;
   /** Set by `acia eval`'s EVAL_GRADED entry, appended after the run. */
-  evalGrade?: { instanceId: string; resolved: boolean; error?: string };
+  evalGrade?: { instanceId: string; resolved: boolean; error?: string; tamperedFiles?: string[] };
 }
 
 export function summarizeRun(runId: string, entries: readonly LedgerEntry[], manifest: RunManifest | null): RunSummary {
@@ -65,7 +65,7 @@ export function summarizeRun(runId: string, entries: readonly LedgerEntry[], man
     status,
     head: s.lastHash === null ? null : { seq: s.lastSeq, hash: s.lastHash },
     startedAt: manifest?.startedAt ?? s.startedAt,
-    ...(g ? { evalGrade: { instanceId: g.instanceId, resolved: g.resolved, ...(g.error === undefined ? {} : { error: g.error }) } } : {}),
+    ...(g ? { evalGrade: { instanceId: g.instanceId, resolved: g.resolved, ...(g.error === undefined ? {} : { error: g.error }), ...(g.tamperedFiles === undefined ? {} : { tamperedFiles: g.tamperedFiles }) } } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createAciaMcpServer } from './server.js';
 import { RunsService } from './runs-service.js';
+import { refusedOrigin } from './origin.js';
 
 export interface ServeOptions {
   repo: string;
@@ -58,6 +59,12 @@ async function serveHttp(port: number, service: RunsService, version: string, lo
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (!(req.url ?? '').startsWith('/mcp')) {
       res.writeHead(404).end('acia mcp serves /mcp\n');
+      return;
+    }
+    // Before anything else, a browser's request from a foreign page (or a rebound DNS name) is refused.
+    const refused = refusedOrigin(req.headers, (http.address() as AddressInfo).port);
+    if (refused !== null) {
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `forbidden: ${refused}` }, id: null }));
       return;
     }
     // Any local user or process can reach 127.0.0.1; driving the team (your keys, your repos) needs the token.

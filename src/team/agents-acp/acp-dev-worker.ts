@@ -18,7 +18,7 @@ import type { AgentOutcome } from '../../agents/agent-loop.js';
 import type { DevOutput } from '../../agents/dev/dev-agent.js';
 import { BudgetExceededError } from '../budget.js';
 import type { RunContext } from '../run-context.js';
-import { startMeteringProxy } from './metering-proxy.js';
+import { startMeteringProxy, type MeteringProxy } from './metering-proxy.js';
 
 export interface AcpDevAgent {
   /** The name the config gives it (`claude-code`), recorded with its work. */
@@ -38,15 +38,17 @@ export interface AcpTaskOptions {
 }
 
 const SANDBOX_HOME = '/tmp/acia-home';
-const PLACEHOLDER_KEY = 'acia-metered-placeholder-key';
 
 /** Runs one attempt; returns how the agent's session ended, like ACIA's own agent loop does. */
 export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promise<AgentOutcome<DevOutput>> {
   const upstream = ctx.deps.model.endpoint?.baseURL ?? 'https://api.anthropic.com';
   const apiKey = ctx.deps.model.endpoint?.apiKey;
   if (!apiKey) throw new AciaError('LLM_AUTH', `the external agent ${o.agent.name} needs ANTHROPIC_API_KEY for its model, which is not set`);
-  const proxy = await startMeteringProxy(ctx, { actor: o.actor, taskId: o.taskId, upstream, apiKey, callerPrefix: `acp:${o.agent.name}:` });
-  const child = spawnAgent(ctx, o, proxy);
+  const runner = ctx.deps.tools.runnerFor(o.root);
+  const sandboxed = runner instanceof BwrapRunner;
+  // A sandboxed agent reaches the proxy through its socket only: no port on the host for anyone else.
+  const proxy = await startMeteringProxy(ctx, { actor: o.actor, taskId: o.taskId, upstream, apiKey, callerPrefix: `acp:${o.agent.name}:`, tcp: !sandboxed, allow: ctx.deps.config.meteringProxy });
+  const child = spawnAgent(ctx, o, proxy, sandboxed ? runner : null);
   const stderr: string[] = [];
   child.stderr?.on('data', (d: Buffer) => {
     stderr.push(d.toString());
@@ -118,17 +120,15 @@ function outcomeOf(stop: StopReason, text: string, turns: number): AgentOutcome<
 }
 
 /** The agent process: sandboxed like every agent command when the run's sandbox is on. */
-function spawnAgent(ctx: RunContext, o: AcpTaskOptions, proxy: { url: string; socketDir: string }): ChildProcess {
-  const runner = ctx.deps.tools.runnerFor(o.root);
-  const sandboxed = runner instanceof BwrapRunner;
+function spawnAgent(ctx: RunContext, o: AcpTaskOptions, proxy: MeteringProxy, sandbox: BwrapRunner | null): ChildProcess {
   const parentEnv = process.env;
-  const env = buildSandboxEnv({ home: sandboxed ? SANDBOX_HOME : (parentEnv.HOME ?? '/tmp') }, parentEnv);
-  // Set after the scrub on purpose: the URL is ACIA's proxy and the key a placeholder; the user's key
+  const env = buildSandboxEnv({ home: sandbox ? SANDBOX_HOME : (parentEnv.HOME ?? '/tmp') }, parentEnv);
+  // Set after the scrub on purpose: the URL is ACIA's proxy and the key this task's token; the user's key
   // stays in ACIA. IS_SANDBOX lets Claude Code's adapter run as root, which it is only inside bwrap.
-  env.ANTHROPIC_BASE_URL = sandboxed ? `http://127.0.0.1:${SANDBOX_PROXY_PORT}` : proxy.url;
-  env.ANTHROPIC_API_KEY = PLACEHOLDER_KEY;
-  if (sandboxed) env.IS_SANDBOX = '1';
-  const argv = sandboxed ? runner.argv(o.agent.command, o.root, { dir: proxy.socketDir }) : ['/bin/sh', '-c', o.agent.command];
+  env.ANTHROPIC_BASE_URL = sandbox ? `http://127.0.0.1:${SANDBOX_PROXY_PORT}` : (proxy.url ?? '');
+  env.ANTHROPIC_API_KEY = proxy.token;
+  if (sandbox) env.IS_SANDBOX = '1';
+  const argv = sandbox ? sandbox.argv(o.agent.command, o.root, { dir: proxy.socketDir }) : ['/bin/sh', '-c', o.agent.command];
   // Through the containment module: an empty private directory as its cwd and search paths without the
   // worktree or checkout (an unsandboxed agent must not pick up a `node_modules` or `x.py` an agent wrote);
   // the worktree reaches it as session/new's cwd.

@@ -1,23 +1,29 @@
-// The model endpoint an external agent sees: a local Anthropic Messages API proxy that checks the run's
-// budget (or reserves it in the fleet's shared gate) before each call, forwards it upstream with the
-// user's key (the agent only ever holds a placeholder), and records each call as an LLM_CALL with its
-// request and response blobs, so an external agent's tokens and cost count and show like ACIA's own.
-// Listens on 127.0.0.1 (unsandboxed agents) and on a Unix socket that the sandbox bridges to its own
-// loopback.
+// The model endpoint an external agent sees: a local Anthropic Messages API proxy that lets through model
+// calls only (proxy-request.ts), from the holder of a random per-task token, reserves each call's worst
+// case against the run's budget (or the fleet's shared gate) before forwarding it upstream with the
+// user's key, settles it at what it cost, and records it as an LLM_CALL with its request and response
+// blobs, so an external agent's tokens and cost count and show like ACIA's own. A sandboxed agent
+// reaches it only through a Unix socket in a private directory that the sandbox bridges to its own
+// loopback; an agent on the host gets a 127.0.0.1 port, where the token is what keeps other local users out.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from '../../core/acm/canonical-json.js';
+import { estimateTokens } from '../../core/llm/pricing.js';
 import type { Usage } from '../../core/llm/types.js';
 import type { BudgetBreach, BudgetReservation } from '../budget.js';
-import { recordModelCall, reserveBudget, type RunContext } from '../run-context.js';
+import { recordModelCall, releaseBudget, reserveBudget, type RunContext } from '../run-context.js';
+import { isRefusal, vetRequest, type ProxyPolicy } from './proxy-request.js';
 
 export interface MeteringProxy {
-  /** For an agent on the host. */
-  url: string;
-  /** Holds `proxy.sock`, for the sandbox's egress bridge. */
+  /** For an agent on the host; null when the proxy listens only on its socket (a sandboxed agent). */
+  url: string | null;
+  /** Holds `proxy.sock` (mode 0700, this user's only), for the sandbox's egress bridge. */
   socketDir: string;
+  /** What the agent presents as its API key: random, for this task only, worthless anywhere else. */
+  token: string;
   /** Set once a call was refused for the budget: the task stops with it. */
   breach(): BudgetBreach | null;
   calls(): number;
@@ -32,6 +38,10 @@ export interface MeteringOptions {
   apiKey: string;
   /** Tells a scripted fake server which queue serves this agent (`acp:<model>` is appended). */
   callerPrefix: string;
+  /** Also listen on a 127.0.0.1 port (an agent on the host cannot reach the socket through a bridge). */
+  tcp: boolean;
+  /** What the user's config lets through beyond plain model calls. */
+  allow: Omit<ProxyPolicy, 'token'>;
 }
 
 interface Metered {
@@ -43,23 +53,23 @@ interface Metered {
 export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): Promise<MeteringProxy> {
   let breach: BudgetBreach | null = null;
   let calls = 0;
+  const token = `acia-task-${randomBytes(24).toString('base64url')}`;
+  const policy: ProxyPolicy = { token, ...o.allow };
   // Calls whose LLM_CALL entry is still being written: the agent has its reply before the entry is
   // durable, so closing the proxy waits for them (a paid call is never recorded after its task ended).
   const inFlight = new Set<Promise<unknown>>();
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-    // What the fleet's shared budget holds for this call until it is settled or released.
+    // What this call holds against the budget until it is settled or released.
     let reservation: BudgetReservation | null = null;
-    const call = collect(req).then(async (body) => {
-      const metered = req.method === 'POST' && /\/v1\/messages\/?(\?|$)/.test(req.url ?? '');
-      let parsed: { model?: unknown; max_tokens?: unknown } = {};
+    const call = collect(req).then(async (raw) => {
+      const vetted = vetRequest(req.method ?? 'GET', req.url ?? '', req.headers, raw, policy);
+      if (isRefusal(vetted)) return reply(res, vetted.status, vetted.type, vetted.message);
+      const metered = vetted.endpoint === 'messages';
+      const body = JSON.stringify(vetted.body);
+      const model = typeof vetted.body.model === 'string' ? vetted.body.model : 'unknown';
       if (metered) {
-        try {
-          parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
-        } catch {
-          return reply(res, 400, 'invalid_request_error', 'request body is not JSON');
-        }
-        const model = typeof parsed.model === 'string' ? parsed.model : 'unknown';
-        const checked = await checkProxied(ctx, model, body.length, typeof parsed.max_tokens === 'number' ? parsed.max_tokens : ctx.deps.config.maxTokensPerCall);
+        const maxTokens = typeof vetted.body.max_tokens === 'number' && vetted.body.max_tokens > 0 ? vetted.body.max_tokens : ctx.deps.config.maxTokensPerCall;
+        const checked = await reserveWorstCase(ctx, model, body, maxTokens);
         if ('breach' in checked) {
           breach = checked.breach;
           return reply(res, 400, 'invalid_request_error', 'the run’s budget is exhausted (ACIA stopped this call)');
@@ -67,15 +77,11 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
         reservation = checked.reservation;
       }
       const started = ctx.rec.now();
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': o.apiKey };
-      for (const h of ['anthropic-version', 'anthropic-beta', 'accept']) {
-        const v = req.headers[h];
-        if (typeof v === 'string') headers[h] = v;
-      }
-      if (metered) headers['x-acia-caller'] = `${o.callerPrefix}${typeof parsed.model === 'string' ? parsed.model : ''}`;
+      const headers: Record<string, string> = { ...vetted.headers, 'content-type': 'application/json', 'x-api-key': o.apiKey };
+      if (metered) headers['x-acia-caller'] = `${o.callerPrefix}${model === 'unknown' ? '' : model}`;
       let upstream: Response;
       try {
-        upstream = await fetch(`${withSlash(o.upstream)}${(req.url ?? '/').replace(/^\/+/, '')}`, { method: req.method ?? 'GET', headers, ...(body.length > 0 ? { body } : {}) });
+        upstream = await fetch(`${withSlash(o.upstream)}${vetted.path}`, { method: 'POST', headers, body });
       } catch (e) {
         return reply(res, 502, 'api_error', `ACIA could not reach the model endpoint: ${(e as Error).message}`);
       }
@@ -93,20 +99,20 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       calls++;
       const text = Buffer.concat(chunks).toString('utf8');
       const m = meter(text, (upstream.headers.get('content-type') ?? '').includes('event-stream'));
-      const costUsd = ctx.deps.model.costUsd(m.model || String(parsed.model), m.usage);
+      const costUsd = ctx.deps.model.costUsd(m.model || model, m.usage);
       const held = reservation;
       reservation = null;
       // Waited for (see `inFlight`): the agent already has its reply, and its task may end as soon as it reads it.
       await recordModelCall(ctx, o.actor, held, {
         taskId: o.taskId,
         caller: o.actor,
-        model: m.model || (typeof parsed.model === 'string' ? parsed.model : 'unknown'),
+        model: m.model || model,
         usage: m.usage,
         costUsd,
         stopReason: m.stopReason,
         started,
         durable: true,
-        blobs: () => [canonicalJson(JSON.parse(body.toString('utf8')) as unknown), text],
+        blobs: () => [canonicalJson(vetted.body), text],
       });
     }).catch((e: unknown) => {
       if (!res.headersSent) reply(res, 500, 'api_error', `ACIA metering proxy: ${(e as Error).message}`);
@@ -115,25 +121,32 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       // A call that failed or was never metered costs nothing: its reservation goes back (or expires).
       const held = reservation;
       reservation = null;
-      if (held) void ctx.deps.fleet?.budgetGate?.release(held).catch(() => undefined);
+      if (held) void releaseBudget(ctx, held);
     });
     inFlight.add(call);
     void call.finally(() => inFlight.delete(call));
   };
-  const tcp = http.createServer(handler);
-  const unix = http.createServer(handler);
+  const servers: http.Server[] = [];
   const socketDir = mkdtempSync(join(tmpdir(), 'acia-meter-'));
-  await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const unix = http.createServer(handler);
+  servers.push(unix);
   await new Promise<void>((resolve, reject) => unix.once('error', reject).listen(join(socketDir, 'proxy.sock'), resolve));
-  const address = tcp.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  let url: string | null = null;
+  if (o.tcp) {
+    const tcp = http.createServer(handler);
+    servers.push(tcp);
+    await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(0, '127.0.0.1', resolve));
+    const address = tcp.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     socketDir,
+    token,
     breach: () => breach,
     calls: () => calls,
     close: async () => {
-      for (const s of [tcp, unix]) {
+      for (const s of servers) {
         s.closeAllConnections();
         await new Promise<void>((resolve) => s.close(() => resolve()));
       }
@@ -144,11 +157,13 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
 }
 
 /**
- * The budget check ACIA's own calls get, for the request's size plus a full reply, before it is sent
- * (minutes stay this process's; with the fleet's shared gate, cost and tokens are reserved there).
+ * The budget check ACIA's own calls get, before the call is sent: the request as sent plus a full
+ * `max_tokens` reply, held against the budget until the call settles, so calls the agent makes at
+ * once are each checked against the others' worst case (minutes stay this process's; with the fleet's
+ * shared gate, cost and tokens are reserved there).
  */
-function checkProxied(ctx: RunContext, model: string, bodyBytes: number, maxTokens: number): ReturnType<typeof reserveBudget> {
-  const inputTokens = Math.ceil(bodyBytes / 4);
+function reserveWorstCase(ctx: RunContext, model: string, body: string, maxTokens: number): ReturnType<typeof reserveBudget> {
+  const inputTokens = estimateTokens(body);
   return reserveBudget(ctx, { usd: ctx.deps.model.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens });
 }
 

@@ -1,11 +1,13 @@
 // Which MCP servers a run may use: `mcpServers` from the user's config and, only once the user has
-// trusted it, the repository's `.mcp.json` (Claude Code's format). `${VAR}` expands when a server starts.
-import { lstatSync, readFileSync } from 'node:fs';
+// trusted it, the repository's `.mcp.json` (Claude Code's format). `${VAR}` expands when a server starts:
+// in the user's own servers, any variable; in the repository's, only the ones the user's config lists in
+// `mcpEnvAllow` (and ACIA_WORKTREE). Everything else stays literal text: a repository cannot ask for
+// `${DATABASE_URL}` in a header to a URL it chose, whatever the variable is called.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AciaError } from '../../errors.js';
+import { AciaError, isAciaError } from '../../errors.js';
+import { readRepoFile } from '../../config/trust.js';
 import { isHostRule } from '../../sandbox/egress-proxy.js';
-import { isSecretName } from '../../sandbox/env.js';
 
 export type AgentRoleName = 'pm' | 'dev' | 'qa';
 /** What one role sees of a server: nothing, its tools annotated read-only, or all of them. */
@@ -56,8 +58,10 @@ export interface McpServerSpec {
   allowedHosts: string[];
   /** False only when the user's own config says so. */
   sandbox: boolean;
-  /** Defined by the repository (.mcp.json): its `${VAR}`s may not reach secret-looking variables. */
+  /** Defined by the repository (.mcp.json). */
   fromRepo: boolean;
+  /** The variables its `${VAR}`s may expand; null for the user's own servers (any variable). */
+  envAllow: readonly string[] | null;
   startupTimeoutMs: number;
   callTimeoutMs: number | undefined;
 }
@@ -83,6 +87,8 @@ export interface LoadMcpOptions {
   /** `mcpServers` from the user's config (already validated), and the file it came from. */
   user: { servers: Record<string, UserMcpServer>; file: string } | null;
   isTrusted?: TrustPredicate;
+  /** `mcpEnvAllow` from the user's config: the variables a repository's server may receive. */
+  envAllow?: readonly string[];
 }
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
@@ -93,14 +99,14 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
   const blocked: BlockedServer[] = [];
   const taken = new Set<string>();
   for (const [name, s] of Object.entries(o.user?.servers ?? {})) {
-    servers.push(toSpec(name, o.user!.file, s, s.sandbox, false));
+    servers.push(toSpec(name, o.user!.file, s, s.sandbox, null));
     taken.add(name);
   }
   if (o.repo !== null) {
     const file = join(o.repo, '.mcp.json');
-    const content = readIfExists(file);
+    const content = readIfExists(o.repo, file);
     if (content === 'link') {
-      blocked.push({ name: '*', source: file, reason: 'it is a symbolic link; ACIA reads only a regular .mcp.json' });
+      blocked.push({ name: '*', source: file, reason: 'it is a symbolic link or not a regular file; ACIA reads only a regular .mcp.json' });
     } else if (content !== null) {
       // The bytes checked for trust are the bytes parsed: no second read a swap could slip between.
       const trusted = (o.isTrusted ?? notTrusted)(file, content);
@@ -117,14 +123,17 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
         // The user's own definition of a name wins over the repository's.
         if (taken.has(name)) continue;
         if (!trusted) blocked.push({ name, source: file, reason: 'the repository file .mcp.json is not trusted (run `acia trust` after reading it)' });
-        else servers.push(toSpec(name, file, s, true, true));
+        else servers.push(toSpec(name, file, s, true, [REPO_ALWAYS, ...(o.envAllow ?? [])]));
       }
     }
   }
   return { servers, blocked };
 }
 
-function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, sandbox: boolean, fromRepo: boolean): McpServerSpec {
+/** ACIA's own variable, the worktree an instance serves: every server may have it. */
+const REPO_ALWAYS = 'ACIA_WORKTREE';
+
+function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, sandbox: boolean, envAllow: readonly string[] | null): McpServerSpec {
   const transport = s.type === 'http' || s.type === 'streamable-http' || (s.type === undefined && s.url !== undefined && s.command === undefined) ? 'http' : 'stdio';
   if (s.type === 'sse') throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source}: the legacy "sse" transport is not supported; use "http" (streamable HTTP)`);
   if (transport === 'stdio' && s.command === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source} has no "command" (or "url" for HTTP)`);
@@ -143,7 +152,8 @@ function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, 
     access: { ...DEFAULT_ACCESS, ...definedOnly(s.agents) },
     allowedHosts: s.allowedHosts,
     sandbox,
-    fromRepo,
+    fromRepo: envAllow !== null,
+    envAllow,
     startupTimeoutMs: (s.startupTimeoutS ?? DEFAULT_STARTUP_TIMEOUT_MS / 1000) * 1000,
     callTimeoutMs: s.callTimeoutS === undefined ? undefined : s.callTimeoutS * 1000,
   };
@@ -170,22 +180,26 @@ function parseMcpJson(file: string, content: string): Record<string, z.infer<typ
   return parsed.data.mcpServers;
 }
 
-function readIfExists(file: string): Buffer | 'link' | null {
+/** The repository's file read as trust reads it: no link followed, no FIFO waited on (core/config/trust.ts). */
+function readIfExists(repo: string, file: string): Buffer | 'link' | null {
   try {
-    if (lstatSync(file).isSymbolicLink()) return 'link';
-    return readFileSync(file);
+    return readRepoFile(repo, file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isAciaError(e) && e.code === 'UNSAFE_REPO') return 'link';
     throw new AciaError('CONFIG_INVALID', `cannot read ${file}: ${(e as Error).message}`);
   }
 }
 
+const VAR_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
 /**
  * Expands `${VAR}` and `${VAR:-default}` the way Claude Code does. A variable that is unset and has
- * no default is an error naming it, so a server never starts with half its configuration.
+ * no default is an error naming it, so a server never starts with half its configuration. With `allow`,
+ * a reference to any other variable is left as it is, default and all.
  */
-export function expandVars(text: string, env: Readonly<Record<string, string | undefined>>, where: string): string {
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback: string | undefined) => {
+export function expandVars(text: string, env: Readonly<Record<string, string | undefined>>, where: string, allow: readonly string[] | null = null): string {
+  return text.replace(VAR_REF, (whole, name: string, fallback: string | undefined) => {
+    if (allow !== null && !allow.includes(name)) return whole;
     const v = env[name];
     if (v !== undefined && v !== '') return v;
     if (fallback !== undefined) return fallback;
@@ -193,20 +207,14 @@ export function expandVars(text: string, env: Readonly<Record<string, string | u
   });
 }
 
-/** The spec with every `${VAR}` expanded; `ACIA_WORKTREE` is the worktree the instance serves. */
+/**
+ * The spec with its `${VAR}`s expanded; `ACIA_WORKTREE` is the worktree the instance serves. A repository's
+ * server expands only the variables in its envAllow: a file someone else wrote, plus the URL and hosts it
+ * also chooses, must not be a way to ship your credentials out.
+ */
 export function expandSpec(spec: McpServerSpec, env: Readonly<Record<string, string | undefined>>): McpServerSpec {
   const where = `MCP server ${spec.name} (${spec.source})`;
-  const x = (t: string) => {
-    if (spec.fromRepo) {
-      // A file someone else wrote, plus allowedHosts it also chooses, must not be a way to ship your keys out.
-      for (const m of t.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) {
-        if (m[1] !== 'ACIA_WORKTREE' && isSecretName(m[1]!)) {
-          throw new AciaError('CONFIG_INVALID', `${where} uses \${${m[1]}}: secret-looking variables expand only for servers in your user config`, { hint: 'define this server under mcpServers in your user config instead' });
-        }
-      }
-    }
-    return expandVars(t, env, where);
-  };
+  const x = (t: string) => expandVars(t, env, where, spec.envAllow);
   const mapValues = (r: Record<string, string>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, x(v)]));
   return {
     ...spec,
@@ -216,4 +224,19 @@ export function expandSpec(spec: McpServerSpec, env: Readonly<Record<string, str
     url: spec.url === undefined ? undefined : x(spec.url),
     headers: mapValues(spec.headers),
   };
+}
+
+/** What `acia trust` shows for a server: the variables it names, and which of them it would receive. */
+export interface VariableUse {
+  server: string;
+  received: string[];
+  literal: string[];
+}
+
+/** The `${VAR}` names each server's command, args, env, url and headers use, split by envAllow. */
+export function variablesOf(spec: McpServerSpec): VariableUse {
+  const texts = [spec.command ?? '', ...spec.args, ...Object.values(spec.env), spec.url ?? '', ...Object.values(spec.headers)];
+  const names = [...new Set(texts.flatMap((t) => [...t.matchAll(VAR_REF)].map((m) => m[1]!)))].sort();
+  const allowed = (n: string) => spec.envAllow === null || spec.envAllow.includes(n);
+  return { server: spec.name, received: names.filter(allowed), literal: names.filter((n) => !allowed(n)) };
 }

@@ -1,6 +1,5 @@
 // One live MCP server instance: started (in the sandbox by default) with a startup time-out, its tools
 // listed, calls made with a time-out, and every way it can break turned into one clear message.
-import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -9,7 +8,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode as McpErrorCode, McpError, type CallToolResult, type Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js';
 import { AciaError, errorMessage } from '../../errors.js';
 import { BwrapRunner } from '../../sandbox/bwrap-runner.js';
-import { hostProcess, launcherCwd } from '../../contain/host-process.js';
+import { hasSetpriv, hostProcess, launcherCwd } from '../../contain/host-process.js';
 import { writableRoots } from '../../contain/acia-state.js';
 import type { McpServerSpec } from './config.js';
 
@@ -183,11 +182,6 @@ export async function spawnParams(spec: McpServerSpec, o: ConnectOptions): Promi
   return { ...p, command: 'setpriv', args: ['--pdeathsig', 'KILL', '--', p.command, ...p.args] };
 }
 
-let setprivFound: boolean | undefined;
-function hasSetpriv(): boolean {
-  setprivFound ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
-  return setprivFound;
-}
 
 function httpTransport(spec: McpServerSpec): Transport {
   let url: URL;

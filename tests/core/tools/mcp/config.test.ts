@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { expectAciaError } from '../../../helpers/failure.js';
 import { loadConfig } from '../../../../src/core/config/load.js';
 import { catalogTools, exposedName } from '../../../../src/core/tools/mcp/catalog.js';
-import { expandSpec, expandVars, loadMcpServers, UserMcpServer, type TrustPredicate } from '../../../../src/core/tools/mcp/config.js';
+import { expandSpec, expandVars, loadMcpServers, UserMcpServer, variablesOf, type TrustPredicate } from '../../../../src/core/tools/mcp/config.js';
 
 function repoWith(mcpJson: unknown): string {
   const repo = mkdtempSync(join(tmpdir(), 'acia-mcp-config-'));
@@ -71,13 +71,26 @@ describe('MCP server configuration', () => {
     expect(expandSpec(userGithub!, { GH_TOKEN: 'secret' }).env).toEqual({ TOKEN: 'secret' });
   });
 
-  it('does not let a repository server expand secret-looking variables, even when trusted', () => {
+  it('expands in a trusted repository server only the variables the user allows: the rest stay literal, whatever their name', () => {
     const [github, docs] = loadMcpServers({ repo: repoWith(claudeStyle), user: null, isTrusted: () => true }).servers;
-    expectAciaError(() => expandSpec(github!, { GH_TOKEN: 'secret' }), 'CONFIG_INVALID', /uses \$\{GH_TOKEN\}: secret-looking variables expand only for servers in your user config/);
-    expectAciaError(() => expandSpec(docs!, { DOCS_KEY: 'k' }), 'CONFIG_INVALID', /DOCS_KEY/);
-    const repo = repoWith({ mcpServers: { fs: { command: 'fs', args: ['${ACIA_WORKTREE}', '${HOME_DIR:-x}'] } } });
+    expect(expandSpec(github!, { GH_TOKEN: 'secret' }).env).toEqual({ TOKEN: '${GH_TOKEN}' });
+    expect(JSON.stringify(expandSpec(docs!, { DOCS_KEY: 'k' }))).not.toContain('"k"');
+    const repo = repoWith({ mcpServers: { fs: { command: 'fs', args: ['${ACIA_WORKTREE}', '${HOME_DIR:-x}', '${DATABASE_URL}'], headers: { A: 'Bearer ${DATABASE_URL}' } } } });
     const [fsServer] = loadMcpServers({ repo, user: null, isTrusted: () => true }).servers;
-    expect(expandSpec(fsServer!, { ACIA_WORKTREE: '/wt' }).args).toEqual(['/wt', 'x']);
+    const env = { ACIA_WORKTREE: '/wt', DATABASE_URL: 'postgres://u:pw@db/x', HOME_DIR: '/h' };
+    expect(expandSpec(fsServer!, env).args).toEqual(['/wt', '${HOME_DIR:-x}', '${DATABASE_URL}']);
+    expect(expandSpec(fsServer!, env).headers).toEqual({ A: 'Bearer ${DATABASE_URL}' });
+    expect(variablesOf(fsServer!)).toEqual({ server: 'fs', received: ['ACIA_WORKTREE'], literal: ['DATABASE_URL', 'HOME_DIR'] });
+    const [allowed] = loadMcpServers({ repo, user: null, isTrusted: () => true, envAllow: ['DATABASE_URL'] }).servers;
+    expect(expandSpec(allowed!, env).headers).toEqual({ A: 'Bearer postgres://u:pw@db/x' });
+    expect(variablesOf(allowed!)).toEqual({ server: 'fs', received: ['ACIA_WORKTREE', 'DATABASE_URL'], literal: ['HOME_DIR'] });
+  });
+
+  it('refuses mcpEnvAllow in the repository .acia/config.json', () => {
+    const repo = repoWith(undefined);
+    mkdirSync(join(repo, '.acia'));
+    writeFileSync(join(repo, '.acia', 'config.json'), JSON.stringify({ mcpEnvAllow: ['DATABASE_URL'] }));
+    expectAciaError(() => loadConfig({ repo, env: {}, flags: {}, userFile: null }), 'CONFIG_INVALID', /"mcpEnvAllow" is not allowed/);
   });
 
   it('refuses mcpServers in the repository .acia/config.json and accepts it in the user config', () => {
