@@ -3,7 +3,10 @@
 // to the remote under the same fence.
 import { connectGuarded, retryTransient } from '../core/ledger/pg-retry.js';
 import { asRunId, systemClock } from '../core/acm/ids.js';
-import { loadConfig } from '../core/config/load.js';
+import { loadConfig, type RecordedSettings } from '../core/config/load.js';
+import { parseLedgerLine } from '../core/ledger/line-reader.js';
+import { foldRun } from '../core/run/reducer.js';
+import { recordedSettings } from '../core/run/settings.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
 import { buildDeps } from '../app/build-deps.js';
@@ -26,8 +29,10 @@ export async function jobDeps(
   git: Git,
   o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy },
 ): Promise<JobDeps> {
-  // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless allowed).
-  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings) }).config;
+  // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless
+  // allowed), over the settings the run recorded when another worker started it (a takeover, a task job).
+  const recorded = await recordedSettingsIn(fleet, o.runId);
+  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings), recorded }).config;
   const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
   deps.runtime.ids = { runId: () => asRunId(o.runId) };
   deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
@@ -47,6 +52,16 @@ export async function jobDeps(
     return made;
   };
   return { deps, workspace: () => made };
+}
+
+/** The settings a run recorded so far (null before it started): only its RUN_STARTED and RUN_RESUMED rows are read. */
+async function recordedSettingsIn(fleet: Fleet, runId: string): Promise<RecordedSettings | null> {
+  // Canonical JSON escapes quotes inside strings, so only an entry's own type matches.
+  const rows = await retryTransient(() =>
+    fleet.db.query<{ line: string }>(`SELECT line FROM acia_ledger WHERE run_id = $1 AND (line LIKE '%"type":"RUN_STARTED"%' OR line LIKE '%"type":"RUN_RESUMED"%') ORDER BY seq`, [runId]),
+  );
+  if (rows.rows.length === 0) return null;
+  return recordedSettings(foldRun(rows.rows.map((r) => parseLedgerLine(r.line, `run ${runId} in the database`))));
 }
 
 /**

@@ -8,6 +8,7 @@ import type { EventDataOf } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import { memoryFromPacket, packetReader } from '../agents/pm/context-packet.js';
 import { asRunId } from '../core/acm/ids.js';
+import { recordedLayer } from '../core/config/load.js';
 import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
@@ -204,10 +205,8 @@ function sessionDeps(s: Shared, i: SessionInputs, dispatchTask?: FleetDeps['disp
     config: {
       ...base.config,
       ...(typeof packet?.facts.testCommand === 'string' ? { testCommand: packet.facts.testCommand } : {}),
-      parallel: i.settings.parallel,
-      maxIterations: i.settings.maxIterations,
-      budget: i.settings.budget,
-      ...(i.settings.memoryLessons === undefined ? {} : { memoryLessons: i.settings.memoryLessons }),
+      // The session's recorded settings, as `acia resume` takes them (core/config/load.ts).
+      ...recordedLayer({ runId: s.runId, model: i.model, ...i.settings }),
     },
     model: {
       ...base.model,

@@ -25,6 +25,7 @@ import type { HumanAction } from '../../core/ledger/events.js';
 import { readManifest } from '../../core/ledger/manifest.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
 import { buildDeps, checkRunAnchored, preflightModel } from '../../app/build-deps.js';
+import { resumableSettings } from '../../app/prepare-run.js';
 import { existingRunDir, readRunBlob, runDirOf as runDirIn } from '../../core/contain/acia-state.js';
 import { guardAciaState } from '../../core/contain/clone-guard.js';
 import { isRunId } from '../../core/contain/run-id.js';
@@ -149,7 +150,10 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
  */
 async function drive(o: AcpAgentOptions, s: Session, text: string, client: AgentContext): Promise<RunResult> {
   const waiting = s.runId === null ? null : await resumableState(s.repo, s.runId);
-  const loaded = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)) });
+  const resuming = waiting !== null && s.runId !== null && (waiting === 'awaiting_human' || /^(continue|resume)$/i.test(text.trim()));
+  // A resumed run goes on with the settings it recorded, as `acia resume` does; the flags given now win.
+  const recorded = resuming && s.runId !== null ? await resumableSettings(o.env, s.repo, s.runId) : null;
+  const loaded = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)), recorded });
   const config = loaded.config;
   if (loaded.ignored) {
     // The repository's untrusted settings are never applied silently: the editor's user is told, as on a terminal.
@@ -183,7 +187,7 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
   let result: RunResult;
   if (waiting !== null && s.runId !== null) {
     const answer = waiting === 'awaiting_human' ? text : undefined;
-    if (waiting !== 'awaiting_human' && !/^(continue|resume)$/i.test(text.trim())) {
+    if (!resuming) {
       result = await startRun(deps, { dir: s.repo, goal: text });
     } else {
       // Replay the run so far so the client's plan view is complete before new updates arrive.

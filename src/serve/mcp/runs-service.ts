@@ -3,7 +3,7 @@
 import { join, resolve } from 'node:path';
 import type { LedgerEntry } from '../../core/ledger/entry.js';
 import { systemClock } from '../../core/acm/ids.js';
-import { loadConfig } from '../../core/config/load.js';
+import { loadConfig, type RecordedSettings } from '../../core/config/load.js';
 import { AciaError } from '../../core/errors.js';
 import { readWikiPage, requireRunDir } from '../../core/contain/acia-state.js';
 import { readRegularFile } from '../../core/contain/no-follow.js';
@@ -16,6 +16,7 @@ import { foldRun, openEscalation } from '../../team/run-state.js';
 import { latestResumableRun, resumeRun, startRun, type RunResult } from '../../team/team.js';
 // The library API's run assembly (what `acia run` uses too); never the CLI's commands.
 import { buildDeps, preflightModel } from '../../app/build-deps.js';
+import { resumableSettings } from '../../app/prepare-run.js';
 import { describeEntry } from '../../app/describe.js';
 
 /** Options of acia_run as its arguments arrive (an argument not given may be present as undefined). */
@@ -70,10 +71,8 @@ export class RunsService {
     const entries = await readEntries(repo, runId);
     const state = foldRun(entries);
     if (openEscalation(state) === null) throw new AciaError('USAGE', `run ${runId} is not waiting for an answer (${state.completed?.reason ?? 'running or interrupted'})`);
-    // Resume with the model and settings the run started with, as `acia resume` does.
-    const s = state.started!.settings;
-    const flags: Record<string, unknown> = { model: state.started!.model, parallel: s.parallel, maxIterations: s.maxIterations, sandbox: s.sandbox, budget: s.budget };
-    return this.launch(repo, flags, onEvent, (deps) => resumeRun(deps, { dir: repo, runId, answer }), false, runId);
+    // Resume with the model and settings the run recorded, as `acia resume` does (never its sandbox).
+    return this.launch(repo, {}, onEvent, (deps) => resumeRun(deps, { dir: repo, runId, answer }), false, runId, await resumableSettings(this.env, repo, runId));
   }
 
   async status(runId: string | undefined, repoArg: string | undefined): Promise<Record<string, unknown>> {
@@ -156,10 +155,11 @@ export class RunsService {
     go: (deps: Awaited<ReturnType<typeof buildDeps>>, repo: string) => Promise<RunResult>,
     fresh: boolean,
     knownRunId?: string,
+    recorded: RecordedSettings | null = null,
   ): Promise<{ runId: string; done: Promise<RunResult> }> {
     const repo = await this.repoOf(repoArg);
     await requireCommit(new Git(systemClock), repo);
-    const { config } = loadConfig({ repo, env: this.env, flags });
+    const { config } = loadConfig({ repo, env: this.env, flags, recorded });
     if (fresh) preflightModel(config, this.env, false, repo);
     const controller = new AbortController();
     let runId = knownRunId;
