@@ -22,7 +22,7 @@ export default tseslint.config(
   },
   {
     // Imports point down only: cli -> app -> team -> agents -> core (table in scripts/layers.mjs).
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
     plugins: { acia, ledger },
     rules: { 'acia/layers': 'error', 'ledger/no-ledger-casts': 'error' },
   },

@@ -11,7 +11,7 @@ const stateHome = mkdtempSync(join(tmpdir(), 'acia-test-state-'));
 // The in-process tiers: pure modules and the executor with seams. They start nothing that outlives a test,
 // so one process per worker runs them all (no per-file module reload), and they go first so a broken
 // unit shows within seconds instead of after the slow tier.
-const FAST = ['tests/core/**/*.test.ts', 'tests/agents/**/*.test.ts', 'tests/cli/**/*.test.ts', 'tests/team/**/*.test.ts', 'tests/scripts/**/*.test.ts'];
+const FAST = ['tests/core/**/*.test.ts', 'tests/agents/**/*.test.ts', 'tests/cli/**/*.test.ts', 'tests/team/**/*.test.ts', 'tests/scripts/**/*.test.ts', 'tests/ui/**/*.test.ts'];
 
 // The slow tier's heaviest files, longest first (CI, a slow hour, ms): crash 211939, fleet-scale 127480,
 // fleet-faults 103954, fleet-tasks 92427, checkpoint 66892, real-projects 65888, first-hour 62974, repos 46588,

@@ -20,6 +20,7 @@ import { chaosFigures } from './chaos.mjs';
 import { mcpOverhead } from './mcp.mjs';
 import { bestOfOverhead } from './best-of.mjs';
 import { fleetFigures } from './fleet.mjs';
+import { uiFigures } from './ui.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -141,6 +142,7 @@ const benches = [
   ['best-of', () => bestOfOverhead({ pairs: quick ? 1 : 2, log })],
   ['chaos', () => chaosFigures({ runs: quick ? 40 : 200, log })],
   ['fleet', () => fleetFigures({ quick, log })],
+  ['ui', () => uiFigures({ log, appends: quick ? 20 : 60 })],
 ];
 const t0 = Date.now();
 for (const [name, fn] of benches) {

@@ -4,10 +4,12 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 
 export const ALLOWED_IMPORTS = {
-  cli: ['serve', 'fleet', 'eval', 'app', 'team', 'agents', 'core'],
+  cli: ['ui', 'serve', 'fleet', 'eval', 'app', 'team', 'agents', 'core'],
   serve: ['app', 'team', 'agents', 'core'],
   fleet: ['app', 'team', 'agents', 'core'],
   eval: ['app', 'team', 'agents', 'core'],
+  // `acia ui`: reads local ledgers or a fleet's database (the fleet's own readers and its answer path).
+  ui: ['fleet', 'app', 'team', 'agents', 'core'],
   // The composition root (buildDeps) and what every front end shares: event descriptions, exit codes.
   app: ['team', 'agents', 'core'],
   team: ['agents', 'core'],

@@ -19,6 +19,12 @@ import { SealedChain } from './seal.js';
 import type { AppendInput, RunLedger } from './types.js';
 import { checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
 
+/**
+ * The channel every committed ledger row is announced on. The notification names no run: any role may
+ * LISTEN, and a submitter must not learn other submitters' run ids (fleet/tenancy.ts).
+ */
+export const LEDGER_CHANNEL = 'acia_ledger';
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS acia_ledger (
   run_id text NOT NULL,
@@ -36,6 +42,16 @@ CREATE TABLE IF NOT EXISTS acia_blobs (
 );
 -- Which lease epoch wrote each row (null: an unfenced writer); not part of the hashed line.
 ALTER TABLE acia_ledger ADD COLUMN IF NOT EXISTS epoch bigint;
+-- Every committed entry is announced on a channel, whoever wrote it, without its run id (any role can
+-- listen): acia ui follows runs live without reading their rows again. A transaction's identical
+-- notifications are sent once.
+CREATE OR REPLACE FUNCTION acia_ledger_notify() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('${LEDGER_CHANNEL}', '');
+  RETURN NULL;
+END
+$fn$;
+CREATE OR REPLACE TRIGGER acia_ledger_notify AFTER INSERT ON acia_ledger FOR EACH ROW EXECUTE FUNCTION acia_ledger_notify();
 ${LEASE_SCHEMA}
 `;
 
