@@ -9,6 +9,7 @@ import { foldRun } from '../core/run/reducer.js';
 import { AciaError } from '../core/errors.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../core/llm/types.js';
+import type { RunTestsData } from '../core/tools/run-tests.js';
 import type { Tool, ToolContext, ToolResult } from '../core/tools/types.js';
 import type { Escalator, HumanAnswer } from './deps.js';
 import { visibleRequest } from './run-context.js';
@@ -76,7 +77,9 @@ export function replayCallTool(session: readonly LedgerEntry[], toolNames: Reado
       }
       const v = next.data;
       const body = JSON.parse((await getBlob(v.outputRef)).toString('utf8')) as { forModel: string; forDisplay: string };
-      return { ok: v.passed, forModel: body.forModel, forDisplay: body.forDisplay, data: { exitCode: v.exitCode, passed: v.passedCount, failed: v.failedCount, command: v.command } };
+      // The team's own test run as run_tests' result: what the verdict was read from (not the framework or timing).
+      const data: RunTestsData = { exitCode: v.exitCode, passed: v.passedCount, failed: v.failedCount, command: v.command, framework: null, timedOut: false, ...(v.cannotRun === undefined ? {} : { cannotRun: v.cannotRun }) };
+      return { ok: v.passed, forModel: body.forModel, forDisplay: body.forDisplay, data };
     });
 }
 

@@ -6,8 +6,8 @@ import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason } from '../core/ledger/events.js';
 import type { PolicyHook, PolicyRequest } from '../core/policy/policy.js';
-import type { ToolContext, ToolResult } from '../core/tools/types.js';
-import { errorMessage, isAciaError } from '../core/errors.js';
+import type { Tool, ToolContext, ToolResult } from '../core/tools/types.js';
+import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
 import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';
 import type { AgentDefinition } from '../agents/define-agent.js';
 import { renderPrompt } from '../agents/prompt-template.js';
@@ -62,8 +62,16 @@ function deadlineSignal(ms: number): AbortSignal {
   return controller.signal;
 }
 
-export function toolsFor(ctx: RunContext, names: readonly string[]) {
-  return ctx.deps.tools.builtin.filter((t) => names.includes(t.name));
+/**
+ * This run's implementations of the tools an agent names, in the run's order (what the model is sent,
+ * and so what replay matches); one the run does not provide is a wiring error, never dropped.
+ */
+export function toolsFor(ctx: RunContext, tools: readonly Tool[]): Tool[] {
+  const names = new Set(tools.map((t) => t.name));
+  const own = ctx.deps.tools.builtin.filter((b) => names.has(b.name));
+  const missing = tools.find((t) => !own.some((o) => o.name === t.name));
+  if (missing !== undefined) throw new AciaError('INTERNAL', `the ${missing.name} tool an agent uses is not one of this run's tools`);
+  return own;
 }
 
 /** A role's built-in tools by name, then the MCP tools its servers' settings give that role. */

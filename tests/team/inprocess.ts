@@ -1,6 +1,7 @@
 // Runs the real executor in-process over a generated plan, fast: the PM, Dev and QA agents are answered
 // by a model that follows a per-task behaviour table, git is a fake workspace that counts commits, and
 // the test command's exit code follows whether a "breaking" change is merged and not yet fixed.
+import type { RunTestsData } from '../../src/core/tools/run-tests.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -190,7 +191,7 @@ function fakeCallTool(w: World) {
       ok: exitCode === 0,
       forModel: exitCode === 0 ? '3 passed' : '1 failed',
       forDisplay: '',
-      data: { exitCode, passed: 3, failed: exitCode === 0 ? 0 : 1, command: 'npm test' },
+      data: { exitCode, passed: 3, failed: exitCode === 0 ? 0 : 1, command: 'npm test', framework: null, timedOut: false } satisfies RunTestsData,
     });
   };
 }

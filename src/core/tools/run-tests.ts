@@ -10,6 +10,20 @@ import { parseTestSummary } from './test-summary.js';
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
 
+/** What a test run's result says (its `data`): read it with this schema (core/tools/test-verdict.ts), never by hand. */
+export const RunTestsData = z.object({
+  /** Why the command could not run at all (the "not found" line), when that is why it failed. */
+  cannotRun: z.string().optional(),
+  exitCode: z.number().nullable(),
+  passed: z.number().nullable(),
+  failed: z.number().nullable(),
+  skipped: z.number().optional(),
+  framework: z.string().nullable(),
+  command: z.string(),
+  timedOut: z.boolean(),
+});
+export type RunTestsData = z.infer<typeof RunTestsData>;
+
 export const runTests = defineTool({
   name: 'run_tests',
   description:
@@ -17,6 +31,7 @@ export const runTests = defineTool({
   input: z.strictObject({
     path: z.string().min(1).optional().describe('test file or directory relative to the repository root'),
   }),
+  output: RunTestsData,
   readOnly: false,
   run: async (input, ctx) => {
     const base = ctx.testCommand ?? detectTestCommand(ctx);
