@@ -23,6 +23,7 @@ import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
 import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
+import { findProjectVenv } from '../core/sandbox/python-env.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
@@ -128,7 +129,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
         ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
         : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
     },
-    tools: { ...base.tools, runnerFor, fs: nodeFs, ...(mcp ? { mcp } : {}) },
+    tools: { ...base.tools, runnerFor, fs: nodeFs, environment: (repo) => ({ venv: findProjectVenv(repo, o.env) }), ...(mcp ? { mcp } : {}) },
     store: {
       openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
       readMemory: async (repo) => {

@@ -21,10 +21,18 @@ export function parseDuration(text: string): number {
   return Number(m[1]) * UNITS[m[2]!]!;
 }
 
-/** Why a run must be kept, or null when it may be cleaned. */
-export function keepReason(run: RunStatus, now: number, olderThanMs: number | null): string | null {
-  if (run.awaitingHuman) return 'waiting for a human answer';
-  if (run.reason === null) return 'may still be running (or was killed: `acia resume` it)';
+/**
+ * Why a run must be kept, or null when it may be cleaned. A run that can still go on (waiting for an answer,
+ * stopped by its budget, interrupted, failed on an error) keeps its branches unless `all`: they hold its
+ * work, and `acia resume` needs them. A run going on right now is always kept.
+ */
+export function keepReason(run: RunStatus, now: number, olderThanMs: number | null, all = false): string | null {
+  if (run.live) return 'running now';
+  if (!all) {
+    if (run.awaitingHuman) return 'waiting for a human answer (`acia resume` it, or clean it with --all)';
+    if (run.reason === null) return 'may still be running, or was interrupted: `acia resume` it (or clean it with --all)';
+    if (run.finished === null) return `resumable (it stopped: ${run.reason}): \`acia resume ${run.runId}\` (or clean it with --all)`;
+  }
   if (olderThanMs !== null && now - Date.parse(run.lastAt) < olderThanMs) return 'newer than --older-than';
   return null;
 }
@@ -42,7 +50,7 @@ export async function cleanCommand(flags: CleanFlags): Promise<number> {
   let kept = 0;
   for (const run of await listRunStatuses(repo)) {
     // Only runs ACIA recorded for this user are cleaned; one that came with the clone is not theirs to remove.
-    const why = readAnchor(process.env, runDirOf(repo, run.runId), run.runId) === null ? 'not recorded by ACIA for you (no anchor in your state directory)' : keepReason(run, now, olderThan);
+    const why = readAnchor(process.env, runDirOf(repo, run.runId), run.runId) === null ? 'not recorded by ACIA for you (no anchor in your state directory)' : keepReason(run, now, olderThan, flags.all ?? false);
     if (why !== null) {
       kept++;
       process.stdout.write(`keep    ${run.runId}: ${why}\n`);

@@ -11,12 +11,21 @@ import { readLedgerEntries } from '../core/ledger/line-reader.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, repoRoot } from '../team/git.js';
 import { foldRun } from '../team/run-state.js';
+import { listRunStatuses } from '../team/run-status.js';
 import { judgeRun } from '../team/outcome.js';
 import { describeEntry } from '../app/describe.js';
 
 export async function resolveRun(dir: string, runId: string): Promise<{ repo: string; runDir: string }> {
   const repo = await repoRoot(new Git(systemClock), resolve(dir));
   return { repo, runDir: requireRunDir(repo, runId, { needLedger: true }) };
+}
+
+/** The run `acia show` shows when given no id: the one started last. */
+export async function latestRunId(dir: string): Promise<string> {
+  const repo = await repoRoot(new Git(systemClock), resolve(dir));
+  const last = (await listRunStatuses(repo)).at(-1);
+  if (last === undefined) throw new AciaError('RUN_NOT_FOUND', `no runs in ${repo} yet`, { hint: 'start one with `acia run "<task>"`, or try `acia demo`' });
+  return last.runId;
 }
 
 export async function readEntries(runDir: string): Promise<LedgerEntry[]> {

@@ -1,5 +1,6 @@
 // Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
 // clock, fixed ids or a fake runner, and replay can pass recorded ones.
+import type { EnvironmentFacts } from '../core/tools/test-command.js';
 import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
 import type { CapabilityMap, StreamChunk } from '../core/acm/contracts.js';
@@ -62,6 +63,8 @@ export interface ModelDeps {
 export interface ToolDeps {
   /** The sandboxed command runner for one worktree (nothing outside `root` is writable). */
   runnerFor: (root: string) => CommandRunner;
+  /** What the user's checkout has installed that its files do not say (its virtualenv), for test command detection. */
+  environment?: (repo: string) => EnvironmentFacts;
   fs: typeof NodeFs;
   /** Every built-in tool; each agent definition picks its own subset by name. */
   builtin: readonly Tool[];

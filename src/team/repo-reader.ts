@@ -2,7 +2,7 @@
 // call needs only the file list and a few files, so it need not wait for the run worktree. Every read
 // is one git process: the tree once (cached), the files in one `cat-file --batch`.
 import { safeGit } from '../core/sandbox/safe-git.js';
-import { testCommandFor } from '../core/tools/run-tests.js';
+import { DETECTION_READS, testCommandFor, type EnvironmentFacts } from '../core/tools/test-command.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { Git } from './git.js';
 import type { GitBatchReader } from '../core/sandbox/git-batch.js';
@@ -58,9 +58,13 @@ export function gitReader(git: Git, repo: string, commit: string, objects?: GitB
   };
 }
 
-/** The project's test command, detected from the base commit's files (the same rules as in a checkout). */
-export async function detectTestCommandInGit(reader: RepoReader): Promise<string | null> {
+/**
+ * The project's test command, detected from the base commit's files (the same rules as in a checkout)
+ * and what the user's checkout has installed (`facts`: its virtualenv).
+ */
+export async function detectTestCommandInGit(reader: RepoReader, facts: EnvironmentFacts = {}): Promise<string | null> {
   const files = new Set(await reader.listFiles());
-  const pkg = files.has('package.json') ? await reader.readText('package.json', MANIFEST_BYTES) : null;
-  return testCommandFor({ has: (f) => files.has(f), read: (f) => (f === 'package.json' ? pkg : null) })?.command ?? null;
+  const wanted = DETECTION_READS.filter((f) => files.has(f));
+  const texts = reader.readTexts ? await reader.readTexts(wanted, MANIFEST_BYTES) : new Map(await Promise.all(wanted.map(async (f) => [f, await reader.readText(f, MANIFEST_BYTES)] as const)));
+  return testCommandFor({ has: (f) => files.has(f), read: (f) => texts.get(f) ?? null }, facts)?.command ?? null;
 }

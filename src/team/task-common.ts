@@ -17,6 +17,7 @@ import { makeToolbox } from './toolbox.js';
 import { routesError } from './scheduler.js';
 import { renderInstructions } from '../agents/pm/context-packet.js';
 import type { RunContext } from './run-context.js';
+import { syncAddedDependencies } from './dependency-sync.js';
 import type { TaskWorktree } from './workspace.js';
 
 export type TaskOutcome =
@@ -26,10 +27,13 @@ export type TaskOutcome =
   | { kind: 'escalate'; reason: EscalationReason; message: string; lastFailure?: string };
 
 export function toolContext(ctx: RunContext, root: string): ToolContext {
+  const runner = ctx.deps.tools.runnerFor(root);
+  const viewRoot = runner.pathInside?.(root);
   return {
     root,
     fs: ctx.deps.tools.fs,
-    runner: ctx.deps.tools.runnerFor(root),
+    runner,
+    ...(viewRoot === undefined || viewRoot === root ? {} : { viewRoot }),
     ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
     ...(ctx.deps.config.setup === undefined ? {} : { setupCommand: ctx.deps.config.setup }),
     commandTimeoutS: ctx.deps.config.commandTimeoutS,
@@ -152,14 +156,19 @@ export async function startAttempt(
     return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` }, setupNote: null };
   }
   const setup = await runSetupCommand(ctx, spec, attempt, wt);
-  if (setup.kind === 'broken') {
-    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: setup.message });
-    return { wt, denied: { kind: 'escalate', reason: 'environment_broken', message: `${setup.message} — the environment, not the code: fix the setup command or the installed dependencies, then answer retry`, lastFailure: setup.output }, setupNote: null };
+  // Dependencies the run's branch added (package.json, lockfile) installed in this worktree's own tree.
+  const deps = setup.kind === 'broken' ? setup : await syncAddedDependencies(ctx, spec, attempt, wt);
+  for (const step of [setup, deps]) {
+    if (step.kind !== 'broken') continue;
+    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: step.message });
+    const advice = step.advice ?? 'fix the setup command or the installed dependencies';
+    return { wt, denied: { kind: 'escalate', reason: 'environment_broken', message: `${step.message} — the environment, not the code: ${advice}; then answer retry`, lastFailure: step.output }, setupNote: null };
   }
-  return { wt, denied: null, setupNote: setup.kind === 'failed' ? setup.note : null };
+  const notes = [setup, deps].flatMap((s) => (s.kind === 'failed' ? [s.note] : []));
+  return { wt, denied: null, setupNote: notes.length > 0 ? notes.join('\n\n') : null };
 }
 
-type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } | { kind: 'broken'; message: string; output: string };
+export type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } | { kind: 'broken'; message: string; output: string; advice?: string };
 
 /**
  * The configured `setup` command, sandboxed in the task's worktree, recorded as a run_setup tool call of
@@ -167,14 +176,14 @@ type SetupResult = { kind: 'none' | 'done' } | { kind: 'failed'; note: string } 
  * start (exit 127) is the environment's fault: the task escalates. One that runs and fails (a build
  * broken by the code) is the task's to see: its agent is told, with the output.
  */
-export async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
-  const command = ctx.deps.config.setup;
+export async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree, step: { command: string; id: string } | null = null): Promise<SetupResult> {
+  const command = step?.command ?? ctx.deps.config.setup;
   const tool = ctx.deps.tools.builtin.find((t) => t.name === 'run_setup');
   if (command === undefined || tool === undefined) return { kind: 'none' };
-  const toolUseId = `setup-${spec.id}-${attempt}`;
+  const toolUseId = `${step?.id ?? 'setup'}-${spec.id}-${attempt}`;
   await ctx.rec.record('team', 'TOOL_CALL', { taskId: spec.id, toolUseId, name: tool.name, input: { command } });
   const started = ctx.rec.now();
-  let result = await ctx.deps.tools.call(tool, {}, toolContext(ctx, wt.path));
+  let result = await ctx.deps.tools.call(tool, {}, { ...toolContext(ctx, wt.path), setupCommand: command });
   // Its outputs (dist/, a generated file the repository does not ignore) are no change of the task's.
   if (result.ok && ctx.workspace.keepOutOfCheckpoints) {
     const kept = await ctx.workspace.keepOutOfCheckpoints(wt);
@@ -192,8 +201,12 @@ export async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: 
   });
   if (result.ok) return { kind: 'done' };
   const cannotRun = result.data?.cannotRun;
-  if (typeof cannotRun === 'string') return { kind: 'broken', message: `the setup command could not run: ${cannotRun}`, output: result.forModel };
-  return { kind: 'failed', note: `The setup command (${command}) failed in your worktree before you started:\n${result.forModel}` };
+  const what = step === null ? 'the setup command' : `\`${command}\` (installing what the run's branch added to the dependencies)`;
+  if (typeof cannotRun === 'string') {
+    const advice = typeof result.data?.advice === 'string' ? result.data.advice : undefined;
+    return { kind: 'broken', message: `${what} could not run: ${cannotRun}`, output: result.forModel, ...(advice === undefined ? {} : { advice }) };
+  }
+  return { kind: 'failed', note: `${step === null ? `The setup command (${command})` : `\`${command}\``} failed in your worktree before you started:\n${result.forModel}` };
 }
 
 /**

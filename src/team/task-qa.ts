@@ -1,6 +1,8 @@
 // Runs a QA task (qa.verify, qa.write_tests). The verdict is the exit code of a real test run: the QA
 // agent's last run_tests, or, when it made none, a run the team makes itself. Its words never decide.
 import { failureExcerpt } from '../core/tools/test-failures.js';
+import { detectTestCommand } from '../core/tools/run-tests.js';
+import { LOOKED_FOR } from '../core/tools/test-command.js';
 import { isTestRun, testVerdict } from '../core/tools/test-verdict.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
@@ -19,6 +21,17 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
 
   let lastTests: ToolResult | null = null;
   const tctx = toolContext(ctx, wt.path);
+  if (ctx.testCommand === null && detectTestCommand(tctx) === null) {
+    // Nothing to verify with: a question about the environment for the human, not a failed verification
+    // (which would start fix attempts that cannot help).
+    const message = `no test command: none configured and none detected (looked for ${LOOKED_FOR})`;
+    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message });
+    return {
+      kind: 'escalate',
+      reason: 'environment_broken',
+      message: `${message} — tell ACIA how this project runs its tests: start the run again with --test-command "<cmd>", or set testCommand in .acia/config.json (\`acia config\` shows what it detects); answer skip to finish without this verification`,
+    };
+  }
   const extra = [...(setupNote === null ? [] : [setupNote]), ...(task.guidance ? [`Guidance from the human: ${task.guidance}`] : [])];
   const outcome = await runTaskAgent(ctx, {
     def: qaAgent,
@@ -87,10 +100,11 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     // A broken environment is no code bug: a fix task could only burn an iteration on it. Ask the human now.
     const why = `the test command could not run: ${verdict.cannotRun}`;
     await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: why });
+    const advice = verdict.advice ?? "install the project's dependencies in your checkout (npm install, pip install into .venv), or set testCommand / setup in .acia/config.json";
     return {
       kind: 'escalate',
       reason: 'environment_broken',
-      message: `${why} — the environment, not the code: install the project's dependencies in your checkout (npm install, pip install into .venv), or set testCommand / setup in .acia/config.json, then answer retry`,
+      message: `${why} — the environment, not the code ($ ${verdict.command}): ${advice}; then answer retry`,
       lastFailure: failureExcerpt(verdict.forModel, { maxBytes: 6000 }),
     };
   }

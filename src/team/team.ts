@@ -19,8 +19,9 @@ import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEsc
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
+import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { lazy } from './lazy.js';
-import { latestResumableRun } from './run-status.js';
+import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
@@ -142,11 +143,19 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const git = new Git(deps.runtime.clock);
   const repo = await repoRoot(git, opts.dir);
   await guardAciaState(repo);
-  const runId = opts.runId ?? (await latestResumableRun(repo));
+  const runId = opts.runId ?? (await latestResumableRun(repo, (b) => git.branchExists(repo, b)));
   // The id, every directory on the way and the run's files are checked before anything is read.
   const runDir = requireRunDir(repo, runId);
   if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
   const ledger = await deps.store.openLedger(runDir, runId, { create: false });
+  // The repository's side (continueRun, which replay runs too, touches none): `acia clean` removed the
+  // run's branch, so going on would rebuild it from the base and lose the recorded work.
+  const state = foldRun(ledger.entries());
+  const finished = finishedReason(state) !== null && state.completed !== null;
+  if (state.started && !finished && hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
+    await ledger.close();
+    throw cleanedRun(runId);
+  }
   return continueRun(deps, { repo, runId, runDir, ledger, git, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
 }
 
@@ -265,6 +274,15 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
   return { action: 'guidance', text: answer.trim() };
 }
 
+/** Each worktree's dependencies laid out by its runner (sandbox or host view); a runner without a layout gets the host one. */
+function layoutFor(deps: TeamDeps, repo: string): (worktree: string) => void {
+  return (wt) => {
+    const runner = deps.tools.runnerFor(wt);
+    if (runner.layDependencies) runner.layDependencies(wt);
+    else linkDependencies(repo, wt, dependencyDirsCached(repo));
+  };
+}
+
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
 export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
   const listener = deps.runtime.onEvent;
@@ -275,7 +293,7 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
     runDir,
     rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry, state }) : undefined),
     state,
-    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId),
+    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId, layoutFor(deps, repo)),
     workspaceReady: lazy(() => Promise.resolve()),
     instructions: [],
     facts: {},
@@ -294,7 +312,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   ctx.workspaceReady = opening;
   try {
     const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
-    ctx.testCommand ??= await detectTestCommandInGit(reader);
+    ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment?.(ctx.repo) ?? {});
     await openMcp(ctx, opening);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));

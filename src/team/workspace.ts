@@ -69,6 +69,8 @@ export class Workspace implements RunWorkspace {
     private readonly git: Git,
     readonly repo: string,
     readonly runId: string,
+    /** Lays the checkout's installed dependencies out in a fresh worktree the way its commands will see them. */
+    private readonly layDependencies: (worktree: string) => void = (wt) => void linkDependencies(repo, wt, dependencyDirsCached(repo)),
   ) {
     this.runBranch = `acia/${runId}`;
     this.runWorktree = join(this.root(), '@run');
@@ -133,8 +135,8 @@ export class Workspace implements RunWorkspace {
     await added;
     this.gitDirs.set(path, await this.git.gitDirOf(path));
     this.setupOutputs.delete(path);
-    // The checkout's installed dependencies, as links the sandbox resolves read-only (core/sandbox/deps.ts).
-    linkDependencies(this.repo, path, dependencyDirsCached(this.repo));
+    // The checkout's installed dependencies, as the sandbox (or the host) shows them (core/sandbox/deps.ts).
+    this.layDependencies(path);
     return { path, branch, baseCommit: base };
   }
 

@@ -17,13 +17,17 @@ describe('acia clean rules', () => {
     }
   });
 
-  it('never cleans a run awaiting a human, nor one that may be running', () => {
+  it('keeps every run that can still go on unless --all, and never one running now', () => {
     const now = Date.parse('2026-11-23T12:00:00Z');
-    const run = { runId: 'r', startedAt: '2026-11-01T00:00:00Z', lastAt: '2026-11-01T00:00:00Z', finished: null, awaitingHuman: false, reason: 'succeeded' };
+    const run = { runId: 'r', startedAt: '2026-11-01T00:00:00Z', lastAt: '2026-11-01T00:00:00Z', finished: 'it succeeded', awaitingHuman: false, reason: 'succeeded', startedWork: true, live: false };
+    const resumable = { ...run, finished: null };
     expect(keepReason(run, now, null)).toBeNull();
-    expect(keepReason({ ...run, awaitingHuman: true, reason: 'awaiting_human' }, now, null)).toMatch(/waiting for a human/);
-    expect(keepReason({ ...run, awaitingHuman: true, reason: 'budget_exhausted' }, now, null)).toMatch(/waiting for a human/);
-    expect(keepReason({ ...run, reason: null }, now, null)).toMatch(/may still be running/);
+    expect(keepReason({ ...resumable, awaitingHuman: true, reason: 'awaiting_human' }, now, null)).toMatch(/waiting for a human/);
+    expect(keepReason({ ...resumable, awaitingHuman: true, reason: 'budget_exhausted' }, now, null)).toMatch(/waiting for a human/);
+    expect(keepReason({ ...resumable, reason: null }, now, null)).toMatch(/may still be running/);
+    expect(keepReason({ ...resumable, reason: 'error' }, now, null)).toMatch(/resumable \(it stopped: error\): `acia resume r`/);
+    for (const r of [{ ...resumable, awaitingHuman: true }, { ...resumable, reason: null }, { ...resumable, reason: 'error' }]) expect(keepReason(r, now, null, true)).toBeNull();
+    expect(keepReason({ ...resumable, reason: null, live: true }, now, null, true)).toBe('running now');
     expect(keepReason(run, now, parseDuration('30d'))).toMatch(/newer than/);
     expect(keepReason(run, now, parseDuration('7d'))).toBeNull();
   });

@@ -119,6 +119,31 @@ describe('acia clean', () => {
   });
 });
 
+describe('acia clean --all, acia resume and acia show without an id', () => {
+  it('keeps a resumable run unless --all, then resume refuses it, saying why; show picks the latest run', () => {
+    const repo = sampleRepo('fh-clean-all');
+    const flags = ['--repo', repo, '--max-iterations', '1', '--test-command', 'node run-tests.js', '--quiet'];
+    const first = acia(['run', 'Add titleCase', ...flags, '--model', `scripted:${zeroLatencyScript('escalate', tempDir('fh-clean-all-script'))}`]);
+    expect(first.code).toBe(3);
+    const [waiting] = runsOf(repo);
+    const show = acia(['show', '--repo', repo]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(new RegExp(`^run ${waiting!}: awaiting_human`));
+    expect(acia(['clean', '--repo', repo]).stdout).toContain(`keep    ${waiting!}: waiting for a human answer (\`acia resume\` it, or clean it with --all)`);
+    const all = acia(['clean', '--repo', repo, '--all']);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).toContain(`removed ${waiting!} (awaiting_human)`);
+    expect(git(repo, 'branch', '--format=%(refname:short)').split('\n').filter((b) => b.includes(waiting!))).toEqual([]);
+    for (const args of [['resume', '--repo', repo], ['resume', waiting!, '--repo', repo, '--answer', 'skip']]) {
+      const r = acia(args);
+      expect(r.code, r.stderr).not.toBe(0);
+      expect(r.stderr).toContain(`run ${waiting!} cannot be resumed: its branch acia/${waiting!} is gone (\`acia clean\` removed it)`);
+    }
+    // Nothing was recorded by the refused resumes.
+    expect(ledgerOf(repo, waiting!).some((e) => e.type === 'RUN_RESUMED')).toBe(false);
+  });
+});
+
 describe('refused before the team runs', () => {
   it('--include-uncommitted with a huge untracked tree, unless forced; dependency dirs and ignored files are never taken', () => {
     const repo = sampleRepo('fh-untracked');

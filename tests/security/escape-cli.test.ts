@@ -58,7 +58,8 @@ describe.skipIf(!sandboxed)('escape suite through `acia tool` (bwrap)', () => {
     });
     expect(r.exitCode).toBe(0);
     const out = r.result.forModel;
-    expect(out).toContain('HOME=/tmp/acia-home');
+    // HOME is the user's own path, but a private, empty one: the fixture's .secret is not in it.
+    expect(out).toContain(`HOME=${fs.realpathSync(fx.home)}\n`);
     expectNoLeak(out);
     expect(out).not.toMatch(/ANTHROPIC_|FOO_TOKEN|AWS_|GITHUB_/);
   });

@@ -23,13 +23,15 @@ export function register(program: Command): void {
       const { mcpServerLines } = await import('../mcp-action.js');
       const mcp = mcpServerLines(repo, loaded.config);
       // What QA will run and what runs before each agent: configured, or detected from the repository.
-      const detected = loaded.config.testCommand === undefined ? detectTestCommandWithSource({ fs, root: repo }) : null;
-      const tests =
+      const { findProjectVenv } = await import('../../core/sandbox/python-env.js');
+      const { LOOKED_FOR } = await import('../../core/tools/test-command.js');
+      const detected = loaded.config.testCommand === undefined ? detectTestCommandWithSource({ fs, root: repo }, { venv: findProjectVenv(repo, process.env) }) : null;
+      const tests: { command: string | null; source: string; why?: string } =
         loaded.config.testCommand !== undefined
           ? { command: loaded.config.testCommand, source: `configured: testCommand, ${loaded.sources.testCommand ?? 'default'}` }
           : detected
-            ? { command: detected.command, source: `detected from ${detected.source}` }
-            : { command: null, source: 'none configured or detected' };
+            ? { command: detected.command, source: `detected from ${detected.source}`, ...(detected.why === undefined ? {} : { why: detected.why }) }
+            : { command: null, source: `none configured or detected; looked for ${LOOKED_FOR}` };
       const setup = loaded.config.setup !== undefined ? { command: loaded.config.setup, source: `configured: setup, ${loaded.sources.setup ?? 'default'}` } : { command: null, source: 'none configured' };
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ config: loaded.config, sources: loaded.sources, files: loaded.files, ignored: loaded.ignored, testCommand: tests, setup, mcpServers: mcp.json }, null, 2)}\n`);
@@ -43,6 +45,7 @@ export function register(program: Command): void {
       for (const line of mcp.lines) process.stdout.write(`${line}\n`);
       process.stdout.write('\n');
       process.stdout.write(`${'test command'.padEnd(width)}  ${tests.command ?? '(none)'}  (${tests.source})\n`);
+      if (tests.why !== undefined) process.stdout.write(`${''.padEnd(width)}  runs with ${tests.why}\n`);
       process.stdout.write(`${'setup'.padEnd(width)}  ${setup.command ?? '(none)'}  (${setup.source})\n`);
     });
 }

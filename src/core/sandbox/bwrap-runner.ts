@@ -6,11 +6,13 @@ import * as os from 'node:os';
 import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
-import { dependencyDirsCached } from './deps.js';
-import { checkDependencyEntry } from '../contain/dependency-entry.js';
+import { dependencyDirsCached, interpreterDirs, linkDependencies, type LinkReport } from './deps.js';
 import { launcherCwd } from '../contain/host-process.js';
+import { materializeScript, runsNpmInstaller } from './npm-materialize.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
-import { checkoutsToMask, enclosingCheckout, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
+import { homeView, type HomeView } from './home-view.js';
+import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
+import { checkoutOf, pathInsideView, taskView, type Mount, type TaskView } from './task-view.js';
 import { packageRoot } from '../package-root.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
@@ -37,7 +39,6 @@ export interface BwrapRunnerOptions {
   bwrapPath?: string;
 }
 
-const SANDBOX_HOME = '/tmp/acia-home';
 /** Host files that hold secrets even on a read-only root. */
 const SECRET_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/ssh/ssh_host_rsa_key', '/etc/ssh/ssh_host_ecdsa_key', '/etc/ssh/ssh_host_ed25519_key'];
 
@@ -70,13 +71,15 @@ export class BwrapRunner implements CommandRunner {
   argv(command: string, cwd: string, egress?: { dir: string }): string[] {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
-    const a: string[] = [this.options.bwrapPath ?? 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
-    // --size needs bubblewrap 0.8; an older one still gets a private /tmp, just not a bounded one.
-    if (supportsTmpfsSize(this.options.bwrapPath ?? 'bwrap')) a.push('--size', String(this.limits.tmpBytes));
-    a.push('--tmpfs', '/tmp');
-    for (const dir of maskedDirs(this.options.parentEnv ?? process.env)) a.push('--tmpfs', dir);
+    const bwrap = this.options.bwrapPath ?? 'bwrap';
+    const parentEnv = this.options.parentEnv ?? process.env;
+    const a: string[] = [bwrap, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+    // --size needs bubblewrap 0.8; an older one still gets private tmpfs mounts, just not bounded ones.
+    const sized = (): string[] => (supportsTmpfsSize(bwrap) ? ['--size', String(this.limits.tmpBytes)] : []);
+    a.push(...sized(), '--tmpfs', '/tmp');
+    const hidden = maskedDirs(parentEnv);
+    for (const dir of hidden) a.push(...sized(), '--tmpfs', dir);
     for (const file of SECRET_FILES) if (fs.existsSync(file)) a.push('--ro-bind', '/dev/null', file);
-    a.push('--dir', SANDBOX_HOME);
     const git = gitPathsOf(this.root);
     // Hide every checkout around this worktree — the user's (its untracked .env, other tasks' worktrees,
     // the run ledgers), and the one owning the git dir when the user's is a linked worktree or a submodule.
@@ -84,25 +87,17 @@ export class BwrapRunner implements CommandRunner {
     for (const checkout of masked) a.push('--tmpfs', checkout);
     // ACIA's own installation and node's stay readable when a mask would hide them (a clone under /tmp,
     // node from nvm in a home): the MCP servers, ACP agents and node a sandboxed command may need.
-    for (const dir of toolchainDirs(['/tmp', ...maskedDirs(this.options.parentEnv ?? process.env)], masked)) a.push('--ro-bind', dir, dir);
-    a.push('--bind', this.root, this.root);
-    // Its installed dependencies stay visible, read-only, where the worktree's links point (deps.ts).
-    const checkout = enclosingCheckout(this.root, git.commonDir);
-    if (checkout !== null) {
-      const hidden = [...maskedDirs(this.options.parentEnv ?? process.env), ...masked];
-      for (const d of dependencyDirsCached(checkout)) {
-        // Never a link out of the checkout or a path holding a masked directory: that would undo the mask.
-        const entry = checkDependencyEntry(checkout, d.rel, hidden.filter((m) => m !== checkout));
-        if (entry.ok) a.push('--ro-bind', entry.path, entry.path);
-      }
-    }
-    // Git metadata stays read-only even though the worktree is writable: hooks and config run outside later.
-    for (const p of git.readOnly) a.push('--ro-bind', p, p);
-    // ...and its config files are replaced by copies without remotes, tokens or extra headers.
-    for (const [src, dest] of this.gitConfigBinds(git)) a.push('--ro-bind', src, dest);
+    for (const dir of toolchainDirs(['/tmp', ...hidden], masked)) a.push('--ro-bind', dir, dir);
+    const view = this.view(git, [...hidden, ...masked]);
+    // The user's package managers and interpreters, read-only, in a private HOME at the home's own path.
+    const home = this.home();
+    // The worktree at the checkout's own path, its installed dependencies read-only on top (task-view.ts).
+    for (const m of [...home.mounts, ...view.mounts]) a.push(...mountArgs(m));
+    // ...and git config files replaced by copies without remotes, tokens or extra headers.
+    for (const [src, dest] of this.gitConfigBinds(git)) a.push('--ro-bind', src, view.gitPath(dest));
     a.push('--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL');
     a.push('--die-with-parent', '--new-session', '--hostname', 'acia-sandbox');
-    a.push('--chdir', realCwd, '--');
+    a.push('--chdir', nodePath.join(view.at, nodePath.relative(this.root, realCwd)), '--');
     // RLIMIT_DATA, not RLIMIT_AS: it counts memory a process writes to, not address space runtimes
     // (V8, Go, the JVM) reserve up front, so it bounds a memory hog without breaking them.
     a.push('prlimit', `--nproc=${this.limits.maxProcesses}`, `--fsize=${this.limits.maxFileBytes}`, `--data=${this.limits.maxMemoryBytes}`, `--core=0`, '--');
@@ -122,8 +117,81 @@ export class BwrapRunner implements CommandRunner {
    */
   async spawnSpec(command: string, cwd: string): Promise<{ argv: string[]; env: Record<string, string> }> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
-    const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);
-    return { argv: this.argv(command, cwd, proxy ?? undefined), env };
+    return { argv: this.argv(command, cwd, proxy ?? undefined), env: this.env(proxy !== null) };
+  }
+
+  /** HOME inside the sandbox (the user's home path, private and empty but for tools; home-view.ts). */
+  homePath(): string {
+    return this.home().home;
+  }
+
+  /**
+   * Where a path of the worktree is inside the sandbox: under the checkout's own path for a task worktree
+   * (task-view.ts). A process given a path (an ACP agent's cwd, an MCP server's argument) needs this one.
+   */
+  pathInside(hostPath: string): string {
+    return pathInsideView(this.root, hostPath);
+  }
+
+  /** The environment of a command: the scrubbed parent's, HOME as homeView chose, and the egress proxy. */
+  private env(egress: boolean): Record<string, string> {
+    const home = this.home();
+    return buildSandboxEnv({ home: home.home, extra: { ...home.env, ...(egress ? proxyEnv() : {}) } }, this.options.parentEnv ?? process.env);
+  }
+
+  /**
+   * Lays the checkout's installed dependencies out in this (fresh) worktree the way the sandbox shows
+   * them: node_modules as links into the read-only originals, mount points for venvs and PnP files.
+   */
+  layDependencies(worktree: string = this.root): LinkReport | null {
+    if (fs.realpathSync(worktree) !== this.root) throw new AciaError('PATH_OUTSIDE_ROOT', `${worktree} is not this runner's worktree`);
+    const checkout = checkoutOf(this.root, gitPathsOf(this.root));
+    return checkout === null ? null : linkDependencies(checkout, this.root, dependencyDirsCached(checkout), 'sandbox');
+  }
+
+  /** npm's installer gets a real copy of the installed node_modules first (npm-materialize.ts). */
+  private withNpmCopies(command: string): string {
+    if (!runsNpmInstaller(command)) return command;
+    const checkout = checkoutOf(this.root, gitPathsOf(this.root));
+    if (checkout === null) return command;
+    const dirs = dependencyDirsCached(checkout)
+      .filter((d) => d.kind === 'node_modules' && fs.existsSync(nodePath.join(this.root, d.rel)))
+      .map((d) => nodePath.join(checkout, d.rel));
+    return dirs.length === 0 ? command : `${materializeScript(dirs)}\n${command}`;
+  }
+
+  private view(git: GitPaths, hidden: string[]): TaskView {
+    return taskView(this.root, git, hidden, (name, text) => this.scratchFile(name, text));
+  }
+
+  private homeCache: HomeView | null = null;
+  /** Computed once per runner (what a home holds does not change during a run), whoever asks first. */
+  private home(): HomeView {
+    if (this.homeCache === null) {
+      const parentEnv = this.options.parentEnv ?? process.env;
+      const git = gitPathsOf(this.root);
+      this.homeCache = homeView({
+        parentEnv,
+        hidden: ['/tmp', ...maskedDirs(parentEnv)],
+        checkouts: checkoutsToMask(this.root, git),
+        extraTools: interpreterDirs(checkoutOf(this.root, git), parentEnv),
+        writeFile: (name, text) => this.scratchFile(name, text),
+      });
+    }
+    return this.homeCache;
+  }
+
+  private scratch: string | null = null;
+  private readonly scratchFiles = new Map<string, string>();
+  /** A generated file (a sanitised rc copy, the relocated `.git` pointer) in this runner's scratch directory. */
+  private scratchFile(name: string, text: string): string {
+    const known = this.scratchFiles.get(name);
+    if (known !== undefined && fs.readFileSync(known, 'utf8') === text) return known;
+    this.scratch ??= fs.mkdtempSync(nodePath.join(scratchDir(), 'run-'));
+    const file = nodePath.join(this.scratch, `${name}-${this.scratchFiles.size}`);
+    fs.writeFileSync(file, text, { mode: 0o644 });
+    this.scratchFiles.set(name, file);
+    return file;
   }
 
   private configBinds: [string, string][] | null = null;
@@ -134,8 +202,8 @@ export class BwrapRunner implements CommandRunner {
 
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
-    const env = buildSandboxEnv({ home: SANDBOX_HOME, ...(proxy ? { extra: proxyEnv() } : {}) }, this.options.parentEnv ?? process.env);
-    let argv = this.argv(command, opts.cwd, proxy ?? undefined);
+    let argv = this.argv(this.withNpmCopies(command), opts.cwd, proxy ?? undefined);
+    const env = this.env(proxy !== null);
     const cgroup = createPidsCgroup(this.limits.maxProcesses, this.limits.maxMemoryBytes);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
@@ -220,6 +288,18 @@ function onPath(name: string): boolean {
 }
 
 export { enclosingCheckout } from './masks.js';
+
+function mountArgs(m: Mount): string[] {
+  switch (m.op) {
+    case 'bind':
+    case 'ro-bind':
+      return [`--${m.op}`, m.src, m.dest];
+    case 'symlink':
+      return ['--symlink', m.target, m.dest];
+    case 'dir':
+      return ['--dir', m.dest];
+  }
+}
 
 let scratch: string | null = null;
 /** One private host directory per process for the sanitised config copies, removed at exit. */

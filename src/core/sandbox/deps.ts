@@ -1,16 +1,18 @@
-// Installed dependencies (node_modules, Python virtualenvs) in task worktrees. A worktree holds only
-// tracked files, so a task would see none of the project's installed dependencies. Each worktree gets a
-// real `node_modules` directory of symlinks, one per entry of the checkout's, and a `.venv` symlink;
-// the sandbox binds the checkout's originals read-only at their own paths, so the links resolve there
-// and nothing a task runs can change them. New entries (nyc's and babel's `.cache`, vite's `.vite`) are
-// written into the worktree's own directory, which checkpoints never commit (see DEPENDENCY_EXCLUDES).
+// Installed dependencies (node_modules, Python virtualenvs, Yarn PnP files) in task worktrees. A worktree
+// holds only tracked files, so a task would see none of the project's installed dependencies. Each
+// worktree gets a real `node_modules` directory with one entry per entry of the checkout's (links into
+// the originals, which the sandbox shows read-only; the checkout's own links re-made so that workspace
+// packages resolve in the task's tree), and a mount point (sandbox) or a link (host) per venv and PnP
+// file. Tool caches (nyc's and babel's `.cache`, vite's `.vite` and `.vite-temp`) are left out, so each
+// task writes its own, into its worktree, which checkpoints never commit (see DEPENDENCY_EXCLUDES).
 //
-// Why links and not mounts: bubblewrap 0.8 (Debian 12) has no overlay mounts, one read-only bind per
-// entry costs ~25 ms per 100 mounts on every command (490 ms for minimist's 398 entries), and a
-// hard-linked copy shares inodes, so an in-place write would change the user's file. Measurements:
-// docs/sandbox.md.
+// Why links and not mounts for node_modules: bubblewrap 0.8 (Debian 12) has no overlay mounts, one
+// read-only bind per entry costs ~25 ms per 100 mounts on every command (490 ms for minimist's 398
+// entries), one bind of the whole directory leaves no room for a tool's cache (EROFS), and a hard-linked
+// copy shares inodes, so an in-place write would change the user's file. Measurements: docs/sandbox.md.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
+import { isWithin } from './path-guard.js';
 import { checkDependencyEntry } from '../contain/dependency-entry.js';
 
 /** What a dependency directory is: a package manager's node_modules or a Python virtualenv. */
@@ -21,7 +23,7 @@ export interface DependencyDir {
 }
 
 /** Entries of node_modules that tools write into: never linked, so the task gets its own. */
-const WRITABLE_NODE_MODULES_ENTRIES = new Set(['.cache', '.vite', '.vitest', '.tmp']);
+const WRITABLE_NODE_MODULES_ENTRIES = new Set(['.cache', '.vite', '.vite-temp', '.vitest', '.tmp', '.nyc_output', '.eslintcache']);
 /** Directories never searched for packages. */
 const SKIP_DIRS = new Set(['node_modules', '.git', '.acia', '.venv', 'venv', '.hg', '.svn', 'dist', 'build', 'coverage', '.nyc_output']);
 /** How deep workspace packages are looked for (packages/x, apps/group/x, ...). */
@@ -50,7 +52,7 @@ export function excludePathspecs(): string[] {
   ];
 }
 
-function isDir(p: string): boolean {
+export function isDir(p: string): boolean {
   try {
     return fs.statSync(p).isDirectory();
   } catch {
@@ -58,7 +60,7 @@ function isDir(p: string): boolean {
   }
 }
 
-function exists(p: string): boolean {
+export function exists(p: string): boolean {
   try {
     fs.lstatSync(p);
     return true;
@@ -68,7 +70,7 @@ function exists(p: string): boolean {
 }
 
 /** A real directory (not a symlink: a link could point anywhere, and its target is not the checkout's). */
-function isRealDir(p: string): boolean {
+export function isRealDir(p: string): boolean {
   try {
     return fs.lstatSync(p).isDirectory();
   } catch {
@@ -116,19 +118,35 @@ function join(a: string, b: string): string {
 }
 
 export interface LinkReport {
-  /** Dependency dirs linked into the worktree. */
+  /** Dependency dirs laid out in the worktree. */
   linked: string[];
-  /** Symlinks created. */
+  /** Symlinks (and mount points) created. */
   links: number;
 }
 
 /**
- * Makes `checkout`'s installed dependencies visible in `worktree`: for each node_modules, a real
- * directory of per-entry symlinks (so tools can add their own cache entries beside them); for a
- * virtualenv or Yarn PnP file, one symlink. A dependency dir whose package is not in the worktree, or
- * a path the worktree already has (tracked), is left alone.
+ * How a worktree presents the checkout's installed dependencies.
+ * - `sandbox`: commands see the worktree at the checkout's own path (task-view.ts). A node_modules is a
+ *   real directory of links into the originals, which the sandbox shows read-only at SANDBOX_ORIGINALS
+ *   beside a second, read-only view of the task's tree (so a link inside them such as pnpm's
+ *   `.pnpm/node_modules/@s/core -> ../../../../packages/core` still lands in the task's tree); a
+ *   virtualenv or Yarn PnP file gets an empty mount point, over which the sandbox binds the original at
+ *   its own path.
+ * - `host` (`--sandbox off`): the same node_modules directory with links to the checkout's originals, and
+ *   a link per virtualenv or PnP file.
+ * In both, a link the checkout's node_modules holds itself (a workspace package, pnpm's `name ->
+ * .pnpm/...`) is re-made so that it resolves in the task's tree, never in the checkout's sources.
  */
-export function linkDependencies(checkoutPath: string, worktree: string, dirs?: readonly DependencyDir[]): LinkReport {
+export type DependencyView = 'sandbox' | 'host';
+
+/** Where the sandbox shows the task's tree a second time, read-only, with the checkout's node_modules bound in it. */
+export const SANDBOX_ORIGINALS = '/tmp/.acia-originals';
+
+/**
+ * Lays out `checkout`'s installed dependencies in `worktree` for `view`. A dependency dir whose package
+ * is not in the worktree, or a path the worktree already has (tracked), is left alone.
+ */
+export function linkDependencies(checkoutPath: string, worktree: string, dirs?: readonly DependencyDir[], view: DependencyView = 'host'): LinkReport {
   // Real paths: the sandbox binds the originals at their real paths, where the links must point.
   const checkout = fs.realpathSync(checkoutPath);
   dirs ??= findDependencyDirs(checkout);
@@ -146,24 +164,68 @@ export function linkDependencies(checkoutPath: string, worktree: string, dirs?: 
     if (d.kind !== 'yarn-pnp' && !isDir(parent)) continue; // that package is not in this worktree
     if (d.kind === 'node_modules') {
       if (exists(dst) && !isRealDir(dst)) continue;
-      fs.mkdirSync(dst, { recursive: true });
-      for (const name of fs.readdirSync(src)) {
-        if (WRITABLE_NODE_MODULES_ENTRIES.has(name)) continue;
-        const at = nodePath.join(dst, name);
-        if (exists(at)) continue;
-        fs.symlinkSync(nodePath.join(src, name), at);
-        report.links++;
-      }
+      const originals = view === 'sandbox' ? nodePath.join(SANDBOX_ORIGINALS, d.rel) : src;
+      report.links += mirrorNodeModules({ checkout, root, view }, src, dst, originals, 0);
       report.linked.push(d.rel);
     } else {
       if (exists(dst)) continue;
       fs.mkdirSync(parent, { recursive: true });
-      fs.symlinkSync(src, dst);
+      if (view === 'host') fs.symlinkSync(src, dst);
+      else if (isRealDir(src)) fs.mkdirSync(dst);
+      else fs.writeFileSync(dst, '', { flag: 'wx' });
       report.links++;
       report.linked.push(d.rel);
     }
   }
   return report;
+}
+
+interface MirrorContext {
+  checkout: string;
+  root: string;
+  view: DependencyView;
+}
+
+/**
+ * Fills `dst` with one entry per entry of the original node_modules `src`: the checkout's own links
+ * re-made (see relink), scope directories (`@types`) and `.bin` mirrored one level down, anything else a
+ * link to `originals/<name>`. Tool caches are left out, so each task writes its own.
+ */
+function mirrorNodeModules(m: MirrorContext, src: string, dst: string, originals: string, depth: number): number {
+  fs.mkdirSync(dst, { recursive: true });
+  let made = 0;
+  for (const e of fs.readdirSync(src, { withFileTypes: true })) {
+    if (depth === 0 && WRITABLE_NODE_MODULES_ENTRIES.has(e.name)) continue;
+    const at = nodePath.join(dst, e.name);
+    if (exists(at)) continue;
+    if (e.isSymbolicLink()) {
+      fs.symlinkSync(relink(m, nodePath.join(src, e.name), at), at);
+      made++;
+    } else if (depth === 0 && e.isDirectory() && (e.name.startsWith('@') || e.name === '.bin')) {
+      // Scopes hold workspace links; `.bin` is where a package manager re-links commands when a task adds
+      // a dependency (npm renames entries there): both are the task's own directories.
+      made += mirrorNodeModules(m, nodePath.join(src, e.name), at, nodePath.join(originals, e.name), 1);
+    } else {
+      fs.symlinkSync(nodePath.join(originals, e.name), at);
+      made++;
+    }
+  }
+  return made;
+}
+
+/**
+ * The target for a copy, at `at`, of the checkout's link `original`. In the sandbox the copy sits where
+ * the original sits (the worktree is shown at the checkout's path), so the same text resolves the same
+ * way, into the task's tree. On the host the copy is deeper (`.acia/worktrees/<run>/<task>/...`): a
+ * target inside the checkout is re-expressed relative to the copy, at the same place in the worktree;
+ * one outside becomes absolute.
+ */
+function relink(m: MirrorContext, original: string, at: string): string {
+  const text = fs.readlinkSync(original);
+  if (m.view === 'sandbox') return text;
+  const target = nodePath.resolve(nodePath.dirname(original), text);
+  if (!isWithin(m.checkout, target)) return target;
+  return nodePath.relative(nodePath.dirname(at), nodePath.join(m.root, nodePath.relative(m.checkout, target)));
 }
 
 /** True when the deepest existing ancestor of `p` (and `p` itself if it exists) is reached without a symlink, inside `root`. */
@@ -191,4 +253,49 @@ export function dependencyDirsCached(checkoutPath: string): DependencyDir[] {
     found.set(checkout, d);
   }
   return d;
+}
+
+/**
+ * What the checkout's virtualenvs (and an activated VIRTUAL_ENV) run on, for the sandbox to show when a
+ * mask hides it: each venv's base installation (pyvenv.cfg `home = <prefix>/bin`, e.g. a pyenv Python in
+ * the user's home), and an activated venv outside the checkout itself.
+ */
+export function interpreterDirs(checkout: string | null, env: NodeJS.ProcessEnv): string[] {
+  const venvs = checkout === null ? [] : dependencyDirsCached(checkout).filter((d) => d.kind === 'venv').map((d) => nodePath.join(checkout, d.rel));
+  const out: string[] = [];
+  const active = env.VIRTUAL_ENV;
+  if (active !== undefined && nodePath.isAbsolute(active) && exists(nodePath.join(active, 'pyvenv.cfg')) && (checkout === null || !isWithin(checkout, active))) {
+    venvs.push(active);
+    out.push(active);
+  }
+  for (const v of venvs) {
+    const home = pyvenvHome(v);
+    const prefix = home === null ? null : nodePath.basename(home) === 'bin' ? nodePath.dirname(home) : home;
+    // pyvenv.cfg is the clone's to write: only a Python installation is shown, never a directory it names.
+    if (prefix !== null && looksLikePython(prefix)) out.push(prefix);
+  }
+  return out;
+}
+
+function looksLikePython(prefix: string): boolean {
+  try {
+    return fs.readdirSync(nodePath.join(prefix, 'lib')).some((n) => /^python3(\.\d+)?$/.test(n)) && fs.readdirSync(nodePath.join(prefix, 'bin')).some((n) => /^python3?$/.test(n));
+  } catch {
+    return false;
+  }
+}
+
+/** The `home` key of a venv's pyvenv.cfg (the base interpreter's directory), or null. */
+export function pyvenvHome(venv: string): string | null {
+  let text: string;
+  try {
+    const cfg = nodePath.join(venv, 'pyvenv.cfg');
+    const st = fs.lstatSync(cfg);
+    if (!st.isFile() || st.size > 16 * 1024) return null;
+    text = fs.readFileSync(cfg, 'utf8');
+  } catch {
+    return null;
+  }
+  const m = /^\s*home\s*=\s*(.+?)\s*$/m.exec(text);
+  return m?.[1] !== undefined && nodePath.isAbsolute(m[1]) ? m[1] : null;
 }

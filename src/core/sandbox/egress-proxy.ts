@@ -80,11 +80,13 @@ const INTERNAL = new net.BlockList();
 for (const [net4, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
   INTERNAL.addSubnet(net4, bits, 'ipv4');
 }
-for (const [net6, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['::ffff:0:0', 96]] as const) {
+// No `::ffff:0:0/96` rule: BlockList already checks an IPv4-mapped address against the IPv4 rules above,
+// and such a rule would also match every plain IPv4 address (it refused every public host).
+for (const [net6, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
   INTERNAL.addSubnet(net6, bits, 'ipv6');
 }
 
-function isInternal(address: string): boolean {
+export function isInternal(address: string): boolean {
   const family = net.isIPv6(address) ? 'ipv6' : 'ipv4';
   return INTERNAL.check(address, family);
 }

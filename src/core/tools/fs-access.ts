@@ -2,7 +2,7 @@
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { AciaError } from '../errors.js';
-import { resolveInRoot, type ResolvedPath } from '../sandbox/path-guard.js';
+import { isWithin, resolveInRoot, type ResolvedPath } from '../sandbox/path-guard.js';
 import type { ToolContext } from './types.js';
 
 export const MAX_READ_BYTES = 4 * 1024 * 1024;
@@ -18,6 +18,10 @@ export function onRealFs(ctx: ToolContext): boolean {
 }
 
 export function resolvePath(ctx: ToolContext, path: string): ResolvedPath {
+  const view = ctx.viewRoot;
+  if (view !== undefined && nodePath.isAbsolute(path) && !isWithin(nodePath.resolve(ctx.root), nodePath.resolve(path)) && isWithin(view, nodePath.resolve(path))) {
+    return resolveInRoot(ctx.fs, ctx.root, nodePath.relative(view, nodePath.resolve(path)) || '.');
+  }
   return resolveInRoot(ctx.fs, ctx.root, path);
 }
 

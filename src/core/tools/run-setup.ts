@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { AciaError } from '../errors.js';
 import { defineTool } from './define-tool.js';
 import { describeOutcome } from './run-command.js';
-import { environmentProblem, failureExcerpt } from './test-failures.js';
+import { classifyEnvironmentProblem } from './environment-problem.js';
+import { failureExcerpt } from './test-failures.js';
 import { truncateMiddle } from './truncate.js';
 
 export const runSetup = defineTool({
@@ -22,14 +23,15 @@ export const runSetup = defineTool({
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
     const ok = outcome.exitCode === 0 && !outcome.timedOut;
-    const cannotRun = ok || outcome.timedOut ? null : environmentProblem(outcome.exitCode, outcome.output);
+    const problem = ok || outcome.timedOut ? null : classifyEnvironmentProblem(outcome.exitCode, outcome.output);
+    const cannotRun = problem?.line ?? null;
     const status = describeOutcome(outcome, ctx.commandTimeoutS);
     const head = `SETUP ${ok ? 'DONE' : 'FAILED'} ${status}${cannotRun ? `: ${cannotRun}` : ''}\n$ ${command}`;
     return {
       ok,
       forModel: ok ? truncateMiddle(`${head}\n${outcome.output}`).text : `${head}\n${failureExcerpt(outcome.output, { maxBytes: 8000 })}`,
       forDisplay: head,
-      data: { exitCode: outcome.exitCode, command, timedOut: outcome.timedOut, durationMs: outcome.durationMs, ...(cannotRun ? { cannotRun } : {}) },
+      data: { exitCode: outcome.exitCode, command, timedOut: outcome.timedOut, durationMs: outcome.durationMs, ...(problem ? { cannotRun: problem.line, advice: problem.advice } : {}) },
     };
   },
 });

@@ -5,15 +5,23 @@ import { AciaError } from '../errors.js';
 import { defineTool } from './define-tool.js';
 import { resolvePath } from './fs-access.js';
 import { describeOutcome } from './run-command.js';
-import { environmentProblem, failureExcerpt } from './test-failures.js';
+import { declaredModules } from './declared-modules.js';
+import { classifyEnvironmentProblem } from './environment-problem.js';
+import { failureExcerpt } from './test-failures.js';
 import { parseTestSummary } from './test-summary.js';
+import { LOOKED_FOR, testCommandFor, type DetectedTestCommand, type EnvironmentFacts } from './test-command.js';
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
+
+export { testCommandFor } from './test-command.js';
 
 /** What a test run's result says (its `data`): read it with this schema (core/tools/test-verdict.ts), never by hand. */
 export const RunTestsData = z.object({
   /** Why the command could not run at all (the "not found" line), when that is why it failed. */
   cannotRun: z.string().optional(),
+  /** What kind of environment problem that is, and what to do about it. */
+  cannotRunKind: z.string().optional(),
+  advice: z.string().optional(),
   exitCode: z.number().nullable(),
   passed: z.number().nullable(),
   failed: z.number().nullable(),
@@ -35,7 +43,7 @@ export const runTests = defineTool({
   readOnly: false,
   run: async (input, ctx) => {
     const base = ctx.testCommand ?? detectTestCommand(ctx);
-    if (base === null) throw new AciaError('INPUT_INVALID', 'no test command configured or detected (no package.json test script, pytest, go.mod or Cargo.toml)');
+    if (base === null) throw new AciaError('INPUT_INVALID', `no test command configured or detected (looked for ${LOOKED_FOR})`);
     let command = base;
     if (input.path !== undefined) {
       const target = resolvePath(ctx, input.path);
@@ -54,7 +62,8 @@ export const runTests = defineTool({
     const counts = summary ? `${summary.passed} passed, ${summary.failed} failed${summary.skipped ? `, ${summary.skipped} skipped` : ''} (${summary.framework})` : 'no test summary recognised';
     const status = describeOutcome(outcome, ctx.commandTimeoutS);
     // A run that could not start (exit 127, no pytest) says why on its first line: that is no code bug.
-    const cannotRun = ok || outcome.timedOut ? null : environmentProblem(exitCode, outcome.output);
+    const problem = ok || outcome.timedOut ? null : classifyEnvironmentProblem(exitCode, outcome.output, { isDeclared: declaredModules(ctx) });
+    const cannotRun = problem?.line ?? null;
     const verdict = `${ok ? 'TESTS PASSED' : cannotRun ? 'TESTS COULD NOT RUN' : 'TESTS FAILED'} ${status} ${counts}${cannotRun ? `: ${cannotRun}` : ''}\n$ ${command}`;
     // A failed run keeps its failure reports (wherever they are), not just its head and tail.
     const shown = ok ? truncateMiddle(`${verdict}\n${outcome.output}`).text : `${verdict}\n${failureExcerpt(outcome.output, { maxBytes: 24_000, headLines: 10, tailLines: 30 })}`;
@@ -63,7 +72,7 @@ export const runTests = defineTool({
       forModel: shown,
       forDisplay: verdict,
       data: {
-        ...(cannotRun ? { cannotRun } : {}),
+        ...(problem ? { cannotRun: problem.line, cannotRunKind: problem.kind, advice: problem.advice } : {}),
         exitCode,
         passed,
         failed,
@@ -76,43 +85,27 @@ export const runTests = defineTool({
   },
 });
 
-/** package.json scripts.test -> npm test; pytest markers; go.mod; Cargo.toml. */
-export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>): string | null {
-  return detectTestCommandWithSource(ctx)?.command ?? null;
+/** The detected test command for a worktree or checkout (see test-command.ts), or null. */
+export function detectTestCommand(ctx: Pick<ToolContext, 'fs' | 'root'>, facts: EnvironmentFacts = {}): string | null {
+  return detectTestCommandWithSource(ctx, facts)?.command ?? null;
 }
 
-/** The detected test command and the file it was detected from (for `acia config`). */
-export function detectTestCommandWithSource(ctx: Pick<ToolContext, 'fs' | 'root'>): { command: string; source: string } | null {
+/** The detected test command, the file it was detected from and why (for `acia config`). */
+export function detectTestCommandWithSource(ctx: Pick<ToolContext, 'fs' | 'root'>, facts: EnvironmentFacts = {}): DetectedTestCommand | null {
   const has = (f: string): boolean => ctx.fs.existsSync(nodePath.join(ctx.root, f));
-  return testCommandFor({
-    has,
-    read: (f) => {
-      try {
-        return String(ctx.fs.readFileSync(nodePath.join(ctx.root, f), 'utf8'));
-      } catch {
-        return null;
-      }
+  return testCommandFor(
+    {
+      has,
+      read: (f) => {
+        try {
+          return String(ctx.fs.readFileSync(nodePath.join(ctx.root, f), 'utf8'));
+        } catch {
+          return null;
+        }
+      },
     },
-  });
-}
-
-/** The detection rules over any view of the files (a checkout, or git objects before one exists). */
-export function testCommandFor(files: { has: (path: string) => boolean; read: (path: string) => string | null }): { command: string; source: string } | null {
-  const { has } = files;
-  if (has('package.json')) {
-    try {
-      const pkg = JSON.parse(files.read('package.json') ?? '') as { scripts?: Record<string, unknown> };
-      const test = pkg.scripts?.test;
-      if (typeof test === 'string' && !test.includes('no test specified')) return { command: 'npm test --', source: 'package.json scripts.test' };
-    } catch {
-      /* unreadable package.json: try the others */
-    }
-  }
-  const py = ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'conftest.py', 'tests/conftest.py'].find(has);
-  if (py !== undefined) return { command: 'python3 -m pytest', source: py };
-  if (has('go.mod')) return { command: 'go test ./...', source: 'go.mod' };
-  if (has('Cargo.toml')) return { command: 'cargo test', source: 'Cargo.toml' };
-  return null;
+    facts,
+  );
 }
 
 function shellQuote(s: string): string {

@@ -2,6 +2,8 @@
 // run is usually its passing lines and a coverage table; what a fixer needs is the failed assertion, its
 // expected/actual diff and its location, wherever they are in the output.
 
+import { stripWorkspacePrefixes } from './workspace-output.js';
+
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
@@ -16,6 +18,8 @@ const FAILURE_STARTS: ReadonlyArray<{ re: RegExp; after: number; before?: number
   { re: /^E\s{2,}/, after: 2 }, // pytest's assertion lines
   { re: /^(?:FAILED|ERROR) \S/, after: 0 }, // pytest's short summary
   { re: /^\s*--- FAIL: /, after: 12, before: 8 }, // go test (-v prints the failure's messages before this line)
+  { re: /^error: /, after: 20, before: 6 }, // bun test: the source lines above, the diff below
+  { re: /^\(fail\) /, after: 0 }, // bun test's per-test line
   { re: /^test \S+ \.\.\. FAILED$/, after: 0 }, // cargo test
   { re: /^---- \S+ stdout ----$/, after: 10 }, // cargo test's captured output of a failed test
   { re: /^thread '.*' panicked at /, after: 8 },
@@ -34,15 +38,20 @@ export interface FailureExcerptOptions {
   tailLines?: number;
 }
 
+/** A line that states what was expected and what came (an assertion), as opposed to a test's name or a file header. */
+const ASSERTION = /AssertionError|\bexpected\b|\bExpected\b|Received|\bactual:|operator: |^E\s{2,}|expect\(received\)|assert(?:ion)? failed|panicked at|\bleft: |\bwant\b/;
+
 /**
- * The output cut to its failures: the first `headLines` lines (the command, the runner's banner), every
- * failure report found (in order, overlapping windows merged, until the budget is spent), and the last
- * `tailLines` lines (the summary). Output that fits the budget is returned as it is, without ANSI codes.
- * Output with no recognisable failure keeps head and tail only.
+ * The output cut to its failures: the first `headLines` lines (the command, the runner's banner), the
+ * failure reports found (overlapping windows merged; those that hold an assertion chosen first, so the
+ * failing assertions survive however many other reports there are; shown in order until the budget is
+ * spent), and the last `tailLines` lines (the summary). Workspace runners' line prefixes are removed.
+ * Output that fits the budget is returned as it is, without ANSI codes. Output with no recognisable
+ * failure keeps head and tail only.
  */
 export function failureExcerpt(output: string, options: FailureExcerptOptions = {}): string {
   const maxBytes = options.maxBytes ?? 6000;
-  const text = output.replace(ANSI, '').replace(/\r\n?/g, '\n');
+  const text = stripWorkspacePrefixes(output.replace(ANSI, '').replace(/\r\n?/g, '\n'));
   if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
   const lines = text.split('\n');
   const headN = Math.min(options.headLines ?? 6, lines.length);
@@ -66,24 +75,31 @@ export function failureExcerpt(output: string, options: FailureExcerptOptions = 
   const head = lines.slice(0, headN).map((l) => clip(l));
   const tail = lines.slice(tailFrom).map((l) => clip(l));
   let budget = maxBytes - bytes(head) - bytes(tail) - 200;
-  const out: string[] = [...head];
-  let at = headN;
-  let shown = 0;
-  for (const [from, to] of windows) {
-    const block = lines.slice(from, to + 1).map((l) => clip(l));
+  // Reports with an assertion first, then the rest, each in the order of the output.
+  const holdsAssertion = ([from, to]: [number, number]): boolean => lines.slice(from, to + 1).some((l) => ASSERTION.test(l));
+  const ranked = [...windows.filter(holdsAssertion), ...windows.filter((w) => !holdsAssertion(w))];
+  const chosen = new Map<[number, number], string[]>();
+  for (const w of ranked) {
+    const block = lines.slice(w[0], w[1] + 1).map((l) => clip(l));
     let size = bytes(block);
     if (size > budget) {
-      if (shown > 0) break;
+      if (chosen.size > 0) break;
       // The first failure always shows, cut to what fits.
       while (block.length > 1 && size > budget) size -= Buffer.byteLength(block.pop()!, 'utf8') + 1;
     }
-    if (from > at) out.push(`[... ${from - at} lines ...]`);
-    out.push(...block);
+    chosen.set(w, block);
     budget -= size;
-    at = from + block.length;
-    shown++;
   }
-  const left = windows.length - shown;
+  const out: string[] = [...head];
+  let at = headN;
+  for (const w of windows) {
+    const block = chosen.get(w);
+    if (block === undefined) continue;
+    if (w[0] > at) out.push(`[... ${w[0] - at} lines ...]`);
+    out.push(...block);
+    at = w[0] + block.length;
+  }
+  const left = windows.length - chosen.size;
   if (tailFrom > at) out.push(`[... ${tailFrom - at} lines${left > 0 ? `, ${left} more failure report(s)` : ''} ...]`);
   out.push(...tail);
   return out.join('\n');
@@ -94,18 +110,4 @@ function clip(line: string): string {
   return line.length > 400 ? `${line.slice(0, 400)}[... ${line.length - 400} chars]` : line;
 }
 
-/**
- * Why a command could not run at all, as opposed to running and failing: the shell's "not found"
- * line for exit 127 (a missing program: dependencies not installed), "Permission denied" for 126, or a
- * test runner that is missing (`No module named pytest`, npm's `Missing script`). Null for an ordinary
- * failure, which is the code's business.
- */
-export function environmentProblem(exitCode: number | null, output: string): string | null {
-  const text = output.replace(ANSI, '');
-  const lines = text.split('\n').map((l) => l.trim());
-  const find = (re: RegExp): string | null => lines.find((l) => re.test(l)) ?? null;
-  if (exitCode === 127) return find(/(?:: not found|: command not found|No such file or directory)$/) ?? 'exit 127: a program the command runs was not found';
-  if (exitCode === 126) return find(/Permission denied|cannot execute/) ?? 'exit 126: a program the command runs could not be executed';
-  if (exitCode === 0 || exitCode === null) return null;
-  return find(/^\/\S*python[\d.]*: No module named (?:pytest|unittest|nose2?)\b/) ?? find(/No module named pytest$/) ?? find(/^npm (?:error|ERR!) Missing script: /);
-}
+export { environmentProblem } from './environment-problem.js';

@@ -11,8 +11,9 @@ export interface TestVerdict {
   command: string;
   passedCount: number | null;
   failedCount: number | null;
-  /** Why the command could not run at all, when that is why it failed. */
+  /** Why the command could not run at all, when that is why it failed, and what to do about it. */
   cannotRun: string | null;
+  advice: string | null;
   /** The output as the model saw it, and the line for humans. */
   forModel: string;
   forDisplay: string;
@@ -30,6 +31,7 @@ export function testVerdict(result: ToolResult | null, command: string): TestVer
     passedCount: d?.passed ?? null,
     failedCount: d?.failed ?? null,
     cannotRun: exitCode !== 0 ? (d?.cannotRun ?? null) : null,
+    advice: exitCode !== 0 ? (d?.advice ?? null) : null,
     forModel: result?.forModel ?? 'no test command could be run',
     forDisplay: result?.forDisplay ?? '',
   };

@@ -21,6 +21,13 @@ export interface ToolResult<D extends ToolData = ToolData> {
 /** How tools run commands: the sandbox implements it; tests may pass a fake. */
 export interface CommandRunner {
   run(command: string, options: RunCommandOptions): Promise<CommandOutcome>;
+  /**
+   * Lays the user's installed dependencies out in a fresh task worktree the way this runner shows them to
+   * commands (core/sandbox/deps.ts). Absent: the worktree gets the host layout.
+   */
+  layDependencies?(worktree: string): void;
+  /** Where a worktree path is as commands see it (the sandbox shows a task worktree at its checkout's path). */
+  pathInside?(hostPath: string): string;
 }
 export interface RunCommandOptions {
   cwd: string;
@@ -44,6 +51,11 @@ export interface ToolContext {
   /** A node:fs-compatible module (node:fs by default; memfs in unit tests). */
   fs: typeof NodeFs;
   runner: CommandRunner;
+  /**
+   * Where commands see `root` (the sandbox shows a task worktree at its checkout's own path): an absolute
+   * path under it, as test output prints them, names the same file of the worktree.
+   */
+  viewRoot?: string;
   testCommand?: string;
   /** The configured setup command (run_setup runs it; agents are never given that tool). */
   setupCommand?: string;

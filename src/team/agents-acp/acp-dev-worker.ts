@@ -37,7 +37,6 @@ export interface AcpTaskOptions {
   task: string;
 }
 
-const SANDBOX_HOME = '/tmp/acia-home';
 
 /** Runs one attempt; returns how the agent's session ended, like ACIA's own agent loop does. */
 export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promise<AgentOutcome<DevOutput>> {
@@ -55,7 +54,7 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
     if (stderr.length > 50) stderr.shift();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const trace = new Trace(ctx, o);
+  const trace = new Trace(ctx, o, sandboxed ? runner.pathInside(o.root) : undefined);
   const timeoutMs = ctx.deps.config.commandTimeoutS * 1000 * 6;
   try {
     // Loaded here: the ACP SDK (and its generated schemas) is only needed by runs with an external agent.
@@ -66,7 +65,8 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
       .onRequest('session/request_permission', ({ params }) => trace.permission(params));
     const stop = await app.connectWith(stream, async (agent) => {
       await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
-      const { sessionId } = await agent.request('session/new', { cwd: o.root, mcpServers: [] });
+      // Sandboxed, the worktree is at the checkout's own path (core/sandbox/task-view.ts).
+      const { sessionId } = await agent.request('session/new', { cwd: sandboxed ? runner.pathInside(o.root) : o.root, mcpServers: [] });
       const onAbort = () => void agent.notify('session/cancel', { sessionId });
       ctx.deps.runtime.signal?.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(onAbort, timeoutMs);
@@ -122,7 +122,7 @@ function outcomeOf(stop: StopReason, text: string, turns: number): AgentOutcome<
 /** The agent process: sandboxed like every agent command when the run's sandbox is on. */
 function spawnAgent(ctx: RunContext, o: AcpTaskOptions, proxy: MeteringProxy, sandbox: BwrapRunner | null): ChildProcess {
   const parentEnv = process.env;
-  const env = buildSandboxEnv({ home: sandbox ? SANDBOX_HOME : (parentEnv.HOME ?? '/tmp') }, parentEnv);
+  const env = buildSandboxEnv({ home: sandbox ? sandbox.homePath() : (parentEnv.HOME ?? '/tmp') }, parentEnv);
   // Set after the scrub on purpose: the URL is ACIA's proxy and the key this task's token; the user's key
   // stays in ACIA. IS_SANDBOX lets Claude Code's adapter run as root, which it is only inside bwrap.
   env.ANTHROPIC_BASE_URL = sandbox ? `http://127.0.0.1:${SANDBOX_PROXY_PORT}` : (proxy.url ?? '');
@@ -144,6 +144,8 @@ class Trace {
   constructor(
     private readonly ctx: RunContext,
     private readonly o: AcpTaskOptions,
+    /** The worktree's path as the sandboxed agent sees it, when that differs. */
+    private readonly inside?: string,
   ) {}
 
   text(): string {
@@ -185,7 +187,11 @@ class Trace {
   /** Allowed unless the call names a protected path; the decision is recorded like every policy answer. */
   async permission(p: RequestPermissionRequest): Promise<RequestPermissionResponse> {
     const { ctx, o } = this;
-    const paths = (p.toolCall.locations ?? []).map((l) => l.path.startsWith(o.root) ? l.path.slice(o.root.length + 1) : l.path);
+    const roots = [o.root, this.inside].filter((r): r is string => r !== undefined);
+    const paths = (p.toolCall.locations ?? []).map((l) => {
+      const root = roots.find((r) => l.path.startsWith(`${r}/`));
+      return root === undefined ? l.path : l.path.slice(root.length + 1);
+    });
     const hit = paths.find((f) => ctx.deps.config.protectedPaths.some((pat) => matchesProtected(f, pat)));
     const allow = hit === undefined;
     const reason = allow ? undefined : `${hit} is a protected path`;

@@ -116,8 +116,8 @@ describe.skipIf(!sandboxAvailable())('dependencies in the sandbox', () => {
     const { repo, git } = makeCheckout('sandbox');
     const wt = join(repo, '.acia/worktrees/r1/t1');
     git('worktree', 'add', '-q', '-b', 't1', wt);
-    linkDependencies(repo, wt);
     const runner = new BwrapRunner({ root: wt });
+    runner.layDependencies();
     const run = (cmd: string, cwd = wt) => runner.run(cmd, { cwd, timeoutMs: 10_000 });
 
     const use = await run(`node -e 'console.log(require("left-pad"), require("b"))' && PATH=node_modules/.bin:$PATH hello && cat .venv/lib/site.txt && cd packages/a && node -e 'console.log(require("only-a"))'`);
@@ -132,7 +132,10 @@ describe.skipIf(!sandboxAvailable())('dependencies in the sandbox', () => {
       `echo pwned > ${repo}/node_modules/left-pad/index.js`,
       'rm -rf node_modules/left-pad/',
       'echo pwned > .venv/lib/site.txt',
-      `touch ${repo}/node_modules/new-file`,
+      `echo pwned > ${repo}/.venv/lib/site.txt`,
+      'echo pwned > /tmp/.acia-originals/node_modules/left-pad/index.js',
+      'touch /tmp/.acia-originals/node_modules/new-file',
+      'echo pwned > /tmp/.acia-originals/pyproject.toml',
     ]) {
       const r = await run(attack);
       expect(r.exitCode, attack).not.toBe(0);
@@ -140,14 +143,22 @@ describe.skipIf(!sandboxAvailable())('dependencies in the sandbox', () => {
     expect(readFileSync(join(repo, 'node_modules/left-pad/index.js'), 'utf8')).toContain('LEFT-PAD');
     expect(readFileSync(join(repo, '.venv/lib/site.txt'), 'utf8')).toBe('VENV-FILE\n');
 
+    // The checkout's path shows the task's worktree: a new entry there is the task's, not the user's.
+    expect((await run(`touch ${repo}/node_modules/new-file && pwd`)).output.trim()).toBe(repo);
+    expect(existsSync(join(wt, 'node_modules/new-file'))).toBe(true);
+    expect(existsSync(join(repo, 'node_modules/new-file'))).toBe(false);
+
     // A cache entry is the task's own, in its worktree; the user's cache is untouched and unseen.
     const cache = await run('mkdir -p node_modules/.cache/nyc && echo mine > node_modules/.cache/nyc/x && ls node_modules/.cache');
     expect(cache.exitCode).toBe(0);
     expect(readFileSync(join(wt, 'node_modules/.cache/nyc/x'), 'utf8')).toBe('mine\n');
     expect(readFileSync(join(repo, 'node_modules/.cache/old'), 'utf8')).toBe('user cache\n');
     expect(existsSync(join(repo, 'node_modules/.cache/nyc'))).toBe(false);
-    // The rest of the checkout stays hidden.
-    const hidden = await run(`ls ${repo}/docs 2>&1; cat ${repo}/pyproject.toml 2>&1`);
-    expect(hidden.output).not.toContain('name="p"');
+    // The rest of the checkout stays hidden: at its path is the task's tree, without the untracked files.
+    writeFileSync(join(repo, '.env'), 'SECRET=hunter2\n');
+    const hidden = await run(`ls ${repo}/docs 2>&1; cat ${repo}/.env 2>&1; ls -a ${repo}`);
+    expect(hidden.output).not.toContain('hunter2');
+    expect(hidden.output).not.toContain('.acia');
+    expect(hidden.output).toContain('pyproject.toml');
   });
 });

@@ -1,6 +1,6 @@
 // The allow-list the egress proxy applies: hosts, ports, wildcards, and entries it refuses.
 import { describe, expect, it } from 'vitest';
-import { hostAllowed, parseHostRule } from '../../../src/core/sandbox/egress-proxy.js';
+import { hostAllowed, isInternal, parseHostRule } from '../../../src/core/sandbox/egress-proxy.js';
 
 describe('allowedHosts rules', () => {
   const rules = ['registry.npmjs.org', '*.pypi.org', 'api.example.com:8443', '10.0.0.5:5432'].map(parseHostRule);
@@ -41,5 +41,15 @@ describe('allowedHosts rules', () => {
     for (const bad of ['', '*', 'http://x.com', 'x.com/path', 'a b', 'x.com:0', 'x.com:70000', '*.*.com', 'user@x.com', '*.com', '*.1', '*.10.0.0.1', '010.0.0.1', '256.1.1.1', '1.2.3']) {
       expect(() => parseHostRule(bad), bad).toThrow(/allowedHosts/);
     }
+  });
+});
+
+describe('addresses a name may not resolve to', () => {
+  it('refuses loopback, private, link-local and their IPv4-mapped forms, and lets public IPv4 and IPv6 through', () => {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.9', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+      expect(isInternal(a), a).toBe(true);
+    }
+    // An IPv4-mapped rule once matched every IPv4 address, so no allowed host could ever be reached.
+    for (const a of ['203.0.113.80', '104.16.0.35', '8.8.8.8', '2606:4700::6810:1', '::ffff:104.16.0.35']) expect(isInternal(a), a).toBe(false);
   });
 });

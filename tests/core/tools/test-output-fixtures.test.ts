@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { classifyEnvironmentProblem } from '../../../src/core/tools/environment-problem.js';
 import { environmentProblem, failureExcerpt } from '../../../src/core/tools/test-failures.js';
 import { parseTestSummary } from '../../../src/core/tools/test-summary.js';
 
@@ -31,6 +32,9 @@ describe('parseTestSummary on real runner output', () => {
     ['go-fail.txt', { framework: 'go', passed: 0, failed: 1 }],
     ['go-pass.txt', { framework: 'go', passed: 1, failed: 0 }],
     ['cargo-fail.txt', { framework: 'cargo', passed: 2, failed: 1, skipped: 1 }],
+    ['bun-fail.txt', { framework: 'bun', passed: 2, failed: 1, skipped: 1 }],
+    // pnpm -r test over two vitest packages, each line behind pnpm's `packages/x test: ` prefix.
+    ['pnpm-vitest-fail.txt', { framework: 'vitest', passed: 1, failed: 1 }],
   ])('%s', (name, expected) => {
     expect(parseTestSummary(fixture(name))).toEqual(expected);
   });
@@ -70,8 +74,65 @@ describe('failureExcerpt', () => {
     for (const w of wanted) expect(ex).toContain(w);
   });
 
+  it('keeps the failing assertions of a workspace run with many failing packages, and counts every package', () => {
+    // Five packages' vitest runs behind pnpm prefixes, each failing, each with a long list of passing tests
+    // before its failures; the assertion is in the last package only, after four reports without one.
+    const pkg = (name: string, assertion: boolean) => [
+      `packages/${name} test$ vitest run`,
+      ...Array.from({ length: 80 }, (_, i) => `packages/${name} test:  ✓ test/t${i}.test.js (3 tests) 2ms`),
+      `packages/${name} test:  FAIL  test/${name}.test.js > ${name} loads`,
+      `packages/${name} test: Error: Worker exited unexpectedly`,
+      ...Array.from({ length: 40 }, (_, i) => `packages/${name} test:     at frame${i} (node:internal/worker:${i})`),
+      ...(assertion ? [`packages/${name} test:  FAIL  test/${name}.test.js > parses`, `packages/${name} test: AssertionError: expected 'top-10' to be 'top-ten'`, `packages/${name} test:  ❯ test/${name}.test.js:5:37`] : []),
+      `packages/${name} test:       Tests  1 failed | 240 passed (241)`,
+    ];
+    const out = ['> pnpm -r test', 'Scope: 5 of 6 workspace projects', ...['a', 'b', 'c', 'd'].flatMap((n) => pkg(n, false)), ...pkg('e', true), ' ELIFECYCLE  Test failed.'].join('\n');
+    expect(parseTestSummary(out)).toEqual({ framework: 'vitest', passed: 1200, failed: 5 });
+    const ex = failureExcerpt(out, { maxBytes: 6000 });
+    expect(Buffer.byteLength(ex)).toBeLessThanOrEqual(6000);
+    expect(ex).toContain("AssertionError: expected 'top-10' to be 'top-ten'");
+    expect(ex).toContain('test/e.test.js:5:37');
+    expect(ex).not.toContain('packages/e test:'); // the prefixes are gone
+  });
+
+  it("keeps bun's failed assertion with its source line and diff", () => {
+    const raw = fixture('bun-fail.txt');
+    const noise = Array.from({ length: 1500 }, (_, i) => `(pass) suite > passing test ${i} [0.02ms]`);
+    const lines = raw.split('\n');
+    const ex = failureExcerpt([...lines.slice(0, 3), ...noise, ...lines.slice(3)].join('\n'), { maxBytes: 4000 });
+    for (const w of ['error: expect(received).toEqual(expected)', '(fail) math > fails', 'a.test.ts:4:50', '+     2,']) expect(ex).toContain(w);
+  });
+
   it('returns short output unchanged, without colour codes', () => {
     expect(failureExcerpt('\u001b[31mFAIL\u001b[39m x\n')).toBe('FAIL x\n');
+  });
+});
+
+describe('classifyEnvironmentProblem', () => {
+  const declared = (name: string) => ['@ws/core', 'slugs', 'requests'].includes(name);
+  it.each([
+    ['pytest usage error (exit 4)', 4, 'ERROR: usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]\n__main__.py: error: unrecognized arguments: --bogus\n', 'test-runner-usage', 'ERROR: usage:'],
+    ['pytest with no tests (exit 5)', 5, '============================= test session starts ==============================\ncollected 0 items\n\n============================ no tests ran in 0.01s =============================\n', 'no-tests', 'collected 0 items'],
+    ['a declared workspace package that does not resolve', 1, "Error: Cannot find package '@ws/core' imported from /home/u/app/packages/web/index.js\n", 'missing-module', "Cannot find package '@ws/core'"],
+    ['a declared Python package at collection', 2, "E   ModuleNotFoundError: No module named 'slugs'\n=========================== short test summary info ============================\nERROR tests/test_x.py\n", 'missing-module', "No module named 'slugs'"],
+    ['a write into the read-only dependencies', 1, "Error: EROFS: read-only file system, mkdir '/home/u/app/node_modules/.vite-temp'\n", 'read-only', 'EROFS'],
+    ['a registry lookup without network', 1, ' ERR_PNPM_META_FETCH_FAIL  GET https://registry.npmjs.org/pnpm: request to https://registry.npmjs.org/pnpm failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org\n', 'network', 'EAI_AGAIN'],
+    ['a missing interpreter', 127, "/bin/sh: 1: .venv/bin/python: not found\n", 'missing-program', '.venv/bin/python: not found'],
+    ['a venv whose base interpreter moved', 126, '/bin/sh: 1: .venv/bin/python: bad interpreter: No such file or directory\n', 'missing-program', 'bad interpreter'],
+  ])('%s', (_, exit, output, kind, shows) => {
+    const p = classifyEnvironmentProblem(exit, output, { isDeclared: declared });
+    expect(p?.kind).toBe(kind);
+    expect(p?.line).toContain(shows);
+    expect(p?.advice).toMatch(/--test-command|setup|allowedHosts|install|read-only/);
+  });
+
+  it('leaves code failures to the fix loop: an undeclared module, an assertion, a submodule the code misnamed', () => {
+    const declaredOnly = { isDeclared: (n: string) => n === 'slugs' };
+    expect(classifyEnvironmentProblem(1, "Error: Cannot find module './helpers' from test/a.test.js\n", declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(1, "Error: Cannot find module 'lodash'\n", declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(2, "E   ModuleNotFoundError: No module named 'helpers'\n", declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(1, fixture('vitest-fail.txt'), declaredOnly)).toBeNull();
+    expect(classifyEnvironmentProblem(1, fixture('pytest-fail.txt'), declaredOnly)).toBeNull();
   });
 });
 

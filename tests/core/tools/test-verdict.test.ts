@@ -11,7 +11,7 @@ const run = (data: Record<string, unknown>, ok = data.exitCode === 0) => ({ ok, 
 describe('testVerdict', () => {
   it('is the exit code with the counts the runner printed, whatever else the result says', () => {
     const v = testVerdict(run({ exitCode: 0, passed: 3, failed: 0, framework: 'node', command: 'npm test', timedOut: false }, false), 'fallback');
-    expect(v).toEqual({ passed: true, exitCode: 0, command: 'npm test', passedCount: 3, failedCount: 0, cannotRun: null, forModel: 'out', forDisplay: 'line' });
+    expect(v).toEqual({ passed: true, exitCode: 0, command: 'npm test', passedCount: 3, failedCount: 0, cannotRun: null, advice: null, forModel: 'out', forDisplay: 'line' });
     expect(testVerdict(run({ exitCode: 1, passed: 2, failed: 1, framework: null, command: 'pytest', timedOut: false }), 'x')).toMatchObject({ passed: false, exitCode: 1, failedCount: 1 });
   });
 

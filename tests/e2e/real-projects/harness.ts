@@ -1,9 +1,9 @@
 // Real projects for end-to-end runs: fetched from the npm registry once and cached, their dependencies
 // installed in the checkout as a user would, then driven through the built CLI with the default sandbox
 // and the real Anthropic SDK against the local fake server.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeAnthropicServer } from '../../../src/core/llm/fake-server.js';
@@ -17,33 +17,14 @@ function sh(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): stri
   return execFileSync(cmd, args, { cwd, encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/**
- * `build` fills a fresh directory (fetching from the registry); the result is cached under `key`, and
- * later calls copy it. Returns null, with the reason, when the registry cannot be reached.
- */
-export function cached(key: string, build: (dir: string) => void): { dir: string } | { unavailable: string } {
-  const dir = join(CACHE, key);
-  if (existsSync(join(dir, '.complete'))) return { dir };
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  try {
-    build(tmp);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    const lines = ((e as { stderr?: string }).stderr ?? '').split('\n');
-    const why = lines.find((l) => /^npm (?:error|ERR!) (?:code|errno|network|request)/.test(l)) ?? lines.find((l) => /^npm (?:error|ERR!)/.test(l)) ?? (e as Error).message.split('\n')[0];
-    return { unavailable: `cannot fetch ${key} from the npm registry (${why ?? 'unknown error'})` };
-  }
-  writeFileSync(join(tmp, '.complete'), '');
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return { dir };
-}
-
-/** npm install into `dir` from the registry, with a cache of its own so a second fetch is local. */
-export function npmInstall(dir: string, args: string[] = []): void {
-  sh('npm', ['install', '--fetch-retries=1', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', `--cache=${join(CACHE, 'npm')}`, ...args], dir);
+/** A command run asynchronously (so several projects install at once); rejects with its output on failure. */
+export function shAsync(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 300_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd, env, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(Object.assign(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed: ${err.message}\n${stdout}\n${stderr}`), { stderr }));
+      else resolve(stdout);
+    });
+  });
 }
 
 /** Unpacks `spec`'s registry tarball into `dir`. */
@@ -51,24 +32,6 @@ export function npmUnpack(spec: string, dir: string): void {
   const tgz = sh('npm', ['pack', spec, '--fetch-retries=1', `--cache=${join(CACHE, 'npm')}`, `--pack-destination=${dir}`], dir).trim().split('\n').at(-1)!;
   sh('tar', ['xzf', join(dir, tgz), '-C', dir, '--strip-components=1'], dir);
   rmSync(join(dir, tgz));
-}
-
-/** A git repository made from `files` (a cached project) plus `extra`, committed, with `ignored` copied in untracked. */
-export function makeRepo(name: string, source: string, opts: { gitignore: string; ignored: string[] }): string {
-  const repo = join(tempDir(`real-${name}`), 'repo');
-  mkdirSync(repo, { recursive: true });
-  for (const entry of readdirSync(source)) {
-    if (entry === '.complete' || opts.ignored.includes(entry)) continue;
-    cpSync(join(source, entry), join(repo, entry), { recursive: true, verbatimSymlinks: true });
-  }
-  writeFileSync(join(repo, '.gitignore'), opts.gitignore);
-  const git = (...a: string[]) => sh('git', a, repo);
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', `${name} as published`);
-  // Installed dependencies: untracked, as after the user's `npm install` / `python3 -m venv`.
-  for (const entry of opts.ignored) cpSync(join(source, entry), join(repo, entry), { recursive: true, verbatimSymlinks: true });
-  return repo;
 }
 
 /** A digest of every path under `dir` with its type, size, mode and mtime: any change shows. */
@@ -90,8 +53,13 @@ export function treeDigest(dir: string): { files: number; digest: string } {
  * `acia run` through the built CLI with the default sandbox, its model the real Anthropic SDK talking to
  * the fake server that serves `script`. Spawned asynchronously: the server answers in this process.
  */
-export async function runWithScript(repo: string, goal: string, script: Script, env: Record<string, string> = {}): Promise<CliResult> {
+export async function runWithScript(repo: string, goal: string, script: Script, env: Record<string, string> = {}, userConfig?: Record<string, unknown>): Promise<CliResult> {
   const server = await startFakeAnthropicServer({ script, host: '127.0.0.1', port: 0 });
+  const xdg = tempDir('xdg');
+  if (userConfig !== undefined) {
+    mkdirSync(join(xdg, 'acia'), { recursive: true });
+    writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify(userConfig));
+  }
   try {
     return await new Promise<CliResult>((resolve, reject) => {
       const child = spawn(process.execPath, [CLI, 'run', goal, '--repo', repo, '--model', 'anthropic:claude-sonnet-5-5'], {
@@ -100,7 +68,7 @@ export async function runWithScript(repo: string, goal: string, script: Script, 
           PATH: process.env.PATH ?? '',
           HOME: process.env.HOME ?? '/tmp',
           XDG_STATE_HOME: process.env.XDG_STATE_HOME ?? '',
-          XDG_CONFIG_HOME: tempDir('xdg'),
+          XDG_CONFIG_HOME: xdg,
           LANG: 'C.UTF-8',
           NO_COLOR: '1',
           ANTHROPIC_API_KEY: 'test-key',
@@ -142,34 +110,22 @@ export function devThenQa(instructions: string, files: string[]): unknown {
 type Turn = Script['turns'][number];
 export const turn = (caller: string, name: string, input: unknown): Turn => ({ caller, toolCalls: [{ name, input }] }) as Turn;
 
-/** A good change: the dev writes `file`, QA runs the tests and reports a pass. */
-export function goodScript(plan: unknown, file: string, content: string): Script {
+/**
+ * A broken first attempt: the dev writes `first` (a source change and a test whose expectation is wrong),
+ * QA fails, the fix task t2-fix1 writes `fix`, the re-verification t2-r1 passes.
+ */
+export function brokenThenFixed(plan: unknown, first: ReadonlyArray<{ path: string; content: string } | { command: string }>, fix: { path: string; content: string }): Script {
   return {
     version: 1,
     model: 'claude-sonnet-5-5',
     turns: [
       turn('pm', 'return_result', plan),
-      turn('dev:t1', 'write_file', { path: file, content }),
-      turn('dev:t1', 'return_result', { summary: `Wrote ${file}.` }),
-      turn('qa:t2', 'run_tests', {}),
-      turn('qa:t2', 'return_result', { passed: true, summary: 'The suite passes.' }),
-    ],
-  };
-}
-
-/** A broken first attempt: QA fails, the fix task t2-fix1 rewrites `file`, the re-verification t2-r1 passes. */
-export function brokenThenFixedScript(plan: unknown, file: string, broken: string, fixed: string): Script {
-  return {
-    version: 1,
-    model: 'claude-sonnet-5-5',
-    turns: [
-      turn('pm', 'return_result', plan),
-      turn('dev:t1', 'write_file', { path: file, content: broken }),
-      turn('dev:t1', 'return_result', { summary: `Wrote ${file}.` }),
+      ...first.map((f) => ('command' in f ? turn('dev:t1', 'run_command', f) : turn('dev:t1', 'write_file', f))),
+      turn('dev:t1', 'return_result', { summary: `Changed ${first.map((f) => ('command' in f ? f.command : f.path)).join(', ')}.` }),
       turn('qa:t2', 'run_tests', {}),
       turn('qa:t2', 'return_result', { passed: false, summary: 'A test fails.' }),
-      turn('dev:t2-fix1', 'write_file', { path: file, content: fixed }),
-      turn('dev:t2-fix1', 'return_result', { summary: `Corrected ${file}.` }),
+      turn('dev:t2-fix1', 'write_file', fix),
+      turn('dev:t2-fix1', 'return_result', { summary: `Corrected ${fix.path}.` }),
       turn('qa:t2-r1', 'run_tests', {}),
       turn('qa:t2-r1', 'return_result', { passed: true, summary: 'The suite passes.' }),
     ],

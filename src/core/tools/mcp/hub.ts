@@ -5,6 +5,7 @@ import { toolError } from '../define-tool.js';
 import type { Tool, ToolContext, ToolResult } from '../types.js';
 import { catalogTools, type CatalogServer, type McpCatalog, type McpToolSource } from './catalog.js';
 import { expandSpec, type AgentRoleName, type McpServerSpec } from './config.js';
+import { pathInsideView } from '../../sandbox/task-view.js';
 import type { McpConnection, SandboxChoice } from './connection.js';
 import { mcpTool, toToolResult } from './mcp-tool.js';
 
@@ -83,7 +84,9 @@ export class McpHub implements McpToolSource {
     let p = this.conns.get(key);
     if (p === undefined) {
       p = (async () => {
-        const expanded = expandSpec(spec, { ...this.o.parentEnv, ACIA_WORKTREE: root });
+        // A sandboxed server sees the worktree at the checkout's own path (core/sandbox/task-view.ts).
+        const inside = spec.transport === 'stdio' && spec.sandbox && this.o.sandbox === 'bwrap' ? pathInsideView(root, root) : root;
+        const expanded = expandSpec(spec, { ...this.o.parentEnv, ACIA_WORKTREE: inside });
         // Loaded on the first connection: the MCP SDK (and ajv under it) costs start-up time in every run.
         const { McpConnection } = await import('./connection.js');
         return McpConnection.open(expanded, { root, sandbox: this.o.sandbox, parentEnv: this.o.parentEnv, clientVersion: this.o.clientVersion });
