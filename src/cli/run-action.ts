@@ -15,7 +15,7 @@ import { probeSandbox } from '../core/sandbox/detect.js';
 import { driverOverrides } from '../core/sandbox/safe-git.js';
 import { noHuman, type Escalator } from '../team/deps.js';
 import type { RunResult } from '../team/team.js';
-import { buildDeps } from '../app/build-deps.js';
+import { createDeps } from '../app/create-deps.js';
 import { applyRunBranch, mergeWarnings } from '../app/apply-run.js';
 import { locateRun, prepareRun, type RunKind } from '../app/prepare-run.js';
 import { EXIT } from '../app/exit-codes.js';
@@ -67,7 +67,8 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const escalator: Escalator = process.stdin.isTTY && stderr.isTTY && !flags.json ? ttyEscalator(process.stdin, stderr, { before: () => progress.hold(), after: () => progress.release() }) : noHuman;
   let result: RunResult;
   try {
-    const deps = await buildDeps({
+    const deps = await createDeps({
+      kind: 'local',
       repo: run.repo,
       config: run.config,
       env: process.env,

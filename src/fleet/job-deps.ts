@@ -2,15 +2,15 @@
 // submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
 // to the remote under the same fence.
 import { connectGuarded, retryTransient } from '../core/ledger/pg-retry.js';
-import { asRunId, systemClock } from '../core/acm/ids.js';
+import { systemClock } from '../core/acm/ids.js';
 import { loadConfig, type RecordedSettings } from '../core/config/load.js';
 import { parseLedgerLine } from '../core/ledger/line-reader.js';
 import { foldRun } from '../core/run/reducer.js';
 import { recordedSettings } from '../core/run/settings.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
-import { buildDeps } from '../app/build-deps.js';
-import { noHuman, type TeamDeps } from '../team/deps.js';
+import { createDeps, type FleetParts, type FleetPublish } from '../app/create-deps.js';
+import { noHuman, type FleetDeps, type TeamDeps } from '../team/deps.js';
 import type { Git } from '../team/git.js';
 import { openRunBudget, PgBudgetGate } from './budget-gate.js';
 import type { Fleet } from './fleet-db.js';
@@ -18,40 +18,46 @@ import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
 
-export interface JobDeps {
-  deps: TeamDeps;
-  /** The workspace the team made for the run, once it made one (the orchestrator syncs it after each task). */
-  workspace: () => FleetWorkspace | undefined;
-}
+/**
+ * What a job does with the run: hold it (the orchestrator: it hands the run's dev tasks out, given the
+ * run's workspace to sync after each, and publishes its heads and status) or run one task of it.
+ */
+export type JobRole =
+  | { kind: 'orchestrator'; dispatch: (workspace: () => FleetWorkspace | undefined) => FleetDeps['dispatchTask']; publish: FleetPublish }
+  | { kind: 'task' };
 
 export async function jobDeps(
   fleet: Fleet,
   git: Git,
-  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy },
-): Promise<JobDeps> {
+  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy; role: JobRole },
+): Promise<TeamDeps> {
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless
   // allowed), over the settings the run recorded when another worker started it (a takeover, a task job).
   const recorded = await recordedSettingsIn(fleet, o.runId);
   const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings), recorded }).config;
-  const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
-  deps.runtime.ids = { runId: () => asRunId(o.runId) };
-  deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
-  // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
-  delete deps.store.writeBundle;
   // One budget for the whole run across the fleet: the orchestrator opens it (limits from the run's
   // settings, spent re-derived from its ledger); a task worker reserves against the same rows.
   const budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
-  deps.fleet = { ...deps.fleet, workerName: o.worker, budgetGate };
   let made: FleetWorkspace | undefined;
-  deps.store.workspace = (repo, runId) => {
-    made = new FleetWorkspace(git, repo, runId, {
-      checkFence: () => checkFence(fleet.db, runId, o.fence, false),
-      withRunLock: (fn) => withRunLock(fleet, runId, fn),
-      remoteRefs: o.checkout.remoteRefs,
-    });
-    return made;
+  const parts: FleetParts = {
+    runId: o.runId,
+    workerName: o.worker,
+    budgetGate,
+    openLedger: (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence }),
+    workspace: (repo, runId) => {
+      made = new FleetWorkspace(git, repo, runId, {
+        checkFence: () => checkFence(fleet.db, runId, o.fence, false),
+        withRunLock: (fn) => withRunLock(fleet, runId, fn),
+        remoteRefs: o.checkout.remoteRefs,
+      });
+      return made;
+    },
   };
-  return { deps, workspace: () => made };
+  const local = { repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m: string) => o.log(`${o.runId}: warning: ${m}`) };
+  const role = o.role;
+  return role.kind === 'task'
+    ? createDeps({ kind: 'fleet-task', fleet: parts, ...local })
+    : createDeps({ kind: 'fleet-orchestrator', fleet: parts, dispatchTask: role.dispatch(() => made), publish: role.publish, ...local });
 }
 
 /** The settings a run recorded so far (null before it started): only its RUN_STARTED and RUN_RESUMED rows are read. */

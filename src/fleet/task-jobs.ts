@@ -19,7 +19,8 @@ import { runTaskHere } from '../team/remote-task.js';
 import type { RunContext } from '../team/run-context.js';
 import type { TaskOutcome } from '../team/task-common.js';
 import { TASK_QUEUE, type Fleet } from './fleet-db.js';
-import { jobDeps, type JobDeps } from './job-deps.js';
+import { jobDeps } from './job-deps.js';
+import type { FleetWorkspace } from './fleet-workspace.js';
 import { checkoutJob } from './repo-cache.js';
 import { announceTaskJob } from './wakeup.js';
 import type { RunJob } from './submit.js';
@@ -62,7 +63,7 @@ interface WorkerContext {
 }
 
 /** The orchestrator's side: TeamDeps.dispatchTask for a run this worker holds at `epoch`. */
-export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: WorkerContext, run: () => JobDeps): (ctx: RunContext, taskId: string) => Promise<TaskOutcome> {
+export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: WorkerContext, workspace: () => FleetWorkspace | undefined): (ctx: RunContext, taskId: string) => Promise<TaskOutcome> {
   return async (ctx, taskId) => {
     let lost: string | null = null;
     for (let handout = 1; ; handout++) {
@@ -86,7 +87,7 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
         continue;
       }
       // The task's entries and its merge are in: fold them and bring the run worktree to the run branch.
-      await run().workspace()?.syncRunBranch();
+      await workspace()?.syncRunBranch();
       await ctx.rec.sync();
       const out = end.output;
       if (out.kind === 'outcome') return out.outcome;
@@ -167,7 +168,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
     await checkFence(fleet.db, job.runId, fence, false);
     const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: w.policy });
-    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy });
+    const deps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, role: { kind: 'task' } });
     const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
     return { kind: 'outcome', outcome };

@@ -10,7 +10,6 @@ import type { RunContext } from './run-context.js';
 import { openEscalation, wantsAnotherIteration, type TaskState } from './run-state.js';
 import { failureRouted, guardScope, schedule } from './scheduler.js';
 import type { TaskOutcome } from './task-common.js';
-import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
 
 export type ExecOutcome =
@@ -45,7 +44,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
       await Promise.allSettled(running.values());
       return { kind: 'aborted', message: 'aborted by the human' };
     }
-    if (ctx.deps.runtime.signal?.aborted) {
+    if (ctx.deps.runtime.signal.aborted) {
       await Promise.allSettled(running.values());
       return { kind: 'aborted', message: 'interrupted' };
     }
@@ -115,7 +114,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
 async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
   const t = ctx.state.tasks.get(id)!;
   const cap = t.spec.capability;
-  if (cap.startsWith('dev.')) return ctx.deps.fleet?.dispatchTask ? ctx.deps.fleet?.dispatchTask(ctx, id) : runDevTask(ctx, id);
+  if (cap.startsWith('dev.')) return ctx.deps.fleet.dispatchTask(ctx, id);
   if (cap.startsWith('qa.')) return runQaTask(ctx, id);
   if (cap === 'human.approve') {
     await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });

@@ -49,7 +49,7 @@ export interface HandoutReplay {
   /** The session's gate: a hand-out of a session that is cut off is cut off too. */
   gate: SessionGate;
   /** The deps a hand-out runs with: its recording as every source, its ledger as the worker's own. */
-  depsFor: (handout: LostHandout, earlier: readonly LedgerEntry[], gate: SessionGate, ledger: RunLedger) => TeamDeps;
+  depsFor: (handout: LostHandout, earlier: readonly LedgerEntry[], gate: SessionGate, ledger: RunLedger) => Promise<TeamDeps>;
   /** A hand-out that did not do what its worker recorded stops the replay with this. */
   diverged: (d: Divergence) => void;
 }
@@ -62,10 +62,10 @@ export function replayDispatcher(r: HandoutReplay): (ctx: RunContext, taskId: st
       const earlier = [...ctx.rec.ledger.entries()];
       const cut = new SessionCut(handout.entries, earlier, r.gate);
       const ledger = cut.ledger(ctx.rec.ledger);
-      const deps = r.depsFor(handout, earlier, cut.gate, ledger);
+      const deps = await r.depsFor(handout, earlier, cut.gate, ledger);
       // The worker's own process: it opened the ledger, folded it, and ran the task from there.
       const state = foldRun(ledger.entries());
-      const worker: RunContext = { ...ctx, deps, state, rec: new Recorder(ledger, state, deps.runtime.clock, undefined), workspace: deps.store.workspace!(ctx.repo, ctx.runId) };
+      const worker: RunContext = { ...ctx, deps, state, rec: new Recorder(ledger, state, deps.runtime.clock, undefined), workspace: deps.store.workspace(ctx.repo, ctx.runId) };
       const ended = await Promise.race([cut.done, runDevTask(worker, taskId).then(() => 'stopped' as const, () => 'stopped' as const)]);
       cut.gate.cut();
       const divergence = ended === 'stopped' ? cut.missing() : ended;

@@ -7,14 +7,22 @@ import { dataOf, firstOf, lastOf, type LedgerEntry } from '../core/ledger/entry.
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import { memoryFromPacket, packetReader } from '../agents/pm/context-packet.js';
-import { asRunId } from '../core/acm/ids.js';
 import { recordedLayer } from '../core/config/load.js';
 import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
 import { McpCatalog } from '../core/tools/mcp/catalog.js';
 import { RecordedMcp } from '../core/tools/mcp/recorded.js';
-import type { FleetDeps, GovernanceDeps, ModelDeps, RuntimeDeps, StoreDeps, TeamDeps, ToolDeps } from './deps.js';
+import type { Clock } from '../core/acm/ids.js';
+import type { Config } from '../core/config/schema.js';
+import type { LlmClient } from '../core/llm/types.js';
+import type { McpToolSource } from '../core/tools/mcp/catalog.js';
+import { builtinTools } from '../core/tools/tool-sets.js';
+import type { Escalator, FleetDeps, StoreDeps, TeamDeps } from './deps.js';
+import { noMcp } from './deps-defaults.js';
+import { localRepoReader } from './repo-reader.js';
+import { runDevTask } from './task-dev.js';
+import type { CallTool } from './toolbox.js';
 import { lostHandouts, replayDispatcher } from './replay-handouts.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { firstDivergence, type Divergence } from './replay-compare.js';
@@ -33,13 +41,30 @@ export interface ReplayReport {
   divergence: Divergence | null;
 }
 
-/** What a replay takes from outside: the static parts of a run's deps; the rest is served from the recording. */
-export interface ReplayBase {
-  config: TeamDeps['config'];
-  model: Pick<ModelDeps, 'costUsd' | 'estimate'>;
-  tools: Omit<ToolDeps, 'call' | 'mcp'>;
-  governance: Omit<GovernanceDeps, 'escalator'>;
-  runtime: Pick<RuntimeDeps, 'clock' | 'aciaVersion'>;
+/** What a recorded session runs with: every source is the recording (createDeps, src/app, puts them together). */
+export interface ReplayParts {
+  /** The caller's config with the session's recorded settings (as `acia resume` takes them). */
+  config: Config;
+  clock: Clock;
+  runId: string;
+  model: { client: LlmClient; id: string; spec: string };
+  call: CallTool;
+  mcp: McpToolSource;
+  ledger: RunLedger;
+  workspace: StoreDeps['workspace'];
+  repoReader: StoreDeps['repoReader'];
+  readMemory: StoreDeps['readMemory'];
+  memoryPages: StoreDeps['memoryPages'];
+  escalator: Escalator;
+  /** Dev tasks: in this process, or, where the recording lost fleet hand-outs, as their workers ran them. */
+  dispatchTask: FleetDeps['dispatchTask'];
+}
+
+/** What a replay takes from outside: the config it started from, its clock, and how a session's deps are made. */
+export interface ReplayOptions {
+  config: Config;
+  clock: Clock;
+  compose: (parts: ReplayParts) => Promise<TeamDeps>;
 }
 
 /** One session of the recorded run: its start (RUN_STARTED) or a resume (RUN_RESUMED), then what it recorded. */
@@ -56,7 +81,7 @@ interface Session {
  * with the answer and settings that session was resumed with.
  */
 export async function replayRun(
-  base: ReplayBase,
+  base: ReplayOptions,
   repo: string,
   runId: string,
   recorded: readonly LedgerEntry[],
@@ -70,13 +95,13 @@ export async function replayRun(
   };
   const started = firstOf(recorded, 'RUN_STARTED')?.data;
   if (!started) throw new AciaError('LEDGER_CORRUPT', `run ${runId} has no RUN_STARTED entry`);
-  const ledger = new MemoryLedger(runId, base.runtime.clock, `replay:${runId}`, getBlob);
+  const ledger = new MemoryLedger(runId, base.clock, `replay:${runId}`, getBlob);
   const built = firstOf(recorded, 'CONTEXT_BUILT')?.data;
   const packet = built ? (JSON.parse((await getBlob(built.packetRef)).toString('utf8')) as ContextPacket) : null;
   // MCP tools as the run saw them, from its recorded catalogs: no server starts during a replay.
   const catalogs: McpCatalog[] = [];
   for (const { catalogRef } of dataOf(recorded, 'MCP_TOOLS')) catalogs.push(McpCatalog.parse(JSON.parse((await getBlob(catalogRef)).toString('utf8'))));
-  const toolNames = new Set([...base.tools.builtin.map((t) => t.name), ...catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)))]);
+  const toolNames = new Set([...builtinTools.map((t) => t.name), ...catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)))]);
   const shared: Shared = { base, repo, runId, recorded, getBlob, packet, catalogs, toolNames, started };
 
   let failure: string | null = null;
@@ -107,7 +132,7 @@ interface SessionFrom {
  * itself, or diverges.
  */
 async function replaySession(shared: Shared, ledger: RunLedger, session: Session, last: boolean, from: SessionFrom): Promise<{ failure: string | null; divergence: Divergence | null }> {
-  const { base, repo, runId, started, getBlob } = shared;
+  const { repo, runId, started, getBlob } = shared;
   const earlier = [...ledger.entries()];
   const cut = last ? null : new SessionCut(session.entries, earlier);
   const gate = cut?.gate ?? new SessionGate(true);
@@ -132,12 +157,12 @@ async function replaySession(shared: Shared, ledger: RunLedger, session: Session
           depsFor: (h, before, hgate, hledger) => sessionDeps(shared, { ...inputs, session: h.entries, earlier: before, gate: hgate, ledger: hledger }),
           diverged: (d) => handoutDivergences.push(d),
         });
-  const deps = sessionDeps(shared, inputs, dispatch);
+  const deps = await sessionDeps(shared, inputs, dispatch);
   const answer = session.resumed?.answer;
   const run =
     session.resumed === null
       ? rerunRecorded(deps, repo, runId, sessionLedger, started)
-      : continueRun(deps, { repo, runId, runDir: ledger.dir, ledger: sessionLedger, git: new Git(base.runtime.clock), ...(answer === undefined ? {} : { answer }) });
+      : continueRun(deps, { repo, runId, runDir: ledger.dir, ledger: sessionLedger, ...(answer === undefined ? {} : { answer }) });
   let failure: string | null = null;
   let divergence: Divergence | null = null;
   if (cut === null) {
@@ -162,7 +187,7 @@ function sessionsOf(recorded: readonly LedgerEntry[]): Session[] {
 }
 
 interface Shared {
-  base: ReplayBase;
+  base: ReplayOptions;
   repo: string;
   runId: string;
   recorded: readonly LedgerEntry[];
@@ -184,7 +209,7 @@ interface SessionInputs {
 }
 
 /** The deps one session runs with: the run's static parts, this session's settings, its recording as every source. */
-function sessionDeps(s: Shared, i: SessionInputs, dispatchTask?: FleetDeps['dispatchTask']): TeamDeps {
+function sessionDeps(s: Shared, i: SessionInputs, dispatchTask: FleetDeps['dispatchTask'] = runDevTask): Promise<TeamDeps> {
   const { base, packet, getBlob } = s;
   // Memory pages as the session found them: before each update it recorded, the page it replaced;
   // otherwise the page as the context packet captured it. Nothing is written.
@@ -201,43 +226,30 @@ function sessionDeps(s: Shared, i: SessionInputs, dispatchTask?: FleetDeps['disp
     },
     write: () => Promise.resolve(),
   };
-  return {
+  // The packet as recorded: the replay needs no repository when the packet can rebuild itself.
+  const recordedReader = packet ? packetReader(packet) : null;
+  return base.compose({
     config: {
       ...base.config,
       ...(typeof packet?.facts.testCommand === 'string' ? { testCommand: packet.facts.testCommand } : {}),
       // The session's recorded settings, as `acia resume` takes them (core/config/load.ts).
       ...recordedLayer({ runId: s.runId, model: i.model, ...i.settings }),
     },
-    model: {
-      ...base.model,
-      id: i.sentModel ?? modelIdOf(i.model),
-      spec: i.model,
-      client: new ReplayLlm(i.session, getBlob, i.gate),
-    },
-    tools: {
-      runnerFor: base.tools.runnerFor,
-      fs: base.tools.fs,
-      builtin: base.tools.builtin,
-      toSpec: base.tools.toSpec,
-      call: replayCallTool(i.session, s.toolNames, getBlob, i.gate),
-      // No live MCP server during a replay: the recorded catalogs.
-      ...(s.catalogs.length > 0 ? { mcp: new RecordedMcp(s.catalogs) } : {}),
-    },
-    store: {
-      openLedger: () => Promise.resolve(i.ledger),
-      writeManifest: () => Promise.resolve(),
-      renderWiki: () => Promise.resolve(),
-      memoryPages,
-      workspace: () => new ReplayWorkspace(s.recorded, i.session, () => i.ledger.entries(), s.repo, s.runId, i.gate),
-      // The packet as recorded: the replay needs no repository when the packet can rebuild itself.
-      ...(packet && packetReader(packet) ? { repoReader: () => packetReader(packet)! } : {}),
-      // The memory the run saw, not what the wiki holds now.
-      readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
-    },
-    governance: { ...base.governance, escalator: replayEscalator(i.session, i.gate) },
-    runtime: { clock: base.runtime.clock, aciaVersion: base.runtime.aciaVersion, ids: { runId: () => asRunId(s.runId) }, sleep: () => Promise.resolve() },
-    ...(dispatchTask === undefined ? {} : { fleet: { dispatchTask } }),
-  };
+    clock: base.clock,
+    runId: s.runId,
+    model: { id: i.sentModel ?? modelIdOf(i.model), spec: i.model, client: new ReplayLlm(i.session, getBlob, i.gate) },
+    call: replayCallTool(i.session, s.toolNames, getBlob, i.gate),
+    // No live MCP server during a replay: the recorded catalogs.
+    mcp: s.catalogs.length > 0 ? new RecordedMcp(s.catalogs) : noMcp,
+    ledger: i.ledger,
+    memoryPages,
+    workspace: () => new ReplayWorkspace(s.recorded, i.session, () => i.ledger.entries(), s.repo, s.runId, i.gate),
+    repoReader: recordedReader ? () => recordedReader : localRepoReader(new Git(base.clock)),
+    // The memory the run saw, not what the wiki holds now.
+    readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
+    escalator: replayEscalator(i.session, i.gate),
+    dispatchTask,
+  });
 }
 
 export function compare(recorded: readonly LedgerEntry[], replayed: readonly LedgerEntry[], runId: string): Omit<ReplayReport, 'error'> {

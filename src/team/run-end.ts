@@ -60,7 +60,7 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
     });
   } finally {
     // Even when the ledger can no longer be written (a full disk), release its lock and file handle.
-    await ctx.deps.tools.mcp?.close();
+    await ctx.deps.tools.mcp.close();
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }
@@ -82,7 +82,6 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
  * `acia bundle` can build it again.
  */
 export async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<void> {
-  if (!ctx.deps.store.writeBundle) return;
   try {
     await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest);
   } catch (e) {
@@ -164,7 +163,7 @@ function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): 
 /** The manifest next to the ledger, then the anchor in the user's state directory. */
 export async function saveManifest(ctx: RunContext, status: RunManifest['status']): Promise<void> {
   await ctx.deps.store.writeManifest(ctx.runDir, manifestOf(ctx, status));
-  if (ctx.deps.store.anchor) await ctx.deps.store.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
+  await ctx.deps.store.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
 }
 
 export function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest {

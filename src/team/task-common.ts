@@ -45,7 +45,7 @@ export function toolContext(ctx: RunContext, root: string): ToolContext {
 /** Tools stop at Ctrl-C and at the run's --max-minutes deadline: a command cannot outlive the budget. */
 function toolSignal(ctx: RunContext): { signal?: AbortSignal } {
   const maxMinutes = ctx.state.budgetWaived ? undefined : ctx.deps.config.budget.maxMinutes;
-  const signals = ctx.deps.runtime.signal ? [ctx.deps.runtime.signal] : [];
+  const signals = [ctx.deps.runtime.signal];
   if (maxMinutes !== undefined) {
     const left = ctx.sessionStartMs + maxMinutes * 60_000 - ctx.deps.runtime.clock.now().getTime();
     signals.push(deadlineSignal(Math.max(0, Math.min(left, 2_147_483_647))));
@@ -80,7 +80,7 @@ export function toolsFor(ctx: RunContext, tools: readonly Tool[]): Tool[] {
 
 /** A role's built-in tools by name, then the MCP tools its servers' settings give that role. */
 function agentTools(ctx: RunContext, def: AgentDefinition<unknown>) {
-  return [...toolsFor(ctx, def.tools), ...(ctx.deps.tools.mcp?.toolsFor(def.role) ?? [])];
+  return [...toolsFor(ctx, def.tools), ...ctx.deps.tools.mcp.toolsFor(def.role)];
 }
 
 /** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
@@ -149,7 +149,7 @@ export async function startAttempt(
     branch: wt.branch,
     worktree: relative(ctx.repo, wt.path),
     baseCommit: wt.baseCommit,
-    ...(ctx.deps.fleet?.workerName === undefined ? {} : { worker: ctx.deps.fleet?.workerName }),
+    ...(ctx.deps.fleet.workerName === null ? {} : { worker: ctx.deps.fleet.workerName }),
   });
   const pre = await policyCheck(ctx, 'task.pre', spec);
   if (!pre.allow && !ctx.state.tasks.get(taskId)?.policyOverride) {
@@ -241,8 +241,7 @@ export function maxAttempts(spec: TaskSpec): number {
 }
 
 export function sleep(ctx: RunContext, ms: number): Promise<void> {
-  if (ctx.deps.runtime.sleep) return ctx.deps.runtime.sleep(ms);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return ctx.deps.runtime.sleep(ms);
 }
 
 /** Errors that end the run (budget, interrupt, bad key, a script with no turn left, a fleet writer fenced out) rather than a task attempt. */
@@ -273,7 +272,7 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
  * the caller may retry; stop errors propagate.
  */
 export async function runTaskAgent<O, V extends string = never>(ctx: RunContext, o: TaskAgentOptions<O, V>): Promise<AgentOutcome<O>> {
-  ctx.deps.tools.mcp?.prewarm(o.root, o.def.role);
+  ctx.deps.tools.mcp.prewarm(o.root, o.def.role);
   try {
     // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
     // once the worktree its tools act on exists.
@@ -302,8 +301,8 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
       runId: ctx.runId,
       ...(o.check ? { check: o.check } : {}),
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
-      ...(ctx.deps.runtime.signal ? { signal: ctx.deps.runtime.signal } : {}),
-      ...(ctx.deps.runtime.onEvent ? { onChunk: (chunk) => ctx.deps.runtime.onEvent?.({ kind: 'chunk', chunk }) } : {}),
+      signal: ctx.deps.runtime.signal,
+      onChunk: (chunk) => ctx.deps.runtime.onEvent({ kind: 'chunk', chunk }),
       ...hooks,
       // The PM's first request is on its way after this turn of the event loop: the run worktree's
       // checkout starts then, in the time the model takes to answer.
@@ -321,7 +320,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
     return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
   } finally {
     // A finished session's MCP server instances stop now rather than at the end of a long run.
-    await ctx.deps.tools.mcp?.release(o.root);
+    await ctx.deps.tools.mcp.release(o.root);
   }
 }
 

@@ -18,15 +18,13 @@ import type { RunContext } from './run-context.js';
 import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEscalation, type RunState } from './run-state.js';
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
-import { Workspace } from './workspace.js';
-import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { lazy } from './lazy.js';
 import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
 import { finish, manifestOf, resultOf, saveManifest, writeBundle, type DriveOutcome, type RunResult } from './run-end.js';
-import { detectTestCommandInGit, gitReader } from './repo-reader.js';
+import { detectTestCommandInGit } from './repo-reader.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { ensureRunDir, requireRunDir } from '../core/contain/acia-state.js';
 
@@ -62,7 +60,7 @@ export interface StartOptions {
  * Starts a run: records RUN_STARTED in a new ledger under `.acia/runs/<runId>`, plans with the PM, executes the
  * plan in worktrees on branch `acia/<runId>` and ends with a terminal reason. Never touches the user's checkout.
  *
- * @param deps every outside dependency (model, clock, sandbox, ledger...); `buildDeps` makes the real ones.
+ * @param deps every outside dependency (model, clock, sandbox, ledger...); `createDeps` (src/app) makes the real ones.
  * @returns how the run ended; failures of the run itself are reported here, not thrown.
  * @throws AciaError NOT_A_GIT_REPO / REPO_NO_COMMITS before anything is written.
  */
@@ -79,10 +77,10 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   await (opts.stateGuard ?? guardAciaState(repo));
   const runDir = ensureRunDir(repo, runId);
   // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
-  if (deps.store.anchor) await deps.store.anchor.write(runDir, runId, null, 'running');
+  await deps.store.anchor.write(runDir, runId, null, 'running');
   const ledger = await deps.store.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
-  const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
+  const ctx = makeContext(deps, repo, runId, runDir, ledger, state);
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
   // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
   // the same Context Packet and the plan's contextRef can be checked against it.
@@ -116,7 +114,7 @@ async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): P
  * and deps that serve recorded responses), without touching the repository.
  */
 export async function rerunRecorded(deps: TeamDeps, repo: string, runId: string, ledger: RunLedger, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
-  const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState(), new Git(deps.runtime.clock));
+  const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState());
   ctx.mode = await recordedMode(ledger, started);
   return beginRun(ctx, started);
 }
@@ -146,7 +144,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const runId = opts.runId ?? (await latestResumableRun(repo, (b) => git.branchExists(repo, b)));
   // The id, every directory on the way and the run's files are checked before anything is read.
   const runDir = requireRunDir(repo, runId);
-  if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
+  await deps.store.anchor.check(runDir, runId);
   const ledger = await deps.store.openLedger(runDir, runId, { create: false });
   // The repository's side (continueRun, which replay runs too, touches none): `acia clean` removed the
   // run's branch, so going on would rebuild it from the base and lose the recorded work.
@@ -156,7 +154,7 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     await ledger.close();
     throw cleanedRun(runId);
   }
-  return continueRun(deps, { repo, runId, runDir, ledger, git, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
+  return continueRun(deps, { repo, runId, runDir, ledger, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
 }
 
 export interface ContinueOptions {
@@ -164,7 +162,6 @@ export interface ContinueOptions {
   runId: string;
   runDir: string;
   ledger: RunLedger;
-  git: Git;
   /** The human's answer to the open escalation, as given to `acia resume --answer`. */
   answer?: string;
 }
@@ -174,13 +171,13 @@ export interface ContinueOptions {
  * and what replay does for each session a recording was resumed in, so both take the same decisions.
  */
 export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promise<RunResult> {
-  const { repo, runId, runDir, ledger, git } = opts;
+  const { repo, runId, runDir, ledger } = opts;
   const state = foldRun(ledger.entries());
   if (!state.started) {
     await ledger.close();
     throw notStarted(runId);
   }
-  const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
+  const ctx = makeContext(deps, repo, runId, runDir, ledger, state);
   ctx.mode = await recordedMode(ledger, state.started);
   const finished = finishedReason(state);
   if (finished !== null && state.completed !== null) {
@@ -274,26 +271,17 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
   return { action: 'guidance', text: answer.trim() };
 }
 
-/** Each worktree's dependencies laid out by its runner (sandbox or host view); a runner without a layout gets the host one. */
-function layoutFor(deps: TeamDeps, repo: string): (worktree: string) => void {
-  return (wt) => {
-    const runner = deps.tools.runnerFor(wt);
-    if (runner.layDependencies) runner.layDependencies(wt);
-    else linkDependencies(repo, wt, dependencyDirsCached(repo));
-  };
-}
-
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
-export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
+export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState): RunContext {
   const listener = deps.runtime.onEvent;
   return {
     deps,
     repo,
     runId,
     runDir,
-    rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry, state }) : undefined),
+    rec: new Recorder(ledger, state, deps.runtime.clock, (entry) => listener({ kind: 'entry', entry, state })),
     state,
-    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId, layoutFor(deps, repo)),
+    workspace: deps.store.workspace(repo, runId),
     workspaceReady: lazy(() => Promise.resolve()),
     instructions: [],
     facts: {},
@@ -311,8 +299,8 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   const opening = lazy(() => ctx.workspace.openRun(base, create));
   ctx.workspaceReady = opening;
   try {
-    const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
-    ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment?.(ctx.repo) ?? {});
+    const reader = ctx.deps.store.repoReader(ctx.repo, base, ctx.workspace);
+    ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment(ctx.repo));
     await openMcp(ctx, opening);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
@@ -336,7 +324,6 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
 
 /** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
 async function openMcp(ctx: RunContext, opening: PromiseLike<void>): Promise<void> {
-  if (!ctx.deps.tools.mcp) return;
   // The servers serve the run worktree: only MCP runs wait for its checkout before the PM's call.
   await opening;
   const catalog = await ctx.deps.tools.mcp.open(ctx.workspace.runWorktree);

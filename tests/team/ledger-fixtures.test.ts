@@ -23,8 +23,7 @@ import { describeEntry } from '../../src/app/describe.js';
 import { createProgress } from '../../src/cli/progress.js';
 import { AcpUpdateMapper } from '../../src/serve/acp/updates.js';
 import { RunsService } from '../../src/serve/mcp/runs-service.js';
-import * as nodeFs from 'node:fs';
-import { staticDeps } from '../../src/app/build-deps.js';
+import { replayComposer } from '../../src/app/create-deps.js';
 import { Config as ConfigSchema } from '../../src/core/config/schema.js';
 import { replayRun } from '../../src/team/replay.js';
 import { git, tempDir } from '../e2e/helpers.js';
@@ -130,8 +129,7 @@ describe('ledger fixtures from earlier versions', () => {
   for (const runId of runs) {
     it(`${runId} replays ${NOT_REPLAYABLE[runId] === undefined ? 'to identical' : 'up to what replay cannot take on its own'}`, async () => {
       const entries = await entriesOf(runId);
-      const s = staticDeps(ConfigSchema.parse({}), () => undefined);
-      const base = { ...s, tools: { ...s.tools, runnerFor: () => ({ run: () => Promise.reject(new Error('replay runs no command')) }), fs: nodeFs }, runtime: { ...s.runtime, clock: { now: () => new Date(entries[0]!.ts) } } };
+      const base = { config: ConfigSchema.parse({}), clock: { now: () => new Date(entries[0]!.ts) }, compose: replayComposer };
       const report = await replayRun(base, join(tempDir('fixture-replay'), 'repo'), runId, entries, join(DIR, runId));
       if (NOT_REPLAYABLE[runId] === undefined) expect(report.divergence).toBeNull();
       else expect(report.divergence?.actor).toBe(NOT_REPLAYABLE[runId]);

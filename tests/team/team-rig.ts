@@ -18,10 +18,11 @@ import { handoutLost } from '../../src/team/handout.js';
 import { Recorder } from '../../src/team/recorder.js';
 import type { RunContext } from '../../src/team/run-context.js';
 import { runDevTask } from '../../src/team/task-dev.js';
-import { buildDeps } from '../../src/app/build-deps.js';
+import { createDeps } from '../../src/app/create-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
-import { noHuman, type TeamDeps } from '../../src/team/deps.js';
+import { noHuman, type TeamDeps, type TeamEvent } from '../../src/team/deps.js';
+import { noAnchor, noBundle } from '../../src/team/deps-defaults.js';
 import { resumeRun, startRun, type RunResult, type StartOptions } from '../../src/team/team.js';
 import { editedScript } from '../e2e/cli-helpers.js';
 import { git, ledgerOf, tempDir } from '../e2e/helpers.js';
@@ -109,20 +110,32 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
       writeFileSync(file, JSON.stringify({ version: 1, turns: session.script }));
     }
     const { config } = loadConfig({ repo, env: {}, userFile: null, flags: { model: `scripted:${file}`, sandbox: 'off', testCommand: TEST_CMD, ...session.flags } });
-    const deps = await buildDeps({ repo, config, env: process.env, escalator: noHuman, warn: (m) => warnings.push(m) });
-    const quick: TeamDeps = { ...deps, runtime: { ...deps.runtime, sleep: () => Promise.resolve() } };
     const abortWhen = session.abortWhen;
-    if (abortWhen) {
-      const interrupt = new AbortController();
-      quick.runtime.signal = interrupt.signal;
-      quick.runtime.onEvent = (ev) => {
-        if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
-      };
-    }
+    const interrupt = new AbortController();
+    const deps = await createDeps({
+      kind: 'local',
+      repo,
+      config,
+      env: process.env,
+      escalator: noHuman,
+      warn: (m) => warnings.push(m),
+      // Interrupted as Ctrl-C does, once the entry is recorded.
+      ...(abortWhen
+        ? {
+            signal: interrupt.signal,
+            onEvent: (ev: TeamEvent) => {
+              if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
+            },
+          }
+        : {}),
+    });
+    // Task-level retry backoff is not what the rig's tests measure.
+    const quick: TeamDeps = { ...deps, runtime: { ...deps.runtime, sleep: () => Promise.resolve() } };
     const lose = session.loseHandout;
     if (lose) {
       let lost = false;
       quick.fleet = {
+        ...quick.fleet,
         dispatchTask: async (ctx, taskId) => {
           if (taskId === lose.taskId && !lost) {
             lost = true;
@@ -142,11 +155,12 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
     }
     if (opts.ledger === 'file') return quick;
     // No file ledger: nothing on disk to anchor, bundle or render a wiki from.
-    const { anchor: _anchor, writeBundle: _bundle, ...rest } = quick.store;
     return {
       ...quick,
       store: {
-        ...rest,
+        ...quick.store,
+        anchor: noAnchor,
+        writeBundle: noBundle,
         renderWiki: () => Promise.resolve(),
         openLedger: (runDir, runId, o) => {
           let ledger = ledgers.get(runId);

@@ -24,7 +24,8 @@ import type { LedgerEntry } from '../../core/ledger/entry.js';
 import type { HumanAction } from '../../core/ledger/events.js';
 import { readManifest } from '../../core/ledger/manifest.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
-import { buildDeps, checkRunAnchored, preflightModel } from '../../app/build-deps.js';
+import { checkRunAnchored, preflightModel } from '../../app/build-deps.js';
+import { createDeps } from '../../app/create-deps.js';
 import { resumableSettings } from '../../app/prepare-run.js';
 import { existingRunDir, readRunBlob, runDirOf as runDirIn } from '../../core/contain/acia-state.js';
 import { guardAciaState } from '../../core/contain/clone-guard.js';
@@ -165,7 +166,8 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
   const runDirOf = (runId: string) => runDirIn(s.repo, runId);
   let mapper: AcpUpdateMapper | null = null;
   let queue = Promise.resolve();
-  const deps = await buildDeps({
+  const deps = await createDeps({
+    kind: 'local',
     repo: s.repo,
     config,
     env: o.env,

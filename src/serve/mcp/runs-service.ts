@@ -10,12 +10,13 @@ import { readRegularFile } from '../../core/contain/no-follow.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
 import { listRuns } from '../../core/ledger/manifest.js';
 import { verifyRun, type RunVerification } from '../../core/ledger/verify.js';
-import { noHuman } from '../../team/deps.js';
+import { noHuman, type TeamDeps } from '../../team/deps.js';
 import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { foldRun, openEscalation } from '../../team/run-state.js';
 import { latestResumableRun, resumeRun, startRun, type RunResult } from '../../team/team.js';
 // The library API's run assembly (what `acia run` uses too); never the CLI's commands.
-import { buildDeps, preflightModel } from '../../app/build-deps.js';
+import { preflightModel } from '../../app/build-deps.js';
+import { createDeps } from '../../app/create-deps.js';
 import { resumableSettings } from '../../app/prepare-run.js';
 import { describeEntry } from '../../app/describe.js';
 
@@ -152,7 +153,7 @@ export class RunsService {
     repoArg: string | undefined,
     flags: Record<string, unknown>,
     onEvent: (e: RunEvent) => void,
-    go: (deps: Awaited<ReturnType<typeof buildDeps>>, repo: string) => Promise<RunResult>,
+    go: (deps: TeamDeps, repo: string) => Promise<RunResult>,
     fresh: boolean,
     knownRunId?: string,
     recorded: RecordedSettings | null = null,
@@ -166,7 +167,8 @@ export class RunsService {
     let announce: (id: string) => void = () => undefined;
     const started = new Promise<string>((r) => (announce = r));
     if (runId !== undefined) announce(runId);
-    const deps = await buildDeps({
+    const deps = await createDeps({
+      kind: 'local',
       repo,
       config,
       env: this.env,

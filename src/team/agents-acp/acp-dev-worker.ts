@@ -40,8 +40,8 @@ export interface AcpTaskOptions {
 
 /** Runs one attempt; returns how the agent's session ended, like ACIA's own agent loop does. */
 export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promise<AgentOutcome<DevOutput>> {
-  const upstream = ctx.deps.model.endpoint?.baseURL ?? 'https://api.anthropic.com';
-  const apiKey = ctx.deps.model.endpoint?.apiKey;
+  const upstream = ctx.deps.model.endpoint.baseURL;
+  const apiKey = ctx.deps.model.endpoint.apiKey;
   if (!apiKey) throw new AciaError('LLM_AUTH', `the external agent ${o.agent.name} needs ANTHROPIC_API_KEY for its model, which is not set`);
   const runner = ctx.deps.tools.runnerFor(o.root);
   const sandboxed = runner instanceof BwrapRunner;
@@ -68,7 +68,7 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
       // Sandboxed, the worktree is at the checkout's own path (core/sandbox/task-view.ts).
       const { sessionId } = await agent.request('session/new', { cwd: sandboxed ? runner.pathInside(o.root) : o.root, mcpServers: [] });
       const onAbort = () => void agent.notify('session/cancel', { sessionId });
-      ctx.deps.runtime.signal?.addEventListener('abort', onAbort, { once: true });
+      ctx.deps.runtime.signal.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(onAbort, timeoutMs);
       try {
         const r = await Promise.race([
@@ -80,13 +80,13 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
         return r.stopReason;
       } finally {
         clearTimeout(timer);
-        ctx.deps.runtime.signal?.removeEventListener('abort', onAbort);
+        ctx.deps.runtime.signal.removeEventListener('abort', onAbort);
       }
     });
     await trace.flush();
     const breach = proxy.breach();
     if (breach) throw new BudgetExceededError(breach);
-    if (ctx.deps.runtime.signal?.aborted) throw new AciaError('ABORTED', 'interrupted');
+    if (ctx.deps.runtime.signal.aborted) throw new AciaError('ABORTED', 'interrupted');
     return outcomeOf(stop, trace.text(), proxy.calls());
   } catch (e) {
     await trace.flush();

@@ -1,0 +1,333 @@
+// The composition root: the team's complete deps for each mode a run can be in. Every member is given
+// here, once: nothing is patched or deleted afterwards, and no member's absence selects a behaviour (a
+// mode without MCP servers, a bundle or an anchor gets an explicit stand-in, team/deps-defaults.ts).
+//   local               acia run / resume / demo, the ACP and MCP servers: this process, the file ledger
+//   eval                acia eval and chaos trials: a local run per instance, with the harness's model
+//   fleet-orchestrator  a fleet worker holding a run: PostgreSQL ledger, dev tasks handed to other workers
+//   fleet-task          a fleet worker running one dev task of a run another worker holds
+//   replay              acia replay: a recorded session's sources, no side effects
+// The fleet's own parts (its ledger, workspace, budget gate, dispatcher) are made by src/fleet, which
+// this layer does not import, and passed in.
+import * as nodeFs from 'node:fs';
+import { AciaError } from '../core/errors.js';
+import { modelIdOf, type Config } from '../core/config/schema.js';
+import { asRunId, randomIds, systemClock, type IdSource } from '../core/acm/ids.js';
+import { openRunLedger } from '../core/ledger/file-ledger.js';
+import { writeManifest } from '../core/ledger/manifest.js';
+import { buildBundle } from '../core/ledger/bundle.js';
+import { writeAnchor } from '../core/ledger/anchor.js';
+import type { LedgerHead } from '../core/ledger/types.js';
+import type { RunManifest } from '../core/ledger/events.js';
+import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
+import { renderWiki } from '../core/wiki/render.js';
+import { DefaultPolicy } from '../core/policy/policy.js';
+import { createLlmClient } from '../core/llm/model-spec.js';
+import { realSleep } from '../core/llm/retry.js';
+import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
+import { builtinTools } from '../core/tools/tool-sets.js';
+import { callTool } from '../core/tools/define-tool.js';
+import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
+import { findProjectVenv } from '../core/sandbox/python-env.js';
+import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
+import { validatePlanSet } from '../core/acm/validate-plan.js';
+import { defaultCapabilityMap } from '../core/acm/capabilities.js';
+import type { CommandRunner, Tool } from '../core/tools/types.js';
+import type { LlmClient, LlmRequest } from '../core/llm/types.js';
+import type { McpToolSource } from '../core/tools/mcp/catalog.js';
+import type { TrustPredicate } from '../core/tools/mcp/config.js';
+import { McpHub } from '../core/tools/mcp/hub.js';
+import type { BudgetGate } from '../team/budget.js';
+import type { Escalator, FleetDeps, ModelDeps, StoreDeps, TeamDeps, TeamEvent } from '../team/deps.js';
+import { localFleet, neverAborted, noAnchor, noBundle, noMcp } from '../team/deps-defaults.js';
+import { Git } from '../team/git.js';
+import { localRepoReader } from '../team/repo-reader.js';
+import type { ReplayParts } from '../team/replay.js';
+import { localWorkspace } from '../team/workspace.js';
+import { checkRunAnchored } from './build-deps.js';
+import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
+import { readVersion } from './version.js';
+
+/** What a front end gives for a run in a checkout on this machine. */
+export interface LocalOptions {
+  repo: string;
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  escalator: Escalator;
+  warn: (message: string) => void;
+  /** Ctrl-C, a server's cancel; none: nothing interrupts the run. */
+  signal?: AbortSignal;
+  onEvent?: (event: TeamEvent) => void;
+  /** The demo's fake server instead of the user's endpoint and key. */
+  anthropic?: { baseURL: string; apiKey: string };
+  /** The demo may run unsandboxed (with a warning) where bubblewrap is missing. */
+  allowSandboxFallback?: boolean;
+  /** Whether the repository's .mcp.json is trusted as it is now (default: src/app/mcp-trust.ts). */
+  isMcpJsonTrusted?: TrustPredicate;
+  /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
+  prefetchModelClient?: boolean;
+}
+
+/** The parts of a fleet run src/fleet makes: the run's ledger in PostgreSQL, its git remote, its shared budget. */
+export interface FleetParts {
+  runId: string;
+  workerName: string;
+  openLedger: StoreDeps['openLedger'];
+  workspace: StoreDeps['workspace'];
+  budgetGate: BudgetGate;
+}
+
+export type DepsProfile =
+  | ({ kind: 'local' } & LocalOptions)
+  /** `client`: the harness's model (a chaos client over the scenario's script) instead of the configured one. */
+  | ({ kind: 'eval'; client?: LlmClient; sleep?: (ms: number) => Promise<void> } & LocalOptions)
+  | ({ kind: 'fleet-orchestrator'; fleet: FleetParts; dispatchTask: FleetDeps['dispatchTask']; publish: FleetPublish } & LocalOptions)
+  | ({ kind: 'fleet-task'; fleet: FleetParts } & LocalOptions)
+  | { kind: 'replay'; parts: ReplayParts };
+
+/** What an orchestrator also writes to the fleet's database whenever it anchors a head or writes a manifest. */
+export interface FleetPublish {
+  head: (runId: string, head: LedgerHead | null, status: string) => Promise<void>;
+  manifest: (manifest: RunManifest) => Promise<void>;
+}
+
+/**
+ * The team's deps for one mode. Pass the result to `startRun`, `resumeRun` or `replayRun`'s sessions.
+ *
+ * @throws AciaError SANDBOX_UNAVAILABLE when the configured sandbox cannot start.
+ */
+export async function createDeps(profile: DepsProfile): Promise<TeamDeps> {
+  if (profile.kind === 'replay') return replayDeps(profile.parts);
+  const o = profile;
+  const { runnerFor, mode } = await chooseRunner(o);
+  const configured = await modelClient(o);
+  // The harness's client answers as the configured model (a script names the model it is priced as).
+  const model = profile.kind === 'eval' && profile.client ? { ...configured, client: profile.client } : configured;
+  const store = localStore(o, runnerFor);
+  const local = localFleet(o.config);
+  const fleet: FleetDeps =
+    profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task'
+      ? { dispatchTask: profile.kind === 'fleet-orchestrator' ? profile.dispatchTask : local.dispatchTask, workerName: profile.fleet.workerName, budgetGate: profile.fleet.budgetGate }
+      : local;
+  const runtime = {
+    clock: systemClock,
+    ids: profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task' ? fixedRunId(profile.fleet.runId) : randomIds,
+    sleep: profile.kind === 'eval' && profile.sleep ? profile.sleep : realSleep,
+    signal: o.signal ?? neverAborted,
+    onEvent: o.onEvent ?? (() => undefined),
+    aciaVersion: readVersion(),
+  };
+  const base = staticParts(o.config, o.warn);
+  return {
+    config: o.config,
+    model: { ...base.model, client: model.client, id: model.id, spec: o.config.model, endpoint: endpointOf(o) },
+    tools: { ...base.tools, runnerFor, fs: nodeFs, environment: (repo) => ({ venv: findProjectVenv(repo, o.env) }), mcp: mcpHub(o, mode) },
+    store: fleetStore(profile, store),
+    governance: { ...base.governance, escalator: o.escalator },
+    runtime,
+    fleet,
+  };
+}
+
+/** A run's store on this machine: the file ledger, its bundle, the user's anchor, the wiki and memory pages. */
+function localStore(o: LocalOptions, runnerFor: (root: string) => CommandRunner): StoreDeps {
+  const git = new Git(systemClock);
+  return {
+    openLedger: (runDir, runId, opts) => openRunLedger(runDir, runId, { clock: systemClock, create: opts.create }),
+    readMemory: async (repo) => {
+      // An untouched template says nothing about the project; leaving it out keeps the Context Packet the
+      // same before and after the first run creates the pages, so a plan saved then still matches.
+      const pages = await readMemory(repo);
+      const kept: { page: string; content: string }[] = [];
+      for (const p of pages) if (p.content !== (await memoryTemplate(p.page).catch(() => null))) kept.push({ page: p.page, content: p.content });
+      return kept;
+    },
+    memoryPages: { read: readMemoryPage, write: writeMemoryPage },
+    renderWiki: async (repo) => {
+      await renderWiki(repo);
+    },
+    writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
+    writeBundle: async (repo, runId, manifest) => {
+      await buildBundle(repo, runId, undefined, { runManifest: manifest });
+    },
+    anchor: {
+      write: (runDir, runId, head, status) => Promise.resolve(writeAnchor(o.env, runDir, runId, head, status, systemClock.now())),
+      check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
+    },
+    workspace: (repo, runId) => localWorkspace(git, runnerFor, repo, runId),
+    repoReader: localRepoReader(git),
+  };
+}
+
+/**
+ * A fleet job's store: the run's ledger in PostgreSQL and its git remote (no bundle: `acia export` writes
+ * one from the database); an orchestrator also publishes its heads and manifests to the database.
+ */
+function fleetStore(profile: Exclude<DepsProfile, { kind: 'replay' }>, local: StoreDeps): StoreDeps {
+  if (profile.kind === 'local' || profile.kind === 'eval') return local;
+  const store: StoreDeps = { ...local, openLedger: profile.fleet.openLedger, workspace: profile.fleet.workspace, writeBundle: noBundle };
+  if (profile.kind === 'fleet-task') return store;
+  const { publish } = profile;
+  return {
+    ...store,
+    anchor: {
+      check: local.anchor.check,
+      write: async (runDir, runId, head, status) => {
+        await local.anchor.write(runDir, runId, head, status);
+        await publish.head(runId, head, status);
+      },
+    },
+    writeManifest: async (runDir, manifest) => {
+      await local.writeManifest(runDir, manifest);
+      await publish.manifest(manifest);
+    },
+  };
+}
+
+/** replayRun's composer: each recorded session's deps, through the replay profile. */
+export function replayComposer(parts: ReplayParts): Promise<TeamDeps> {
+  return createDeps({ kind: 'replay', parts });
+}
+
+/** A recorded session: its sources, the static parts, nothing that touches the outside. */
+function replayDeps(p: ReplayParts): TeamDeps {
+  const base = staticParts(p.config, () => undefined);
+  return {
+    config: p.config,
+    model: { ...base.model, ...p.model, endpoint: { baseURL: p.config.anthropicBaseUrl ?? 'https://api.anthropic.com', apiKey: undefined } },
+    tools: { ...base.tools, runnerFor: () => refuseRunner, fs: nodeFs, environment: () => ({}), call: p.call, mcp: p.mcp },
+    store: {
+      openLedger: () => Promise.resolve(p.ledger),
+      writeManifest: () => Promise.resolve(),
+      writeBundle: noBundle,
+      anchor: noAnchor,
+      renderWiki: () => Promise.resolve(),
+      memoryPages: p.memoryPages,
+      readMemory: p.readMemory,
+      workspace: p.workspace,
+      repoReader: p.repoReader,
+    },
+    governance: { ...base.governance, escalator: p.escalator },
+    runtime: { clock: p.clock, ids: fixedRunId(p.runId), sleep: () => Promise.resolve(), signal: neverAborted, onEvent: () => undefined, aciaVersion: readVersion() },
+    fleet: { ...localFleet(p.config), dispatchTask: p.dispatchTask },
+  };
+}
+
+/** Replay never runs a command; a call here means the replay tried a side effect. */
+const refuseRunner: CommandRunner = {
+  run: () => Promise.reject(new AciaError('REPLAY_DIVERGED', 'replay tried to run a command')),
+};
+
+function fixedRunId(runId: string): IdSource {
+  const id = asRunId(runId);
+  return { runId: () => id };
+}
+
+/** The parts that do not touch the outside world: the built-in tools, policy, guards, plan checks, pricing. */
+function staticParts(config: Config, warn: (m: string) => void) {
+  return {
+    tools: {
+      builtin: builtinTools,
+      toSpec: (t: Tool) => ({ name: t.name, description: t.description, inputSchema: t.descriptor.inputSchema }),
+      call: callTool,
+    },
+    governance: {
+      policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: 40 }),
+      evalGuard: (src: string, scope: Parameters<typeof evaluateGuard>[1]) => evaluateGuard(parseGuard(src), scope),
+      capabilityMap: defaultCapabilityMap,
+      validatePlanSet: (planSet: unknown) => {
+        const r = validatePlanSet(planSet, defaultCapabilityMap);
+        return r.errors.map((p) => ({ path: p.path, message: p.message }));
+      },
+    },
+    model: {
+      costUsd: (model: string, usage: Parameters<typeof costUsd>[1]) => costUsd(model, usage, { overrides: config.prices, warn }),
+      // A call is budgeted at its estimated input plus a full max_tokens reply, so a hard limit is never passed.
+      // The request is measured once (it grows every turn): estimateCallCost would measure it again.
+      estimate: (model: string, request: LlmRequest) => {
+        const inputTokens = estimateRequestTokens(request);
+        const usage = { inputTokens, outputTokens: config.maxTokensPerCall, cacheReadTokens: 0, cacheWriteTokens: 0 };
+        return { usd: costUsd(model, usage, { overrides: config.prices, warn: () => undefined }), tokens: inputTokens + config.maxTokensPerCall };
+      },
+    },
+  };
+}
+
+function endpointOf(o: LocalOptions): ModelDeps['endpoint'] {
+  return o.anthropic
+    ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
+    : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY };
+}
+
+/** The configured model: a script is read now (the model it names is what the run is priced as); an SDK on first use. */
+async function modelClient(o: LocalOptions): Promise<{ client: LlmClient; id: string }> {
+  let id = modelIdOf(o.config.model);
+  const clientEnv = o.anthropic ? { ...o.env, ANTHROPIC_API_KEY: o.anthropic.apiKey } : o.env;
+  // Built on first use: a resume that only records the human's "abort" needs no model or key.
+  let made: Promise<LlmClient> | null = null;
+  if (o.config.model.startsWith('scripted:') || o.config.model.startsWith('chaos:')) {
+    const created = await createLlmClient(o.config.model, clientEnv, { cwd: o.repo });
+    made = Promise.resolve(created.client);
+    id = created.model;
+  }
+  const make = (): Promise<LlmClient> =>
+    createLlmClient(o.config.model, clientEnv, {
+      cwd: o.repo,
+      ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
+      ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
+    }).then((c) => c.client);
+  if (made === null && o.prefetchModelClient === true) {
+    // Start loading the SDK now, while the run's git work waits on child processes; a failure (no key)
+    // still surfaces only at the first model call, as without the prefetch.
+    made = make();
+    made.catch(() => undefined);
+  }
+  const client: LlmClient = {
+    provider: o.config.model.split(':')[0] ?? 'unknown',
+    complete: async (request, options) => {
+      made ??= make();
+      return (await made).complete(request, options);
+    },
+  };
+  return { client, id };
+}
+
+/** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no servers at all. */
+function mcpHub(o: LocalOptions, mode: 'bwrap' | 'off'): McpToolSource {
+  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust);
+  for (const b of set.blocked) o.warn(`MCP server ${b.name} from ${b.source} not started: ${b.reason}`);
+  if (set.servers.length === 0) return noMcp;
+  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion() });
+}
+
+/** Decides the sandbox once, then hands out one runner per worktree. */
+async function chooseRunner(o: LocalOptions): Promise<{ runnerFor: (root: string) => CommandRunner; mode: 'bwrap' | 'off' }> {
+  let mode: 'bwrap' | 'off' = 'bwrap';
+  if (o.config.sandbox === 'off') {
+    o.warn('the sandbox is off: agent commands run with your permissions, files and network');
+    mode = 'off';
+  } else {
+    // The probe `acia run` started on its way in, or a new one.
+    const sb = await probeSandbox();
+    if (sb.status === 'unavailable') {
+      if (o.allowSandboxFallback && o.config.sandbox === 'auto') {
+        o.warn(`${sb.reason}; the demo runs its scripted commands without a sandbox (install: ${sb.install})`);
+        mode = 'off';
+      } else {
+        throw new AciaError('SANDBOX_UNAVAILABLE', `no sandbox can start: ${sb.reason}`, {
+          hint: `install it (${sb.install}), or pass --sandbox off to run agent commands unsandboxed`,
+        });
+      }
+    }
+  }
+  const runners = new Map<string, CommandRunner>();
+  const runnerFor = (root: string): CommandRunner => {
+    let r = runners.get(root);
+    if (!r) {
+      const { memoryMb, tmpMb } = o.config.sandboxLimits;
+      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env, limits: { maxMemoryBytes: memoryMb * 1024 * 1024, tmpBytes: tmpMb * 1024 * 1024 } });
+      runners.set(root, r);
+    }
+    return r;
+  };
+  return { runnerFor, mode };
+}
