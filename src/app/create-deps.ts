@@ -38,7 +38,8 @@ import type { TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import type { BudgetGate } from '../team/budget.js';
 import type { Escalator, FleetDeps, ModelDeps, StoreDeps, TeamDeps, TeamEvent } from '../team/deps.js';
-import { localFleet, neverAborted, noAnchor, noBundle, noMcp } from '../team/deps-defaults.js';
+import { localFleet, neverAborted, neverCancelled, noAnchor, noBundle, noMcp } from '../team/deps-defaults.js';
+import { fileCancelWatch, type CancelWatcher } from '../team/cancel.js';
 import { Git } from '../team/git.js';
 import { localRepoReader } from '../team/repo-reader.js';
 import type { ReplayParts } from '../team/replay.js';
@@ -74,6 +75,8 @@ export interface FleetParts {
   openLedger: StoreDeps['openLedger'];
   workspace: StoreDeps['workspace'];
   budgetGate: BudgetGate;
+  /** `acia cancel --db`: the run's row in the fleet's database. */
+  cancelWatch: CancelWatcher;
 }
 
 export type DepsProfile =
@@ -113,6 +116,8 @@ export async function createDeps(profile: DepsProfile): Promise<TeamDeps> {
     ids: profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task' ? fixedRunId(profile.fleet.runId) : randomIds,
     sleep: profile.kind === 'eval' && profile.sleep ? profile.sleep : realSleep,
     signal: o.signal ?? neverAborted,
+    // `acia cancel` from another process: the request file beside a local run's ledger, a fleet run's row.
+    cancelWatch: profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task' ? profile.fleet.cancelWatch : fileCancelWatch(),
     onEvent: o.onEvent ?? (() => undefined),
     aciaVersion: readVersion(),
   };
@@ -207,7 +212,7 @@ function replayDeps(p: ReplayParts): TeamDeps {
       repoReader: p.repoReader,
     },
     governance: { ...base.governance, escalator: p.escalator },
-    runtime: { clock: p.clock, ids: fixedRunId(p.runId), sleep: () => Promise.resolve(), signal: neverAborted, onEvent: () => undefined, aciaVersion: readVersion() },
+    runtime: { clock: p.clock, ids: fixedRunId(p.runId), sleep: () => Promise.resolve(), signal: neverAborted, cancelWatch: neverCancelled, onEvent: () => undefined, aciaVersion: readVersion() },
     fleet: { ...localFleet(p.config), dispatchTask: p.dispatchTask },
   };
 }

@@ -11,12 +11,14 @@ import { openPgLedger } from '../core/ledger/pg-ledger.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
 import { createDeps, type FleetParts, type FleetPublish } from '../app/create-deps.js';
 import { noHuman, type FleetDeps, type TeamDeps } from '../team/deps.js';
+import { neverCancelled } from '../team/deps-defaults.js';
 import type { Git } from '../team/git.js';
 import { openRunBudget, PgBudgetGate } from './budget-gate.js';
 import type { Fleet } from './fleet-db.js';
 import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
+import type { FleetCancelWatch } from './cancel.js';
 
 /**
  * What a job does with the run: hold it (the orchestrator: it hands the run's dev tasks out, given the
@@ -29,7 +31,7 @@ export type JobRole =
 export async function jobDeps(
   fleet: Fleet,
   git: Git,
-  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy; role: JobRole },
+  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy; role: JobRole; cancels?: FleetCancelWatch },
 ): Promise<TeamDeps> {
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless
   // allowed), over the settings the run recorded when another worker started it (a takeover, a task job).
@@ -43,6 +45,8 @@ export async function jobDeps(
     runId: o.runId,
     workerName: o.worker,
     budgetGate,
+    // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
+    cancelWatch: o.cancels ? o.cancels.watcher : neverCancelled,
     openLedger: (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence }),
     workspace: (repo, runId) => {
       made = new FleetWorkspace(git, repo, runId, {

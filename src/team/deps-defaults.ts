@@ -5,6 +5,7 @@ import { LocalBudgetGate } from './budget.js';
 import type { FleetDeps, StoreDeps } from './deps.js';
 import { runDevTask } from './task-dev.js';
 import type { Config } from '../core/config/schema.js';
+import type { CancelWatcher } from './cancel.js';
 
 /** No MCP server: an empty catalog, no tools for any role. */
 export const noMcp: McpToolSource = {
@@ -23,6 +24,9 @@ export const noAnchor: StoreDeps['anchor'] = { write: () => Promise.resolve(), c
 
 /** A signal for a run nothing will interrupt. */
 export const neverAborted: AbortSignal = new AbortController().signal;
+
+/** No way to cancel the run from outside (replay: a recording is not cancelled, its recorded cancel is replayed). */
+export const neverCancelled: CancelWatcher = () => ({ signal: neverAborted, request: () => null, stop: () => undefined });
 
 /** A run in this one process: dev tasks run here, the budget is this process's fold and holds. */
 export function localFleet(config: Pick<Config, 'budget'>): FleetDeps {

@@ -21,6 +21,7 @@ import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
 import type { RunContext } from './run-context.js';
 import type { TaskOutcome } from './task-common.js';
+import type { CancelWatcher } from './cancel.js';
 
 export interface EscalationQuestion {
   runId: string;
@@ -118,6 +119,11 @@ export interface RuntimeDeps {
   sleep: (ms: number) => Promise<void>;
   /** Stops the run after its current step (Ctrl-C, a server's cancel); one that never aborts otherwise. */
   signal: AbortSignal;
+  /**
+   * Watches for a request to cancel the run (`acia cancel`) while a session runs it: the CLI's watches
+   * the request file beside the ledger, a fleet worker's the run's row; replay's is never cancelled.
+   */
+  cancelWatch: CancelWatcher;
   onEvent: (event: TeamEvent) => void;
   aciaVersion: string;
 }

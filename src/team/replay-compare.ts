@@ -7,7 +7,7 @@ import type { LedgerEntryType } from '../core/ledger/events.js';
 
 /** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
 // EVAL_GRADED is the eval harness's grade, appended after the run: no decision of the team to replay.
-export const SESSION_TYPES: ReadonlySet<LedgerEntryType> = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED']);
+export const SESSION_TYPES: ReadonlySet<LedgerEntryType> = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED', 'CANCEL_REQUESTED']);
 
 export interface EntrySummary {
   seq: number;

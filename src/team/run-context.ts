@@ -10,6 +10,7 @@ import type { Recorder } from './recorder.js';
 import type { RunState } from './run-state.js';
 import type { RunWorkspace } from './workspace.js';
 import type { Lazy } from './lazy.js';
+import type { CancelWatch } from './cancel.js';
 
 export interface RunContext {
   deps: TeamDeps;
@@ -32,6 +33,8 @@ export interface RunContext {
   sessionStartMs: number;
   /** `acia plan` stops after planning; `acia exec` brings its own plan set. */
   mode: { planOnly: boolean; planSet: PlanSet | null; rebindContext: boolean };
+  /** The session's watch for `acia cancel` (its signal is part of `deps.runtime.signal`); replay's is never cancelled. */
+  cancel: CancelWatch;
 }
 
 /** The model-visible part of a request: what its hash and stored blob cover. */

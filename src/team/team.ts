@@ -150,7 +150,9 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   // run's branch, so going on would rebuild it from the base and lose the recorded work.
   const state = foldRun(ledger.entries());
   const finished = finishedReason(state) !== null && state.completed !== null;
-  if (state.started && !finished && hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
+  // A cancelled run only has its end left to write (continueRun), whatever became of its branch.
+  const cancelled = state.cancelRequested !== null;
+  if (state.started && !finished && !cancelled && hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
     await ledger.close();
     throw cleanedRun(runId);
   }
@@ -195,6 +197,8 @@ export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promis
       hint: `see it with \`acia show ${runId}\`, or start a new run with \`acia run "<task>"\``,
     });
   }
+  // Cancelled, and the session that recorded it died before its end: the end is all that is left to write.
+  if (state.cancelRequested !== null && state.completed === null) return finish(ctx, { kind: 'cancelled', request: state.cancelRequested });
   const open = openEscalation(state);
   const answer = opts.answer === undefined ? null : checkAnswer(runId, open, opts.answer);
   if (answer !== null && open === null) {
@@ -274,14 +278,19 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
 export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState): RunContext {
   const listener = deps.runtime.onEvent;
+  // A request to cancel aborts the session's model calls and commands like Ctrl-C does; the executor
+  // then tells the two apart by the watch's request.
+  const cancel = deps.runtime.cancelWatch(runDir, runId);
+  const session: TeamDeps = { ...deps, runtime: { ...deps.runtime, signal: AbortSignal.any([deps.runtime.signal, cancel.signal]) } };
   return {
-    deps,
+    cancel,
+    deps: session,
     repo,
     runId,
     runDir,
     rec: new Recorder(ledger, state, deps.runtime.clock, (entry) => listener({ kind: 'entry', entry, state })),
     state,
-    workspace: deps.store.workspace(repo, runId),
+    workspace: session.store.workspace(repo, runId),
     workspaceReady: lazy(() => Promise.resolve()),
     instructions: [],
     facts: {},
@@ -313,7 +322,9 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
       if (outcome.kind === 'done' && judgeRun(ctx.state, await ctx.workspace.runHead()).needsFinalTestRun) await runFinalTests(ctx);
     }
   } catch (e) {
-    if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
+    const cancelled = ctx.cancel.request();
+    if (cancelled !== null && ctx.deps.runtime.signal.aborted) outcome = { kind: 'cancelled', request: cancelled };
+    else if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }

@@ -1,6 +1,5 @@
 // `acia memory [show]`: prints the team's memory pages, the ones each run reads into its context.
 import type { Command } from 'commander';
-// Statically: the error module is in the CLI's main chunk already (a dynamic import of it only made the bundler warn).
 import { AciaError } from '../../core/errors.js';
 
 export function register(program: Command): void {

@@ -150,6 +150,9 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
     if (d.costUsd === null) s.costKnown = false;
     else s.costUsd += d.costUsd;
   },
+  CANCEL_REQUESTED: (s, d) => {
+    s.cancelRequested = d;
+  },
   RUN_COMPLETED: (s, d) => {
     s.completed = d;
     // A session that recorded RUN_COMPLETED got past its page write: nothing to finish on resume.

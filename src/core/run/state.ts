@@ -120,6 +120,8 @@ export interface RunState {
   evalGrade: EventDataOf<'EVAL_GRADED'> | null;
   /** The model and settings the latest session ran with (RUN_STARTED's, then each RUN_RESUMED's that recorded them). */
   settings: (EventDataOf<'RUN_STARTED'>['settings'] & { model: string }) | null;
+  /** Someone cancelled the run (`acia cancel`): it does not go on. */
+  cancelRequested: EventDataOf<'CANCEL_REQUESTED'> | null;
 }
 
 export function emptyRunState(): RunState {
@@ -159,6 +161,7 @@ export function emptyRunState(): RunState {
     goalAmendments: [],
     evalGrade: null,
     settings: null,
+    cancelRequested: null,
   };
 }
 
@@ -169,11 +172,12 @@ export function openEscalation(state: RunState): PendingEscalation | null {
 
 /**
  * Why a run cannot go on, or null when `acia resume` may continue it: a run that succeeded, failed
- * its verification with nobody to ask, or that a human aborted is finished for good. Interrupted,
- * budget-stopped, waiting and errored runs can go on.
+ * its verification with nobody to ask, that a human aborted or that someone cancelled is finished for
+ * good. Interrupted, budget-stopped, waiting and errored runs can go on.
  */
 export function finishedReason(state: RunState): string | null {
   if (state.abortRequested) return 'a human aborted it';
+  if (state.cancelRequested !== null || state.completed?.reason === 'cancelled') return 'it was cancelled';
   const reason = state.completed?.reason;
   if (reason === 'succeeded') return 'it succeeded';
   if (reason === 'verification_failed') return 'its verification failed';

@@ -13,8 +13,6 @@ import { LOOKED_FOR, testCommandFor, type DetectedTestCommand, type EnvironmentF
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
 
-export { testCommandFor } from './test-command.js';
-
 /** What a test run's result says (its `data`): read it with this schema (core/tools/test-verdict.ts), never by hand. */
 export const RunTestsData = z.object({
   /** Why the command could not run at all (the "not found" line), when that is why it failed. */
