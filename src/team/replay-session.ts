@@ -66,6 +66,8 @@ export class SessionCut {
   private readonly taken = new Map<string, number>();
   /** The session's recorded end (RUN_COMPLETED), when it stopped rather than died. */
   private readonly end: EntryOf<'RUN_COMPLETED'> | undefined;
+  /** The request that stopped it, when it was cancelled while it ran: recorded just before its end. */
+  private readonly cancel: EntryOf<'CANCEL_REQUESTED'> | undefined;
   private ended = false;
   private wentBeyond = false;
   private inner: RunLedger | null = null;
@@ -76,6 +78,7 @@ export class SessionCut {
     this.expected = byStream(session);
     this.earlier = new Map([...byStream(earlier)].map(([k, v]) => [k, v.length]));
     this.end = lastOf(session, 'RUN_COMPLETED');
+    this.cancel = lastOf(session, 'CANCEL_REQUESTED');
     this.done = new Promise((resolve) => (this.finish = resolve));
     this.check();
   }
@@ -148,7 +151,10 @@ export class SessionCut {
     // It will not stop the way it did: it stops here, as recorded.
     this.gate.cut();
     const { actor, type, data } = this.end;
-    void this.inner?.append({ actor, type, data }).then(
+    const inner = this.inner;
+    const request = this.cancel;
+    const before = request && inner ? inner.append({ actor: request.actor, type: request.type, data: request.data }) : Promise.resolve();
+    void before.then(() => inner?.append({ actor, type, data })).then(
       () => this.finish(null),
       () => this.finish(null),
     );

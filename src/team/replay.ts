@@ -23,6 +23,8 @@ import { noMcp } from './deps-defaults.js';
 import { localRepoReader } from './repo-reader.js';
 import { runDevTask } from './task-dev.js';
 import type { CallTool } from './toolbox.js';
+import { closeCancelled, type CancelRequest } from './cancel.js';
+import { foldRun } from './run-state.js';
 import { lostHandouts, replayDispatcher } from './replay-handouts.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { firstDivergence, type Divergence } from './replay-compare.js';
@@ -107,11 +109,17 @@ export async function replayRun(
   let failure: string | null = null;
   let divergence: Divergence | null = null;
   const from: SessionFrom = { model: started.model, sentModel: undefined };
-  const sessions = sessionsOf(recorded);
+  // A run `acia cancel` closed while nobody ran it: its sessions, then the close, through the same code.
+  const closed = closedByCancel(recorded);
+  const sessions = sessionsOf(closed === null ? recorded : recorded.slice(0, closed.at));
   for (const [k, session] of sessions.entries()) {
-    ({ failure, divergence } = await replaySession(shared, ledger, session, k === sessions.length - 1, from));
+    const last = k === sessions.length - 1;
+    // A last session that died before `acia cancel` closed the run is cut where it died, as any other.
+    const died = last && closed !== null && lastOf(session.entries, 'RUN_COMPLETED') === undefined;
+    ({ failure, divergence } = await replaySession(shared, ledger, session, last && !died, from));
     if (failure !== null || divergence !== null) break;
   }
+  if (closed !== null && failure === null && divergence === null) await closeCancelled(ledger, foldRun(ledger.entries()), base.clock, closed.request);
   const report = { ...compare(recorded, ledger.entries(), runId), error: failure };
   if (divergence !== null) return { ...report, identical: false, divergence };
   if (failure !== null && report.divergence === null) {
@@ -134,7 +142,10 @@ interface SessionFrom {
 async function replaySession(shared: Shared, ledger: RunLedger, session: Session, last: boolean, from: SessionFrom): Promise<{ failure: string | null; divergence: Divergence | null }> {
   const { repo, runId, started, getBlob } = shared;
   const earlier = [...ledger.entries()];
-  const cut = last ? null : new SessionCut(session.entries, earlier);
+  // A session cancelled while it ran (`acia cancel`) stopped where the request reached it, which replay cannot
+  // see coming, as with an interrupt: it is cut where its decisions end and given its recorded end.
+  const cancelled = session.entries.some((e) => e.type === 'CANCEL_REQUESTED' && e.data.wasRunning);
+  const cut = last && !cancelled ? null : new SessionCut(session.entries, earlier);
   const gate = cut?.gate ?? new SessionGate(true);
   from.model = session.resumed?.model ?? from.model;
   // The model id the session sent, as recorded in its first request (a script names its own model).
@@ -177,6 +188,16 @@ async function replaySession(shared: Shared, ledger: RunLedger, session: Session
 }
 
 /** The recording split where it was resumed (a crash's recovered tail belongs to neither side's decisions). */
+/** Where `acia cancel` closed the run while nobody ran it (CANCEL_REQUESTED not running, then only its end), and with what request. */
+function closedByCancel(recorded: readonly LedgerEntry[]): { at: number; request: CancelRequest } | null {
+  const at = recorded.findLastIndex((e) => e.type === 'CANCEL_REQUESTED');
+  const entry = recorded[at];
+  if (entry?.type !== 'CANCEL_REQUESTED' || entry.data.wasRunning) return null;
+  if (!recorded.slice(at + 1).every((e) => e.type === 'RUN_COMPLETED' || e.type === 'EVAL_GRADED')) return null;
+  const { wasRunning: _running, ...request } = entry.data;
+  return { at, request };
+}
+
 function sessionsOf(recorded: readonly LedgerEntry[]): Session[] {
   const sessions: Session[] = [{ resumed: null, entries: [] }];
   for (const e of recorded) {

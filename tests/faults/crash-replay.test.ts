@@ -3,6 +3,9 @@
 // and the resume. In-process (tests/team/team-rig.ts): the kill is exact, at an append, with what was
 // under way left to finish its side effect; tests/faults/crash.test.ts does the same with real kill -9.
 import { describe, expect, it } from 'vitest';
+import { cancelRun } from '../../src/app/cancel-run.js';
+import { writeCancelRequest } from '../../src/core/contain/cancel-request.js';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { rng } from '../helpers/rng.js';
 import { replaysIdentically, scenario, teamRig } from '../team/team-rig.js';
 
@@ -62,5 +65,37 @@ describe('replay of a run resumed after a crash at a seeded point', () => {
     const end = await rig.resume(first.result.runId, undefined, sc.session);
     expect(end.result.reason, end.result.message).toBe('succeeded');
     expect(await replaysIdentically(rig.repo, first.result.runId)).toBe(true);
+  }, 120_000);
+
+  // `acia cancel` stops a running run where its request reaches it (a poll of the request file), which replay
+  // cannot see coming, as with an interrupt: the session is cut where its decisions end, with its recorded end.
+  it('parallel: cancelled while its dev tasks run, replays identically', async () => {
+    const rig = teamRig({ ledger: 'file' });
+    const sc = scenario('parallel', rig.dir);
+    let sent = false;
+    const cancelAtFirstDevCall = (e: LedgerEntry): boolean => {
+      // Written once, at the first dev model call: four dev tasks, their merges and QA are still ahead, far
+      // longer than the watch's 250 ms poll, so the run is cancelled while it runs wherever the poll lands.
+      if (!sent && e.type === 'LLM_CALL' && e.actor.startsWith('dev:')) {
+        sent = true;
+        writeCancelRequest(rig.repo, e.runId, { by: 'test', requestedAt: e.ts });
+      }
+      return false;
+    };
+    const end = await rig.start({ goal: sc.goal }, { ...sc.session, abortWhen: cancelAtFirstDevCall });
+    expect(end.result.reason, end.result.message).toBe('cancelled');
+    expect(end.entries.find((e) => e.type === 'CANCEL_REQUESTED')?.data).toMatchObject({ wasRunning: true });
+    expect(await replaysIdentically(rig.repo, end.result.runId)).toBe(true);
+  }, 120_000);
+
+  // A run waiting for a human is closed by `acia cancel` itself (nobody runs it): replay closes it the same way.
+  it('escalate: cancelled while it waits for a human, replays identically', async () => {
+    const rig = teamRig({ ledger: 'file' });
+    const sc = scenario('escalate', rig.dir);
+    const end = await rig.start({ goal: sc.goal }, sc.session);
+    expect(end.result.reason).toBe('awaiting_human');
+    expect(await cancelRun({ repo: rig.repo, runId: end.result.runId, by: 'test' })).toMatchObject({ kind: 'cancelled', wasRunning: false });
+    expect(rig.entries(end.result.runId).at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'cancelled' } });
+    expect(await replaysIdentically(rig.repo, end.result.runId)).toBe(true);
   }, 120_000);
 });
