@@ -20,7 +20,7 @@ import type { LedgerHead } from '../core/ledger/types.js';
 import type { RunManifest } from '../core/ledger/events.js';
 import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
-import { DefaultPolicy } from '../core/policy/policy.js';
+import { DefaultPolicy, MAX_TASKS_PER_PLAN } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
 import { realSleep } from '../core/llm/retry.js';
 import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
@@ -32,7 +32,7 @@ import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
-import type { LlmClient, LlmRequest } from '../core/llm/types.js';
+import type { LlmClient, LlmRequest, Usage } from '../core/llm/types.js';
 import type { McpToolSource } from '../core/tools/mcp/catalog.js';
 import type { TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
@@ -47,6 +47,7 @@ import { localWorkspace } from '../team/workspace.js';
 import { checkRunAnchored } from './build-deps.js';
 import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
 import { readVersion } from './version.js';
+import { commitBundle } from './bundle-commit.js';
 
 /** What a front end gives for a run in a checkout on this machine. */
 export interface LocalOptions {
@@ -77,13 +78,16 @@ export interface FleetParts {
   budgetGate: BudgetGate;
   /** `acia cancel --db`: the run's row in the fleet's database. */
   cancelWatch: CancelWatcher;
+  /** Counts each model call this worker makes (its Prometheus metrics; a worker serving none counts nothing). */
+  countModelCall: (model: string, usage: Usage, usd: number | null) => void;
 }
 
 export type DepsProfile =
   | ({ kind: 'local' } & LocalOptions)
   /** `client`: the harness's model (a chaos client over the scenario's script) instead of the configured one. */
   | ({ kind: 'eval'; client?: LlmClient; sleep?: (ms: number) => Promise<void> } & LocalOptions)
-  | ({ kind: 'fleet-orchestrator'; fleet: FleetParts; dispatchTask: FleetDeps['dispatchTask']; publish: FleetPublish } & LocalOptions)
+  /** `writeBundle`: the run's bundle, exported from the fleet's database into the worker's own directory. */
+  | ({ kind: 'fleet-orchestrator'; fleet: FleetParts; dispatchTask: FleetDeps['dispatchTask']; publish: FleetPublish; writeBundle: StoreDeps['writeBundle'] } & LocalOptions)
   | ({ kind: 'fleet-task'; fleet: FleetParts } & LocalOptions)
   | { kind: 'replay'; parts: ReplayParts };
 
@@ -102,9 +106,15 @@ export async function createDeps(profile: DepsProfile): Promise<TeamDeps> {
   if (profile.kind === 'replay') return replayDeps(profile.parts);
   const o = profile;
   const { runnerFor, mode } = await chooseRunner(o);
+  const base = staticParts(o.config, o.warn);
   const configured = await modelClient(o);
   // The harness's client answers as the configured model (a script names the model it is priced as).
-  const model = profile.kind === 'eval' && profile.client ? { ...configured, client: profile.client } : configured;
+  const model =
+    profile.kind === 'eval' && profile.client
+      ? { ...configured, client: profile.client }
+      : profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task'
+        ? { ...configured, client: counted(configured.client, (usage) => base.model.costUsd(configured.id, usage), profile.fleet.countModelCall) }
+        : configured;
   const store = localStore(o, runnerFor);
   const local = localFleet(o.config);
   const fleet: FleetDeps =
@@ -121,10 +131,9 @@ export async function createDeps(profile: DepsProfile): Promise<TeamDeps> {
     onEvent: o.onEvent ?? (() => undefined),
     aciaVersion: readVersion(),
   };
-  const base = staticParts(o.config, o.warn);
   return {
     config: o.config,
-    model: { ...base.model, client: model.client, id: model.id, spec: o.config.model, endpoint: endpointOf(o) },
+    model: { ...base.model, client: model.client, id: model.id, spec: o.config.model, endpoints: agentEndpoints(o) },
     tools: { ...base.tools, runnerFor, fs: nodeFs, environment: (repo) => ({ venv: findProjectVenv(repo, o.env) }), mcp: mcpHub(o, mode) },
     store: fleetStore(profile, store),
     governance: { ...base.governance, escalator: o.escalator },
@@ -152,7 +161,9 @@ function localStore(o: LocalOptions, runnerFor: (root: string) => CommandRunner)
     },
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
     writeBundle: async (repo, runId, manifest) => {
-      await buildBundle(repo, runId, undefined, { runManifest: manifest });
+      const { dir } = await buildBundle(repo, runId, undefined, { runManifest: manifest });
+      // Under version control with immutable ids too: refs/acia/bundles/<run> (bundle-commit.ts).
+      await commitBundle(repo, runId, dir, new Date(manifest.updatedAt));
     },
     anchor: {
       write: (runDir, runId, head, status) => Promise.resolve(writeAnchor(o.env, runDir, runId, head, status, systemClock.now())),
@@ -164,8 +175,9 @@ function localStore(o: LocalOptions, runnerFor: (root: string) => CommandRunner)
 }
 
 /**
- * A fleet job's store: the run's ledger in PostgreSQL and its git remote (no bundle: `acia export` writes
- * one from the database); an orchestrator also publishes its heads and manifests to the database.
+ * A fleet job's store: the run's ledger in PostgreSQL and its git remote. The orchestrator writes the run's
+ * bundle (exported from the database, into the worker's own directory) and publishes its heads and
+ * manifests to the database; a task job writes no bundle (its run's orchestrator does).
  */
 function fleetStore(profile: Exclude<DepsProfile, { kind: 'replay' }>, local: StoreDeps): StoreDeps {
   if (profile.kind === 'local' || profile.kind === 'eval') return local;
@@ -174,6 +186,7 @@ function fleetStore(profile: Exclude<DepsProfile, { kind: 'replay' }>, local: St
   const { publish } = profile;
   return {
     ...store,
+    writeBundle: profile.writeBundle,
     anchor: {
       check: local.anchor.check,
       write: async (runDir, runId, head, status) => {
@@ -188,6 +201,18 @@ function fleetStore(profile: Exclude<DepsProfile, { kind: 'replay' }>, local: St
   };
 }
 
+/** A fleet worker's model client: each call it makes is counted, priced as the run prices it. */
+function counted(client: LlmClient, price: (usage: Usage) => number | null, count: FleetParts['countModelCall']): LlmClient {
+  return {
+    ...client,
+    complete: async (request, options) => {
+      const response = await client.complete(request, options);
+      count(response.model, response.usage, price(response.usage));
+      return response;
+    },
+  };
+}
+
 /** replayRun's composer: each recorded session's deps, through the replay profile. */
 export function replayComposer(parts: ReplayParts): Promise<TeamDeps> {
   return createDeps({ kind: 'replay', parts });
@@ -198,7 +223,8 @@ function replayDeps(p: ReplayParts): TeamDeps {
   const base = staticParts(p.config, () => undefined);
   return {
     config: p.config,
-    model: { ...base.model, ...p.model, endpoint: { baseURL: p.config.anthropicBaseUrl ?? 'https://api.anthropic.com', apiKey: undefined } },
+    // No external agent runs in a replay: its recorded outcome stands in, so no endpoint is needed.
+    model: { ...base.model, ...p.model, endpoints: {} },
     tools: { ...base.tools, runnerFor: () => refuseRunner, fs: nodeFs, environment: () => ({}), call: p.call, mcp: p.mcp },
     store: {
       openLedger: () => Promise.resolve(p.ledger),
@@ -236,11 +262,11 @@ function staticParts(config: Config, warn: (m: string) => void) {
       call: callTool,
     },
     governance: {
-      policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: 40 }),
+      policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: MAX_TASKS_PER_PLAN }),
       evalGuard: (src: string, scope: Parameters<typeof evaluateGuard>[1]) => evaluateGuard(parseGuard(src), scope),
       capabilityMap: defaultCapabilityMap,
-      validatePlanSet: (planSet: unknown) => {
-        const r = validatePlanSet(planSet, defaultCapabilityMap);
+      validatePlanSet: (planSet: unknown, facts?: Record<string, unknown>) => {
+        const r = validatePlanSet(planSet, defaultCapabilityMap, facts === undefined ? {} : { facts });
         return r.errors.map((p) => ({ path: p.path, message: p.message }));
       },
     },
@@ -257,10 +283,14 @@ function staticParts(config: Config, warn: (m: string) => void) {
   };
 }
 
-function endpointOf(o: LocalOptions): ModelDeps['endpoint'] {
-  return o.anthropic
-    ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
-    : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY };
+/** Where external agents' model calls go, per API, with the user's key for it (the demo: its fake server alone). */
+function agentEndpoints(o: LocalOptions): ModelDeps['endpoints'] {
+  if (o.anthropic) return { anthropic: { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey, keyVar: 'ANTHROPIC_API_KEY' } };
+  return {
+    anthropic: { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY, keyVar: 'ANTHROPIC_API_KEY' },
+    openai: { baseURL: o.config.openaiBaseUrl ?? o.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: o.env.OPENAI_API_KEY, keyVar: 'OPENAI_API_KEY' },
+    gemini: { baseURL: o.env.GOOGLE_GEMINI_BASE_URL ?? 'https://generativelanguage.googleapis.com', apiKey: o.env.GEMINI_API_KEY ?? o.env.GOOGLE_API_KEY, keyVar: 'GEMINI_API_KEY' },
+  };
 }
 
 /** The configured model: a script is read now (the model it names is what the run is priced as); an SDK on first use. */

@@ -13,6 +13,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
   RUN_STARTED: (d) => `run started on ${d.runBranch} from ${short(d.baseCommit, 10)} with ${d.model}`,
   RUN_RESUMED: (d) => `run resumed${d.answer === undefined ? '' : ` with answer "${d.answer}"`}`,
   CONTEXT_BUILT: (d) => `context packet ${short(d.contextRef, 19)}…: ${d.summary}`,
+  CONTEXT_INTERNALIZED: (d) => `internal context: ${d.artifacts.map((a) => a.uri).join(', ')}`,
   PLAN_PROPOSED: (d) => (d.valid ? `plan set proposed (attempt ${d.attempt})` : `invalid plan set (attempt ${d.attempt}): ${d.problems[0]?.message ?? ''}`),
   PLAN_SELECTED: (d) => `chose ${d.planId} (${d.method}): ${d.rationale}`,
   BRANCH_TAKEN: (d) => `guard ${d.from}->${d.to} \`${d.guard}\` is ${String(d.value)}`,
@@ -24,7 +25,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
     d.reason === 'merge'
       ? `added ${d.task.id} (${d.task.capability}) to resolve ${d.parent ?? ''}'s merge conflict`
       : `added ${d.task.id} (${d.task.capability}), ${d.reason} iteration ${d.iteration}`,
-  TASK_STARTED: (d) => `${d.taskId} started (${d.capability}, attempt ${d.attempt})`,
+  TASK_STARTED: (d) => `${d.taskId} started (${d.capability}, attempt ${d.attempt}${d.worker === undefined ? '' : `, on worker ${d.worker}`})`,
   LLM_CALL: (d) => {
     const u = d.usage;
     const cost = d.costUsd === null ? '' : ` $${d.costUsd.toFixed(4)}`;

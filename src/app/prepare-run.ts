@@ -2,15 +2,9 @@
 // the run (a resumed one is checked against the user's anchors first), load the config with that run's
 // recorded settings as a layer, check the model can be reached, read the plan or Context Packet a command
 // was given, and start the git checks the run needs while the rest is prepared.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ContextPacket, type PlanSet } from '../core/acm/contracts.js';
-import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import { systemClock } from '../core/acm/ids.js';
-import { parseDocumentText } from '../core/acm/json-text.js';
-import { planFromSpec, planSetFromSpec } from '../core/acm/spec-names.js';
-import { validatePlanSet } from '../core/acm/validate-plan.js';
-import { zodProblems } from '../core/acm/zod-paths.js';
 import { loadConfig, type IgnoredRepoKeys, type RecordedSettings } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
 import { requireRunDir } from '../core/contain/acia-state.js';
@@ -23,6 +17,7 @@ import type { TeamDeps } from '../team/deps.js';
 import { Git, probeRepo, type RepoFacts } from '../team/git.js';
 import { latestResumableRun, notStarted, resumeRun, startRun, type RunResult } from '../team/team.js';
 import { checkResumable, preflightModel } from './build-deps.js';
+import { readContextPacket, readPlanFile } from './plan-files.js';
 
 export type RunKind =
   | { kind: 'run'; goal: string; includeUncommitted?: boolean; forceUncommitted?: boolean }
@@ -139,52 +134,4 @@ export async function resumableSettings(env: NodeJS.ProcessEnv, repo: string, ru
   }
   if (settings === null) throw notStarted(runId);
   return settings;
-}
-
-/** A JSON or YAML file given on the command line, parsed; a missing or malformed file is bad input (exit 2). */
-function readDocument(file: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new AciaError(code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'INPUT_INVALID', code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${(e as Error).message}`);
-  }
-  const parsed = parseDocumentText(text, file);
-  if (!parsed.ok) throw new AciaError('JSON_PARSE', `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: line ${parsed.line} column ${parsed.column}: ${parsed.message}`);
-  return parsed.value;
-}
-
-/** A Context Packet file for `acia plan --context`: checked in full before a run exists, so bad input is exit 2. */
-function readContextPacket(file: string): ContextPacket {
-  const packet = ContextPacket.safeParse(readDocument(file));
-  if (!packet.success) {
-    const first = zodProblems(packet.error)[0];
-    throw new AciaError('INPUT_INVALID', `${file} is not a Context Packet: ${first?.path ?? '$'}: ${first?.message ?? 'invalid'}`, { hint: `see every problem with \`acia validate --kind context-packet ${file}\`` });
-  }
-  return packet.data;
-}
-
-function readPlanFile(file: string): { file: string; planSet: PlanSet } {
-  const value = readDocument(file);
-  // A bare plan becomes a plan set of one, chosen by the human who runs it.
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new AciaError('INPUT_INVALID', `${file} is not a plan: expected a JSON object (a plan set from \`acia plan --out\`, or one plan)`);
-  }
-  // Plans written with the ACM spec's names (on_error, plan-level join, capabilityRef...) are mapped first.
-  const spec = 'plans' in value ? planSetFromSpec(value) : planFromSpec(value);
-  const doc = spec.value as Record<string, unknown>;
-  if (spec.errors.length > 0) throw new AciaError('INPUT_INVALID', `${file} is not a valid plan: ${spec.errors[0]!.path}: ${spec.errors[0]!.message}`);
-  const set =
-    'plans' in doc
-      ? doc
-      : { goalId: doc.goalId, contextRef: doc.contextRef, plans: [doc], selection: { method: 'human', chosenPlanId: doc.id, rationale: 'saved plan' } };
-  // Checked in full (structure, cycles, capabilities) before a run exists: a bad file is bad input, exit 2.
-  const checked = validatePlanSet(set, defaultCapabilityMap);
-  if (!checked.ok || !checked.planSet) {
-    const first = checked.errors[0];
-    const more = checked.errors.length > 1 ? ` (+${checked.errors.length - 1} more)` : '';
-    throw new AciaError('INPUT_INVALID', `${file} is not a valid plan: ${first?.path ?? '$'}: ${first?.message ?? 'invalid plan'}${more}`, { hint: `see every problem with \`acia validate ${file}\`` });
-  }
-  return { file, planSet: checked.planSet };
 }

@@ -1,4 +1,5 @@
 // The work behind `acia replay`.
+import { AciaError } from '../core/errors.js';
 import { forTerminal } from '../core/text/terminal.js';
 import { loadConfig } from '../core/config/load.js';
 import type { Clock } from '../core/acm/ids.js';
@@ -7,7 +8,8 @@ import { replayComposer } from '../app/create-deps.js';
 import { readEntries, resolveRun } from './runs-action.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readBundleManifest } from '../core/ledger/bundle.js';
+import { bundleLedgerDir, readBundleManifest } from '../core/ledger/bundle.js';
+import { looksLikeSpecBundle } from '../core/ledger/spec-bundle.js';
 import { Config as ConfigSchema } from '../core/config/schema.js';
 
 /** `target` is a run id in the repository at `dir`, or a bundle directory (`acia bundle`, `.acia/bundles/<run>`). */
@@ -20,8 +22,14 @@ export async function replayCommand(dir: string, target: string, json: boolean, 
   if (bundle) {
     // A bundle replays on its own: its ledger and blobs, its recorded Context Packet; no repository needed.
     runId = bundle.runId;
-    runDir = join(resolve(target), 'memory-ledger');
+    runDir = bundleLedgerDir(resolve(target), bundle);
     repo = resolve(target);
+  } else if (existsSync(target) && (await looksLikeSpecBundle(resolve(target)))) {
+    throw new AciaError(
+      'USAGE',
+      `${target} is an ACM replay bundle written by another implementation, not by acia: acia replays a run by running its own executor again over its hash-chained ledger and recorded responses, which this bundle does not have`,
+      { hint: `check its layout, artifacts and entry digests with \`acia verify ${target}\`` },
+    );
   } else {
     ({ repo, runDir } = await resolveRun(dir, runId));
   }

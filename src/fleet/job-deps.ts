@@ -1,12 +1,19 @@
 // The team's dependencies for a fleet job (a whole run, or one task of it): the user's settings from
 // submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
 // to the remote under the same fence.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isRunId } from '../core/contain/run-id.js';
+import { AciaError } from '../core/errors.js';
+import { buildBundle } from '../core/ledger/bundle.js';
 import { connectGuarded, retryTransient } from '../core/ledger/pg-retry.js';
 import { systemClock } from '../core/acm/ids.js';
 import { loadConfig, type RecordedSettings } from '../core/config/load.js';
 import { parseLedgerLine } from '../core/ledger/line-reader.js';
 import { foldRun } from '../core/run/reducer.js';
 import { recordedSettings } from '../core/run/settings.js';
+import { exportRun } from './export.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
 import { createDeps, type FleetParts, type FleetPublish } from '../app/create-deps.js';
@@ -19,19 +26,39 @@ import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
 import type { FleetCancelWatch } from './cancel.js';
+import type { WorkerMetrics } from './metrics.js';
 
 /**
  * What a job does with the run: hold it (the orchestrator: it hands the run's dev tasks out, given the
  * run's workspace to sync after each, and publishes its heads and status) or run one task of it.
  */
 export type JobRole =
-  | { kind: 'orchestrator'; dispatch: (workspace: () => FleetWorkspace | undefined) => FleetDeps['dispatchTask']; publish: FleetPublish }
+  | {
+      kind: 'orchestrator';
+      dispatch: (workspace: () => FleetWorkspace | undefined) => FleetDeps['dispatchTask'];
+      publish: FleetPublish;
+      /** The worker's own directory where the runs it finishes leave their replay bundles (`<cache>/bundles`). */
+      bundlesDir: string;
+    }
   | { kind: 'task' };
 
 export async function jobDeps(
   fleet: Fleet,
   git: Git,
-  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy; role: JobRole; cancels?: FleetCancelWatch },
+  o: {
+    runId: string;
+    settings: Record<string, unknown>;
+    checkout: JobCheckout;
+    fence: LedgerFence;
+    worker: string;
+    env: NodeJS.ProcessEnv;
+    log: (line: string) => void;
+    policy: WorkerPolicy;
+    role: JobRole;
+    cancels?: FleetCancelWatch;
+    /** The worker's Prometheus metrics, when it serves them. */
+    metrics?: WorkerMetrics;
+  },
 ): Promise<TeamDeps> {
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless
   // allowed), over the settings the run recorded when another worker started it (a takeover, a task job).
@@ -41,10 +68,14 @@ export async function jobDeps(
   // settings, spent re-derived from its ledger); a task worker reserves against the same rows.
   const budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
   let made: FleetWorkspace | undefined;
+  const metrics = o.metrics;
   const parts: FleetParts = {
     runId: o.runId,
     workerName: o.worker,
     budgetGate,
+    // Every model call this worker makes, counted where it is made (a task's entries folded by its
+    // orchestrator are not counted twice); a worker serving no metrics counts nothing.
+    countModelCall: metrics ? (model, usage, usd) => metrics.modelCall(model, usage, usd) : () => undefined,
     // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
     cancelWatch: o.cancels ? o.cancels.watcher : neverCancelled,
     openLedger: (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence }),
@@ -61,7 +92,18 @@ export async function jobDeps(
   const role = o.role;
   return role.kind === 'task'
     ? createDeps({ kind: 'fleet-task', fleet: parts, ...local })
-    : createDeps({ kind: 'fleet-orchestrator', fleet: parts, dispatchTask: role.dispatch(() => made), publish: role.publish, ...local });
+    : createDeps({
+        kind: 'fleet-orchestrator',
+        fleet: parts,
+        dispatchTask: role.dispatch(() => made),
+        publish: role.publish,
+        // A fleet run's bundle too (ACM v0.5 §5.10: complete before the run is marked finished, here its row in
+        // the database): the ledger lives in PostgreSQL, so it is exported to a private directory and bundled
+        // from there into the worker's own `<cache>/bundles/<run>` (the job's checkout is removed when the job
+        // ends). A failure ends the session in error. `acia bundle <run> --db` builds one anywhere, any time.
+        writeBundle: (_repo, runId) => writeFleetBundle(fleet, join(role.bundlesDir, runId), runId, o.env),
+        ...local,
+      });
 }
 
 /** The settings a run recorded so far (null before it started): only its RUN_STARTED and RUN_RESUMED rows are read. */
@@ -112,3 +154,17 @@ export async function withRunLock<T>(fleet: Fleet, runId: string, fn: () => Prom
 
 /** How long the run's git lock outlives a holder that stopped talking to the database. */
 const LOCK_IDLE_TIMEOUT = '60s';
+
+/** Exports the run from the database and writes its bundle to `out` (a directory of the worker's own). */
+async function writeFleetBundle(fleet: Fleet, out: string, runId: string, env: NodeJS.ProcessEnv): Promise<void> {
+  // The id names the directory: only a checked run id does.
+  if (!isRunId(runId)) throw new AciaError('USAGE', `not a run id: ${String(runId)}`);
+  await mkdir(dirname(out), { recursive: true });
+  const scratch = await mkdtemp(join(tmpdir(), 'acia-fleet-bundle-'));
+  try {
+    await exportRun(fleet.db, runId, scratch, env, { anchor: false });
+    await buildBundle(scratch, runId, out);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}

@@ -16,7 +16,7 @@ export const noMcp: McpToolSource = {
   close: () => Promise.resolve(),
 };
 
-/** No bundle when a session ends (a fleet run's ledger is in its database: `acia export` writes one; replay writes none). */
+/** No bundle when a session ends: a fleet task job's (its run's orchestrator writes the run's), and replay's. */
 export const noBundle: StoreDeps['writeBundle'] = () => Promise.resolve();
 
 /** No anchor outside the checkout (replay touches no repository and records nothing of its own). */

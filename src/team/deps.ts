@@ -1,5 +1,6 @@
 // Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
 // clock, fixed ids or a fake runner, and replay can pass recorded ones.
+import type { AgentApi } from './agents-acp/proxy-common.js';
 import type { EnvironmentFacts } from '../core/tools/test-command.js';
 import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
@@ -54,10 +55,17 @@ export interface ModelDeps {
   costUsd: (model: string, usage: Usage) => number | null;
   estimate: (model: string, request: LlmRequest) => { usd: number | null; tokens: number };
   /**
-   * The model endpoint and key external ACP agents' calls are forwarded to by the metering proxy
+   * Per model API, the endpoint and key external ACP agents' calls are forwarded to by the metering proxy
    * (the agents themselves never see the key).
    */
-  endpoint: { baseURL: string; apiKey: string | undefined };
+  endpoints: Partial<Record<AgentApi, AgentEndpoint>>;
+}
+
+export interface AgentEndpoint {
+  baseURL: string;
+  apiKey: string | undefined;
+  /** Where the user sets the key (`OPENAI_API_KEY`), for the message when it is missing or refused. */
+  keyVar: string;
 }
 
 /** What agents act with: the built-in tools, MCP servers' tools, and the sandbox they run in. */
@@ -79,7 +87,11 @@ export interface ToolDeps {
 export interface StoreDeps {
   openLedger: (runDir: string, runId: string, opts: { create: boolean }) => Promise<RunLedger>;
   writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;
-  /** Writes the run's replay bundle when a session ends, before the manifest marks it finished (a fleet run's is written by `acia export`; replay writes none). */
+  /**
+   * Writes the run's replay bundle when a session ends, before the manifest marks it finished; a failure
+   * ends the session in error. A fleet run's orchestrator writes it into its worker's own directory, a
+   * fleet task job and replay write none (`noBundle`).
+   */
   writeBundle: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
   /**
    * The run's head anchored outside the checkout (the user's state directory). `write` follows every
@@ -109,7 +121,8 @@ export interface GovernanceDeps {
   evalGuard: GuardEvaluator;
   capabilityMap: CapabilityMap;
   /** Problems with a plan set (schema, references, cycles...), empty when valid. */
-  validatePlanSet: (planSet: unknown) => { path: string; message: string }[];
+  /** `facts`: the run's Context Packet facts; what the plan's expressions read must be among them. */
+  validatePlanSet: (planSet: unknown, facts?: Record<string, unknown>) => { path: string; message: string }[];
 }
 
 /** Time, ids, cancellation and progress: what tests and replay fix to make a run deterministic. */

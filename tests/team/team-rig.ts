@@ -23,6 +23,7 @@ import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
 import { noHuman, type TeamDeps, type TeamEvent } from '../../src/team/deps.js';
 import { noAnchor, noBundle } from '../../src/team/deps-defaults.js';
+import type { PolicyEngine } from '../../src/core/policy/policy.js';
 import { resumeRun, startRun, type RunResult, type StartOptions } from '../../src/team/team.js';
 import { editedScript } from '../e2e/cli-helpers.js';
 import { git, ledgerOf, tempDir } from '../e2e/helpers.js';
@@ -90,6 +91,10 @@ export interface RigOptions {
    * wiki, for tests that replay or verify what is on disk.
    */
   ledger?: 'memory' | 'file';
+  /** A policy decision point in place of the default one (the PDP is a seam: TeamDeps.governance.policy). */
+  policy?: PolicyEngine;
+  /** Changes each session's deps before it starts (a store that fails, a seam to observe). */
+  tweak?: (deps: TeamDeps) => void;
 }
 
 export function teamRig(opts: RigOptions = {}): TeamRig {
@@ -130,7 +135,11 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
         : {}),
     });
     // Task-level retry backoff is not what the rig's tests measure.
-    const quick: TeamDeps = { ...deps, runtime: { ...deps.runtime, sleep: () => Promise.resolve() } };
+    const quick: TeamDeps = {
+      ...deps,
+      runtime: { ...deps.runtime, sleep: () => Promise.resolve() },
+      ...(opts.policy ? { governance: { ...deps.governance, policy: opts.policy } } : {}),
+    };
     const lose = session.loseHandout;
     if (lose) {
       let lost = false;
@@ -153,6 +162,7 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
         },
       };
     }
+    opts.tweak?.(quick);
     if (opts.ledger === 'file') return quick;
     // No file ledger: nothing on disk to anchor, bundle or render a wiki from.
     return {
@@ -232,7 +242,7 @@ function dyingLedger(inner: RunLedger, crashAt: number, died: (runId: string) =>
   };
 }
 
-type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown> };
+type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown>; idemKey?: string; policyInput?: Record<string, unknown>; compensation?: Record<string, unknown> };
 
 /** A plan set of one hand-written plan, chosen by a human, checked as `acia exec` checks a saved file. */
 export function savedPlanSet(tasks: TaskSpec[], edges: Record<string, unknown>[], contextRef = `sha256:${'0'.repeat(64)}`): PlanSet {
