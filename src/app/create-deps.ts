@@ -26,7 +26,7 @@ import { realSleep } from '../core/llm/retry.js';
 import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
 import { builtinTools } from '../core/tools/tool-sets.js';
 import { callTool } from '../core/tools/define-tool.js';
-import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
+import { probeSandbox } from '../core/sandbox/detect.js';
 import { findProjectVenv } from '../core/sandbox/python-env.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
@@ -34,11 +34,14 @@ import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest, Usage } from '../core/llm/types.js';
 import type { McpToolSource } from '../core/tools/mcp/catalog.js';
-import type { TrustPredicate } from '../core/tools/mcp/config.js';
+import type { LoadMcpOptions, TrustPredicate } from '../core/tools/mcp/config.js';
+import { LiveHooks, type HookSource } from '../core/hooks/source.js';
+import { resolveHooks } from '../core/hooks/config.js';
+import { sandboxRunner } from './sandbox-runner.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import type { BudgetGate } from '../team/budget.js';
 import type { Escalator, FleetDeps, ModelDeps, StoreDeps, TeamDeps, TeamEvent } from '../team/deps.js';
-import { localFleet, neverAborted, neverCancelled, noAnchor, noBundle, noMcp } from '../team/deps-defaults.js';
+import { localFleet, neverAborted, neverCancelled, noAnchor, noBundle, noHooks, noMcp } from '../team/deps-defaults.js';
 import { fileCancelWatch, type CancelWatcher } from '../team/cancel.js';
 import { Git } from '../team/git.js';
 import { localRepoReader } from '../team/repo-reader.js';
@@ -65,6 +68,8 @@ export interface LocalOptions {
   allowSandboxFallback?: boolean;
   /** Whether the repository's .mcp.json is trusted as it is now (default: src/app/mcp-trust.ts). */
   isMcpJsonTrusted?: TrustPredicate;
+  /** MCP servers an ACP client gave its session (the user's editor): started like the user's own, sandboxed. */
+  clientMcpServers?: LoadMcpOptions['client'];
   /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
   prefetchModelClient?: boolean;
 }
@@ -136,7 +141,7 @@ export async function createDeps(profile: DepsProfile): Promise<TeamDeps> {
     model: { ...base.model, client: model.client, id: model.id, spec: o.config.model, endpoints: agentEndpoints(o) },
     tools: { ...base.tools, runnerFor, fs: nodeFs, environment: (repo) => ({ venv: findProjectVenv(repo, o.env) }), mcp: mcpHub(o, mode) },
     store: fleetStore(profile, store),
-    governance: { ...base.governance, escalator: o.escalator },
+    governance: { ...base.governance, escalator: o.escalator, hooks: liveHooks(o, mode) },
     runtime,
     fleet,
   };
@@ -237,7 +242,7 @@ function replayDeps(p: ReplayParts): TeamDeps {
       workspace: p.workspace,
       repoReader: p.repoReader,
     },
-    governance: { ...base.governance, escalator: p.escalator },
+    governance: { ...base.governance, escalator: p.escalator, hooks: p.hooks },
     runtime: { clock: p.clock, ids: fixedRunId(p.runId), sleep: () => Promise.resolve(), signal: neverAborted, cancelWatch: neverCancelled, onEvent: () => undefined, aciaVersion: readVersion() },
     fleet: { ...localFleet(p.config), dispatchTask: p.dispatchTask },
   };
@@ -326,12 +331,28 @@ async function modelClient(o: LocalOptions): Promise<{ client: LlmClient; id: st
   return { client, id };
 }
 
-/** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no servers at all. */
+/**
+ * The configured hooks. Where the demo fell back to no sandbox (the user did not choose it), a hook meant
+ * for the sandbox would run with the user's permissions: it is left out, with a warning, rather than moved out.
+ */
+function liveHooks(o: LocalOptions, mode: 'bwrap' | 'off'): HookSource {
+  let hooks = resolveHooks(o.config.hooks);
+  if (mode === 'off' && o.config.sandbox !== 'off') {
+    const left = hooks.filter((h) => h.sandbox);
+    if (left.length > 0) o.warn(`hooks not run without the sandbox: ${left.map((h) => h.id).join(', ')}`);
+    hooks = hooks.filter((h) => !h.sandbox);
+  }
+  return hooks.length > 0 ? new LiveHooks(hooks, o.env) : noHooks;
+}
+
+/** The run's MCP servers: the user's, the ACP client's, and the repository's .mcp.json only when trusted. None: no servers at all. */
 function mcpHub(o: LocalOptions, mode: 'bwrap' | 'off'): McpToolSource {
-  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust);
+  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust, o.clientMcpServers);
   for (const b of set.blocked) o.warn(`MCP server ${b.name} from ${b.source} not started: ${b.reason}`);
-  if (set.servers.length === 0) return noMcp;
-  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion() });
+  // A server meant to run but unusable is listed in the catalog with its reason, so the agents read why.
+  const unusable = set.blocked.filter((b) => b.unusable === true);
+  if (set.servers.length === 0 && unusable.length === 0) return noMcp;
+  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion(), unusable });
 }
 
 /** Decides the sandbox once, then hands out one runner per worktree. */
@@ -358,8 +379,7 @@ async function chooseRunner(o: LocalOptions): Promise<{ runnerFor: (root: string
   const runnerFor = (root: string): CommandRunner => {
     let r = runners.get(root);
     if (!r) {
-      const { memoryMb, tmpMb } = o.config.sandboxLimits;
-      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env, limits: { maxMemoryBytes: memoryMb * 1024 * 1024, tmpBytes: tmpMb * 1024 * 1024 } });
+      r = sandboxRunner(o.config, o.env, mode, root);
       runners.set(root, r);
     }
     return r;

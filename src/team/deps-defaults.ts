@@ -6,10 +6,14 @@ import type { FleetDeps, StoreDeps } from './deps.js';
 import { runDevTask } from './task-dev.js';
 import type { Config } from '../core/config/schema.js';
 import type { CancelWatcher } from './cancel.js';
+import type { HookSource } from '../core/hooks/source.js';
 
 /** No MCP server: an empty catalog, no tools for any role. */
 export const noMcp: McpToolSource = {
   open: () => Promise.resolve({ servers: [] }),
+  settle: () => Promise.resolve(null),
+  unavailable: () => null,
+  current: () => null,
   toolsFor: () => [],
   prewarm: () => undefined,
   release: () => Promise.resolve(),
@@ -32,3 +36,6 @@ export const neverCancelled: CancelWatcher = () => ({ signal: neverAborted, requ
 export function localFleet(config: Pick<Config, 'budget'>): FleetDeps {
   return { dispatchTask: runDevTask, workerName: null, budgetGate: new LocalBudgetGate(config.budget) };
 }
+
+/** No hook configured: none applies anywhere, so the team builds no occurrence. */
+export const noHooks: HookSource = { has: () => false, decide: () => Promise.resolve([]) };

@@ -34,6 +34,8 @@ export function byStream(entries: readonly LedgerEntry[]): Map<string, LedgerEnt
   const m = new Map<string, LedgerEntry[]>();
   for (const e of entries) {
     if (SESSION_TYPES.has(e.type)) continue;
+    // A run.end hook reports on a session's end, as RUN_COMPLETED does: not a decision to replay.
+    if (e.type === 'POLICY_DECISION' && e.data.hook === 'run.end') continue;
     const key = streamOf(e.actor, taskIdOf(e));
     const list = m.get(key) ?? [];
     list.push(e);

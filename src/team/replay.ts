@@ -26,6 +26,7 @@ import type { CallTool } from './toolbox.js';
 import { closeCancelled, type CancelRequest } from './cancel.js';
 import { foldRun } from './run-state.js';
 import { lostHandouts, replayDispatcher } from './replay-handouts.js';
+import { RecordedHooks, type HookSource } from '../core/hooks/source.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { firstDivergence, type Divergence } from './replay-compare.js';
 import { SessionCut, SessionGate } from './replay-session.js';
@@ -58,6 +59,8 @@ export interface ReplayParts {
   readMemory: StoreDeps['readMemory'];
   memoryPages: StoreDeps['memoryPages'];
   escalator: Escalator;
+  /** The hooks' recorded decisions (no hook runs). */
+  hooks: HookSource;
   /** Dev tasks: in this process, or, where the recording lost fleet hand-outs, as their workers ran them. */
   dispatchTask: FleetDeps['dispatchTask'];
 }
@@ -104,7 +107,7 @@ export async function replayRun(
   const catalogs: McpCatalog[] = [];
   for (const { catalogRef } of dataOf(recorded, 'MCP_TOOLS')) catalogs.push(McpCatalog.parse(JSON.parse((await getBlob(catalogRef)).toString('utf8'))));
   const toolNames = new Set([...builtinTools.map((t) => t.name), ...catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)))]);
-  const shared: Shared = { base, repo, runId, recorded, getBlob, packet, catalogs, toolNames, started };
+  const shared: Shared = { base, repo, runId, recorded, getBlob, packet, catalogs, toolNames, started, hooks: new RecordedHooks(recorded) };
 
   let failure: string | null = null;
   let divergence: Divergence | null = null;
@@ -217,6 +220,7 @@ interface Shared {
   catalogs: McpCatalog[];
   toolNames: ReadonlySet<string>;
   started: EventDataOf<'RUN_STARTED'>;
+  hooks: HookSource;
 }
 
 interface SessionInputs {
@@ -269,6 +273,8 @@ function sessionDeps(s: Shared, i: SessionInputs, dispatchTask: FleetDeps['dispa
     // The memory the run saw, not what the wiki holds now.
     readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
     escalator: replayEscalator(i.session, i.gate),
+    // The hooks' recorded decisions, by occurrence across the sessions: no hook runs during a replay.
+    hooks: s.hooks,
     dispatchTask,
   });
 }

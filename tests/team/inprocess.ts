@@ -12,7 +12,7 @@ import type { EventDataOf } from '../../src/core/ledger/events.js';
 import { MemoryLedger } from '../../src/core/ledger/memory-ledger.js';
 import { loadConfig } from '../../src/core/config/load.js';
 import { createDeps } from '../../src/app/create-deps.js';
-import { noMcp } from '../../src/team/deps-defaults.js';
+import { noHooks, noMcp } from '../../src/team/deps-defaults.js';
 import { Git } from '../../src/team/git.js';
 import { localRepoReader } from '../../src/team/repo-reader.js';
 import { runDevTask } from '../../src/team/task-dev.js';
@@ -242,6 +242,7 @@ export async function runPlanInProcess(plan: GeneratedPlan, opts: { human?: Esca
       readMemory: () => Promise.resolve([]),
       memoryPages: { read: () => Promise.resolve(null), write: () => Promise.resolve() },
       escalator: opts.human ?? scriptedHuman([]),
+      hooks: noHooks,
       dispatchTask: runDevTask,
     },
   });
