@@ -5,8 +5,8 @@ import { relative } from 'node:path';
 import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason } from '../core/ledger/events.js';
-import type { ToolContext, ToolResult } from '../core/tools/types.js';
-import { errorMessage, isAciaError } from '../core/errors.js';
+import type { Tool, ToolContext, ToolResult } from '../core/tools/types.js';
+import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
 import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';
 import type { AgentDefinition } from '../agents/define-agent.js';
 import { renderPrompt } from '../agents/prompt-template.js';
@@ -47,7 +47,7 @@ export function toolContext(ctx: RunContext, root: string, taskId?: string): Too
 /** Tools stop at Ctrl-C and at the run's --max-minutes deadline: a command cannot outlive the budget. */
 function toolSignal(ctx: RunContext): { signal?: AbortSignal } {
   const maxMinutes = ctx.state.budgetWaived ? undefined : ctx.deps.config.budget.maxMinutes;
-  const signals = ctx.deps.runtime.signal ? [ctx.deps.runtime.signal] : [];
+  const signals = [ctx.deps.runtime.signal];
   if (maxMinutes !== undefined) {
     const left = ctx.sessionStartMs + maxMinutes * 60_000 - ctx.deps.runtime.clock.now().getTime();
     signals.push(deadlineSignal(Math.max(0, Math.min(left, 2_147_483_647))));
@@ -68,13 +68,21 @@ function deadlineSignal(ms: number): AbortSignal {
   return controller.signal;
 }
 
-export function toolsFor(ctx: RunContext, names: readonly string[]) {
-  return ctx.deps.tools.builtin.filter((t) => names.includes(t.name));
+/**
+ * This run's implementations of the tools an agent names, in the run's order (what the model is sent,
+ * and so what replay matches); one the run does not provide is a wiring error, never dropped.
+ */
+export function toolsFor(ctx: RunContext, tools: readonly Tool[]): Tool[] {
+  const names = new Set(tools.map((t) => t.name));
+  const own = ctx.deps.tools.builtin.filter((b) => names.has(b.name));
+  const missing = tools.find((t) => !own.some((o) => o.name === t.name));
+  if (missing !== undefined) throw new AciaError('INTERNAL', `the ${missing.name} tool an agent uses is not one of this run's tools`);
+  return own;
 }
 
 /** A role's built-in tools by name, then the MCP tools its servers' settings give that role. */
 function agentTools(ctx: RunContext, def: AgentDefinition<unknown>) {
-  return [...toolsFor(ctx, def.tools), ...(ctx.deps.tools.mcp?.toolsFor(def.role) ?? [])];
+  return [...toolsFor(ctx, def.tools), ...ctx.deps.tools.mcp.toolsFor(def.role)];
 }
 
 /** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
@@ -112,7 +120,7 @@ export async function startAttempt(
     branch: wt.branch,
     worktree: relative(ctx.repo, wt.path),
     baseCommit: wt.baseCommit,
-    ...(ctx.deps.fleet?.workerName === undefined ? {} : { worker: ctx.deps.fleet?.workerName }),
+    ...(ctx.deps.fleet.workerName === null ? {} : { worker: ctx.deps.fleet.workerName }),
   });
   const denied = await preCheck(ctx, spec, attempt);
   if (denied) return { wt, denied, setupNote: null };
@@ -198,8 +206,7 @@ export function maxAttempts(ctx: RunContext, spec: TaskSpec, kind: ErrorKind): n
 }
 
 export function sleep(ctx: RunContext, ms: number): Promise<void> {
-  if (ctx.deps.runtime.sleep) return ctx.deps.runtime.sleep(ms);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return ctx.deps.runtime.sleep(ms);
 }
 
 /** Errors that end the run (budget, interrupt, bad key, a script with no turn left, a fleet writer fenced out) rather than a task attempt. */
@@ -237,7 +244,7 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
  * the caller may retry; stop errors propagate.
  */
 export async function runTaskAgent<O, V extends string = never>(ctx: RunContext, o: TaskAgentOptions<O, V>): Promise<AgentOutcome<O>> {
-  ctx.deps.tools.mcp?.prewarm(o.root, o.def.role);
+  ctx.deps.tools.mcp.prewarm(o.root, o.def.role);
   try {
     // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
     // once the worktree its tools act on exists.
@@ -260,7 +267,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
         actor: o.actor,
         taskId: o.taskId,
         ...(o.onResult ? { onResult: o.onResult } : {}),
-        explainUnknown: (name) => ctx.deps.tools.mcp?.unavailable(name) ?? null,
+        explainUnknown: (name) => ctx.deps.tools.mcp.unavailable(name),
         ...optional('hooks', toolHooks(ctx, { actor: o.actor, taskId: o.taskId, root: o.root, spec: o.gate?.work.spec ?? null, attempt: o.gate?.work.attempt ?? null })),
         ...(o.internalize ? { internalize: true } : {}),
       }),
@@ -269,8 +276,8 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
       runId: ctx.runId,
       ...(o.check || o.gate ? { check: async (result: O) => checkThenGate(o, result) } : {}),
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
-      ...(ctx.deps.runtime.signal ? { signal: ctx.deps.runtime.signal } : {}),
-      ...(ctx.deps.runtime.onEvent ? { onChunk: (chunk) => ctx.deps.runtime.onEvent?.({ kind: 'chunk', chunk }) } : {}),
+      signal: ctx.deps.runtime.signal,
+      onChunk: (chunk) => ctx.deps.runtime.onEvent({ kind: 'chunk', chunk }),
       ...hooks,
       // The PM's first request is on its way after this turn of the event loop: the run worktree's
       // checkout starts then, in the time the model takes to answer.
@@ -288,7 +295,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
     return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
   } finally {
     // A finished session's MCP server instances stop now rather than at the end of a long run.
-    await ctx.deps.tools.mcp?.release(o.root);
+    await ctx.deps.tools.mcp.release(o.root);
   }
 }
 

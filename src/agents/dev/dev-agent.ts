@@ -1,5 +1,6 @@
 // The Dev agent: edits code in its own worktree with file, search, command and test tools.
 import { z } from 'zod';
+import { editFile, gitDiff, gitStatus, listDir, readFile, runCommand, runTests, search, writeFile } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
 import { Lessons } from '../lessons.js';
 
@@ -14,7 +15,7 @@ export const devAgent = defineAgent({
   role: 'dev',
   instructions: 'dev.md',
   promptVars: [],
-  tools: ['read_file', 'write_file', 'edit_file', 'list_dir', 'search', 'run_command', 'run_tests', 'git_status', 'git_diff'],
+  tools: [readFile, writeFile, editFile, listDir, search, runCommand, runTests, gitStatus, gitDiff],
   output: DevOutput,
   maxTurns: 30,
 });

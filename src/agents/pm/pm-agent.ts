@@ -1,6 +1,7 @@
 // The PM agent: read-only tools, returns Plan-A/Plan-B and its choice, which the team turns into a PlanSet.
 import { z } from 'zod';
 import { Edge, Join, TaskId, RetryPolicy } from '../../core/acm/contracts.js';
+import { listDir, readFile, search } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
 
 export const PlanDraft = z.object({
@@ -34,7 +35,7 @@ export const pmAgent = defineAgent({
   role: 'pm',
   instructions: 'pm.md',
   promptVars: ['capabilities'],
-  tools: ['read_file', 'list_dir', 'search'],
+  tools: [readFile, listDir, search],
   output: PmOutput,
   maxTurns: 12,
 });

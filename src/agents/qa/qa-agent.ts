@@ -1,5 +1,6 @@
 // The QA agent: runs the real tests (and may write them). Its `passed` is a claim; the team decides from exit codes.
 import { z } from 'zod';
+import { editFile, gitDiff, listDir, readFile, runCommand, runTests, search, writeFile } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
 import { Lessons } from '../lessons.js';
 
@@ -15,7 +16,7 @@ export const qaAgent = defineAgent({
   role: 'qa',
   instructions: 'qa.md',
   promptVars: [],
-  tools: ['read_file', 'list_dir', 'search', 'write_file', 'edit_file', 'run_tests', 'run_command', 'git_diff'],
+  tools: [readFile, listDir, search, writeFile, editFile, runTests, runCommand, gitDiff],
   output: QaOutput,
   maxTurns: 20,
 });

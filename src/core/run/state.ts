@@ -127,6 +127,8 @@ export interface RunState {
   goalAmendments: string[];
   /** The grade `acia eval` appended after the run, if any. */
   evalGrade: EventDataOf<'EVAL_GRADED'> | null;
+  /** The model and settings the latest session ran with (RUN_STARTED's, then each RUN_RESUMED's that recorded them). */
+  settings: (EventDataOf<'RUN_STARTED'>['settings'] & { model: string }) | null;
   /** Someone cancelled the run (`acia cancel`): it does not go on. */
   cancelRequested: EventDataOf<'CANCEL_REQUESTED'> | null;
 }
@@ -167,6 +169,7 @@ export function emptyRunState(): RunState {
     admitPolicy: null,
     goalAmendments: [],
     evalGrade: null,
+    settings: null,
     cancelRequested: null,
   };
 }
