@@ -13,7 +13,8 @@ export interface ToolDefinition<I, D extends ToolData> {
   /** The facts a result carries in `data` (checked as the tool returns): callers read them with this schema, never by hand. */
   output: z.ZodType<D>;
   readOnly: boolean;
-  run: (input: I, ctx: ToolContext) => Promise<ToolResult<D>>;
+  // NoInfer: D comes from the output schema alone, so a run that returns other data is a type error.
+  run: (input: I, ctx: ToolContext) => Promise<ToolResult<NoInfer<D>>>;
   namespace?: string;
   version?: string;
 }
@@ -59,7 +60,9 @@ function resultSchema(data: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** A failed result the model can act on. */
-export function toolError(message: string, data?: Record<string, unknown>): ToolResult {
+export function toolError(message: string): ToolResult<never>;
+export function toolError(message: string, data: ToolData): ToolResult;
+export function toolError(message: string, data?: ToolData): ToolResult {
   const text = truncateMiddle(message).text;
   return data === undefined ? { ok: false, forModel: text, forDisplay: message } : { ok: false, forModel: text, forDisplay: message, data };
 }
@@ -79,6 +82,7 @@ export async function callTool(tool: Tool, rawInput: unknown, ctx: ToolContext):
   } catch (e) {
     if (isAciaError(e)) return toolError(`${tool.name} failed: ${e.message}`, { errorCode: e.code });
     const code = (e as { code?: unknown }).code;
-    return toolError(`${tool.name} failed: ${errorMessage(e)}`, typeof code === 'string' ? { errorCode: code } : undefined);
+    const message = `${tool.name} failed: ${errorMessage(e)}`;
+    return typeof code === 'string' ? toolError(message, { errorCode: code }) : toolError(message);
   }
 }

@@ -23,7 +23,7 @@ export const gitDiff = defineTool({
   name: 'git_diff',
   description: 'Show the diff of the working tree (staged and unstaged) against HEAD.',
   input: z.strictObject({}),
-  output: z.object({ files: z.array(z.string()) }),
+  output: z.object({ files: z.number().int().nonnegative() }),
   readOnly: true,
   run: async (_input, ctx) => {
     const opts = ctx.signal ? { signal: ctx.signal } : {};

@@ -35,7 +35,7 @@ export const search = defineTool({
       ok: true,
       forModel: truncateMiddle(body + capNote).text,
       forDisplay: `search /${input.pattern}/: ${result.matches.length}${result.capped ? '+' : ''} matches`,
-      data: { matches: result.matches.length, capped: result.capped, engine: viaRg ? 'ripgrep' : 'js' },
+      data: { matches: result.matches.length, capped: result.capped, engine: viaRg ? ('ripgrep' as const) : ('js' as const) },
     };
   },
 });
