@@ -21,6 +21,8 @@ import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
 import type { RunContext } from './run-context.js';
 import type { TaskOutcome } from './task-common.js';
+import type { Mailbox } from './mailbox.js';
+import type { RoleCatalog } from './roles.js';
 
 export interface EscalationQuestion {
   runId: string;
@@ -57,6 +59,11 @@ export interface ModelDeps {
    * (the agents themselves never see the key).
    */
   endpoint?: { baseURL: string; apiKey: string | undefined };
+  /**
+   * The model deps for another model spec (a role's own model); `id`, when given, is the id its requests
+   * carried as recorded (a replay). Absent: every role uses this model.
+   */
+  forSpec?: (spec: string, id: string | null) => Promise<ModelDeps>;
 }
 
 /** What agents act with: the built-in tools, MCP servers' tools, and the sandbox they run in. */
@@ -119,6 +126,8 @@ export interface RuntimeDeps {
   signal?: AbortSignal;
   onEvent?: (event: TeamEvent) => void;
   aciaVersion: string;
+  /** Where a session's messages from humans come from (default: the run's inbox, polled); replay passes the recorded ones. */
+  mailbox?: () => Mailbox;
 }
 
 /** How a run shares work and money with other processes (a fleet); a local run has none of it. */
@@ -146,4 +155,6 @@ export interface TeamDeps {
   governance: GovernanceDeps;
   runtime: RuntimeDeps;
   fleet?: FleetDeps;
+  /** Role files and skills found for this run (team/roles.ts); absent: the built-in roles, unrecorded. */
+  roles?: RoleCatalog;
 }

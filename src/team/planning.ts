@@ -8,6 +8,7 @@ import type { EventDataOf } from '../core/ledger/events.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { RunContext } from './run-context.js';
 import { policyCheck, runTaskAgent } from './task-common.js';
+import { roleProblems, rolesForPlanner } from './roles.js';
 
 export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string; code?: ErrorCode } | { kind: 'denied'; message: string };
 
@@ -95,7 +96,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
   const capVersion = ctx.deps.governance.capabilityMap.version;
   const capabilities = ctx.deps.governance.capabilityMap.capabilities
     .map((c) => `- ${c.name} (${c.actor}): ${c.description}`)
-    .join('\n') + mcpCapabilities(ctx);
+    .join('\n') + mcpCapabilities(ctx) + rolesForPlanner(ctx);
   let attempt = ctx.state.planAttempts;
   let accepted: PlanSet | null = null;
   let advised = false;
@@ -111,7 +112,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     check: async (out) => {
       attempt++;
       const planSet = toPlanSet(out, goal, contextRef, capVersion);
-      const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
+      const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet), ...roleProblems(ctx, planSet)];
       await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
       if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
@@ -195,7 +196,7 @@ function mcpCapabilities(ctx: RunContext): string {
 }
 
 /** A task that names an MCP tool its agent will not have is a plan problem the PM can fix. */
-function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: string; message: string }[] {
+export function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   planSet.plans.forEach((plan, p) =>
     plan.tasks.forEach((task, t) => {

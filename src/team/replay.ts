@@ -15,6 +15,7 @@ import { RecordedMcp } from '../core/tools/mcp/recorded.js';
 import type { GovernanceDeps, ModelDeps, RuntimeDeps, StoreDeps, TeamDeps, ToolDeps } from './deps.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { rerunRecorded } from './team.js';
+import { ReplayMailbox } from './mailbox.js';
 
 export interface EntrySummary {
   seq: number;
@@ -36,7 +37,8 @@ export interface ReplayReport {
 
 /** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
 // EVAL_GRADED is the eval harness's grade, appended after the run: no decision of the team to replay.
-const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED']);
+// MESSAGE_RECEIVED is a human's input, taken in whenever it came: a replay delivers it where it was delivered.
+const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED', 'MESSAGE_RECEIVED']);
 
 /** What a replay takes from outside: the static parts of a run's deps; the rest is served from the recording. */
 export interface ReplayBase {
@@ -127,7 +129,7 @@ export async function replayRun(
       readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
     },
     governance: { ...base.governance, escalator: replayEscalator(recorded) },
-    runtime: { clock: base.runtime.clock, aciaVersion: base.runtime.aciaVersion, ids: { runId: () => asRunId(runId) }, sleep: () => Promise.resolve() },
+    runtime: { clock: base.runtime.clock, aciaVersion: base.runtime.aciaVersion, ids: { runId: () => asRunId(runId) }, sleep: () => Promise.resolve(), mailbox: () => new ReplayMailbox(recorded) },
   };
   let failure: string | null = null;
   try {

@@ -8,6 +8,7 @@ import { runAcpDevAgent } from './agents-acp/acp-dev-worker.js';
 import { effectiveSource, guardScope } from './scheduler.js';
 import { filesWithMarkers, mergeTaskId, mergeTaskSpec } from './merge-task.js';
 import type { TaskWorktree } from './workspace.js';
+import { roleNameOf } from './roles.js';
 import type { TaskSpec } from '../core/acm/contracts.js';
 import { AciaError } from '../core/errors.js';
 import { compensationRequired, lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
@@ -38,7 +39,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     } else if (agents[0]?.agent) {
       outcome = await runAcpDevAgent(ctx, { agent: agents[0].agent, actor, taskId, root: wt.path, task: message });
     } else {
-      outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: message });
+      outcome = await runTaskAgent(ctx, { def: devAgent, role: roleNameOf(spec.capability, spec.input), actor, taskId, root: wt.path, task: message });
     }
 
     if (outcome.kind === 'returned') {

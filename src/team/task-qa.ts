@@ -9,6 +9,7 @@ import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
 import { compensationRequired, lessonsOf, maxAttempts, policyCheck, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
 import { runChecks } from './task-dev.js';
+import { roleNameOf } from './roles.js';
 
 export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: number): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -34,6 +35,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
   const extra = [...(setupNote === null ? [] : [setupNote]), ...(task.guidance ? [`Guidance from the human: ${task.guidance}`] : [])];
   const outcome = await runTaskAgent(ctx, {
     def: qaAgent,
+    role: roleNameOf(spec.capability, spec.input),
     actor,
     taskId,
     root: wt.path,

@@ -21,6 +21,8 @@ import { runFinalTests } from './final-check.js';
 import { Workspace } from './workspace.js';
 import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { lazy } from './lazy.js';
+import { LiveMailbox } from './mailbox.js';
+import { builtinRoles, loadRunRoles } from './roles.js';
 import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
@@ -271,6 +273,8 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
     facts: {},
     testCommand: deps.config.testCommand ?? null,
     sessionStartMs: deps.runtime.clock.now().getTime(),
+    mailbox: deps.runtime.mailbox?.() ?? new LiveMailbox(),
+    roles: builtinRoles(deps.model),
     mode: { planOnly: false, planSet: null, rebindContext: false },
   };
 }
@@ -282,10 +286,12 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   const create = ctx.state.lastSeq <= 0;
   const opening = lazy(() => ctx.workspace.openRun(base, create));
   ctx.workspaceReady = opening;
+  ctx.mailbox.start(ctx);
   try {
     const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
     ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment?.(ctx.repo) ?? {});
     await openMcp(ctx, opening);
+    await loadRunRoles(ctx);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
@@ -301,6 +307,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }
+  ctx.mailbox.stop();
   // finish() reads the run worktree: the checkout must have ended, however the run did.
   await Promise.resolve(opening).catch(() => undefined);
   return finish(ctx, outcome);

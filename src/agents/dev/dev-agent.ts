@@ -1,6 +1,7 @@
 // The Dev agent: edits code in its own worktree with file, search, command and test tools.
 import { z } from 'zod';
 import { defineAgent } from '../define-agent.js';
+import { builtinSettings } from '../roles/builtin.js';
 import { Lessons } from '../lessons.js';
 
 export const DevOutput = z.object({
@@ -14,7 +15,6 @@ export const devAgent = defineAgent({
   role: 'dev',
   instructions: 'dev.md',
   promptVars: [],
-  tools: ['read_file', 'write_file', 'edit_file', 'list_dir', 'search', 'run_command', 'run_tests', 'git_status', 'git_diff'],
   output: DevOutput,
-  maxTurns: 30,
+  ...builtinSettings('dev'),
 });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { Edge, Join, TaskId, RetryPolicy } from '../../core/acm/contracts.js';
 import { defineAgent } from '../define-agent.js';
+import { builtinSettings } from '../roles/builtin.js';
 
 export const PlanDraft = z.object({
   id: z.string().min(1).describe('plan id, e.g. plan-A'),
@@ -34,7 +35,6 @@ export const pmAgent = defineAgent({
   role: 'pm',
   instructions: 'pm.md',
   promptVars: ['capabilities'],
-  tools: ['read_file', 'list_dir', 'search'],
   output: PmOutput,
-  maxTurns: 12,
+  ...builtinSettings('pm'),
 });

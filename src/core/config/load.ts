@@ -34,7 +34,7 @@ export interface IgnoredRepoKeys {
  * runs at once. Everything else (model, endpoints, sandbox, hosts, prices, budget, test command, and any
  * key added later, such as MCP servers) needs the user's trust: an allowlist, so a new key is gated by default.
  */
-export const UNTRUSTED_REPO_KEYS: ReadonlySet<string> = new Set(['protectedPaths', 'maxIterations', 'parallel', 'commandTimeoutS', 'maxTokensPerCall', 'memoryLessons']);
+export const UNTRUSTED_REPO_KEYS: ReadonlySet<string> = new Set(['protectedPaths', 'maxIterations', 'parallel', 'commandTimeoutS', 'maxTokensPerCall', 'memoryLessons', 'approvePlan']);
 
 /** One line saying which keys were ignored and how to apply them. */
 export function describeIgnored(ig: IgnoredRepoKeys): string {

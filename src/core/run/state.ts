@@ -118,6 +118,27 @@ export interface RunState {
   goalAmendments: string[];
   /** The grade `acia eval` appended after the run, if any. */
   evalGrade: EventDataOf<'EVAL_GRADED'> | null;
+  /** Messages humans sent the PM or a task, in order, with whether an agent got them yet. */
+  messages: RunMessage[];
+  /** Spend per role (a task's role, or pm/dev/qa), from the LLM_CALL entries that name one. */
+  roleSpend: Map<string, RoleSpend>;
+  /** Task attempts started so far (TASK_STARTED entries). */
+  taskStarts: number;
+  /** The roles the session runs with, as ROLES_LOADED recorded them. */
+  roles: EventDataOf<'ROLES_LOADED'> | null;
+}
+
+export interface RunMessage extends Omit<EventDataOf<'MESSAGE_RECEIVED'>, 'refused'> {
+  seq: number;
+  refused: string | null;
+  delivered: EventDataOf<'MESSAGE_DELIVERED'> | null;
+}
+
+export interface RoleSpend {
+  costUsd: number;
+  costKnown: boolean;
+  tokens: number;
+  calls: number;
 }
 
 export function emptyRunState(): RunState {
@@ -156,6 +177,10 @@ export function emptyRunState(): RunState {
     admitPolicy: null,
     goalAmendments: [],
     evalGrade: null,
+    messages: [],
+    roleSpend: new Map(),
+    taskStarts: 0,
+    roles: null,
   };
 }
 
@@ -180,4 +205,9 @@ export function finishedReason(state: RunState): string | null {
 /** A fixes_exhausted escalation answered with guidance or retry asks for one more fix iteration. */
 export function wantsAnotherIteration(esc: PendingEscalation): boolean {
   return esc.reason === 'fixes_exhausted' && (esc.answer?.action === 'guidance' || esc.answer?.action === 'retry');
+}
+
+/** Messages to `to` (a task id or `pm`) that no agent has received yet. */
+export function pendingMessages(state: RunState, to: string): RunMessage[] {
+  return state.messages.filter((m) => m.to === to && m.refused === null && m.delivered === null);
 }
