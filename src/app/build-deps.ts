@@ -29,11 +29,12 @@ import { validatePlanSet } from '../core/acm/validate-plan.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
-import type { Escalator, TeamDeps, TeamEvent } from '../team/deps.js';
+import type { Escalator, ModelDeps, TeamDeps, TeamEvent } from '../team/deps.js';
 import { readVersion } from './version.js';
 import type { TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
+import { describeIgnoredRoles, findRoles } from './role-catalog.js';
 
 export interface BuildDepsOptions {
   repo: string;
@@ -118,13 +119,31 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
   const { runnerFor, mode } = await chooseRunner(o);
   const mcp = mcpHub(o, mode);
   const base = staticDeps(o.config, o.warn);
+  const found = findRoles(o.repo, o.env);
+  if (found.ignored.length > 0) o.warn(describeIgnoredRoles(found.ignored));
+  // A role's own model: a client per model spec, made when the run's roles are loaded.
+  const others = new Map<string, Promise<ModelDeps>>();
+  const forSpec = (spec: string): Promise<ModelDeps> => {
+    let made = others.get(spec);
+    if (!made) {
+      made = createLlmClient(spec, clientEnv, {
+        cwd: o.repo,
+        ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
+        ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
+      }).then((c) => ({ ...base.model, client: c.client, id: c.model, spec }));
+      others.set(spec, made);
+    }
+    return made;
+  };
   return {
     config: o.config,
+    roles: found.catalog,
     model: {
       ...base.model,
       client,
       id: model,
       spec: o.config.model,
+      forSpec,
       endpoint: o.anthropic
         ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
         : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
