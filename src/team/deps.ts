@@ -3,7 +3,7 @@
 import type { EnvironmentFacts } from '../core/tools/test-command.js';
 import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
-import type { CapabilityMap, StreamChunk } from '../core/acm/contracts.js';
+import type { CapabilityMap, Plan, StreamChunk } from '../core/acm/contracts.js';
 import type { LedgerEntry } from '../core/ledger/entry.js';
 import type { RunState } from '../core/run/state.js';
 import type { Clock, IdSource } from '../core/acm/ids.js';
@@ -31,6 +31,10 @@ export interface EscalationQuestion {
   message: string;
   lastFailure: string | undefined;
   options: HumanAction[];
+  /** A plan approval: the plan the PM chose, which `edit` starts from. */
+  plan?: Plan;
+  /** Why the last answer to this question was refused (an invalid edit): shown before asking again. */
+  problem?: string;
 }
 export interface HumanAnswer {
   action: HumanAction;

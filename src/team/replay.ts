@@ -16,6 +16,7 @@ import type { GovernanceDeps, ModelDeps, RuntimeDeps, StoreDeps, TeamDeps, ToolD
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { rerunRecorded } from './team.js';
 import { ReplayMailbox } from './mailbox.js';
+import type { RoleDef, SkillDef } from '../agents/roles/role-file.js';
 
 export interface EntrySummary {
   seq: number;
@@ -93,6 +94,17 @@ export async function replayRun(
   const catalogs: McpCatalog[] = [];
   for (const { catalogRef } of dataOf(recorded, 'MCP_TOOLS')) catalogs.push(McpCatalog.parse(JSON.parse((await getBlob(catalogRef)).toString('utf8'))));
   const mcpNames = catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)));
+  // The roles as the run recorded them (built-ins too: a later ACIA's prompts are not the run's), and the
+  // model id each role's requests carried.
+  const rolesLoaded = firstOf(recorded, 'ROLES_LOADED')?.data;
+  const readDef = async (ref: string): Promise<unknown> => JSON.parse((await getBlob(ref)).toString('utf8'));
+  const roles = rolesLoaded
+    ? {
+        roles: await Promise.all(rolesLoaded.roles.map(async (r) => ({ def: (await readDef(r.ref)) as RoleDef, source: r.source }))),
+        skills: await Promise.all(rolesLoaded.skills.map(async (s) => ({ def: (await readDef(s.ref)) as SkillDef, source: s.source }))),
+      }
+    : undefined;
+  const roleModelIds = new Map((rolesLoaded?.roles ?? []).flatMap((r) => (r.model ? [[r.model.spec, r.model.id] as const] : [])));
   const deps: TeamDeps = {
     config: {
       ...base.config,
@@ -101,19 +113,23 @@ export async function replayRun(
       maxIterations: started.settings.maxIterations,
       budget: started.settings.budget,
       ...(started.settings.memoryLessons === undefined ? {} : { memoryLessons: started.settings.memoryLessons }),
+      roleModels: started.settings.roleModels ?? {},
+      approvePlan: started.settings.approvePlan ?? false,
     },
+    ...(roles ? { roles } : {}),
     model: {
       ...base.model,
       id: sentModel ?? modelIdOf(started.model),
       spec: started.model,
       client: new ReplayLlm(recorded, getBlob),
+      forSpec: (spec, id) => Promise.resolve({ ...base.model, client: new ReplayLlm(recorded, getBlob), spec, id: id ?? roleModelIds.get(spec) ?? modelIdOf(spec) }),
     },
     tools: {
       runnerFor: base.tools.runnerFor,
       fs: base.tools.fs,
       builtin: base.tools.builtin,
       toSpec: base.tools.toSpec,
-      call: replayCallTool(recorded, new Set([...base.tools.builtin.map((t) => t.name), ...mcpNames]), getBlob),
+      call: replayCallTool(recorded, new Set([...base.tools.builtin.map((t) => t.name), ...mcpNames, 'load_skill']), getBlob),
       // No live MCP server during a replay: the recorded catalogs.
       ...(catalogs.length > 0 ? { mcp: new RecordedMcp(catalogs) } : {}),
     },

@@ -98,7 +98,15 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     baseBranch: facts.branch,
     runBranch: ctx.workspace.runBranch,
     model: deps.model.spec,
-    settings: { parallel: deps.config.parallel, maxIterations: deps.config.maxIterations, sandbox: deps.config.sandbox, budget: deps.config.budget, memoryLessons: deps.config.memoryLessons },
+    settings: {
+      parallel: deps.config.parallel,
+      maxIterations: deps.config.maxIterations,
+      sandbox: deps.config.sandbox,
+      budget: deps.config.budget,
+      memoryLessons: deps.config.memoryLessons,
+      ...(Object.keys(deps.config.roleModels).length > 0 ? { roleModels: deps.config.roleModels } : {}),
+      ...(deps.config.approvePlan ? { approvePlan: true } : {}),
+    },
     aciaVersion: deps.runtime.aciaVersion,
     acmVersion: ACM_VERSION,
     ...(exec ? { exec } : {}),
@@ -296,7 +304,8 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
     await opening;
-    if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
+    if (planned.kind === 'awaiting_human' || planned.kind === 'aborted') outcome = planned;
+    else if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
     else {
       outcome = await execute(ctx);
