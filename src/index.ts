@@ -61,6 +61,11 @@ export { applyEntry, foldRun, REDUCERS } from './core/run/reducer.js';
 export { emptyRunState, finishedReason, openEscalation, type PendingEscalation, type RunState, type TaskState, type TaskStatus } from './core/run/state.js';
 export { planView, type PlanView, type TaskView } from './core/run/views.js';
 export { replayRun, type ReplayReport } from './team/replay.js';
+// Cancelling a run (`acia cancel`): locally wherever it runs on this machine, or a fleet run through its database.
+export { cancelRun, type CancelRunOptions, type CancelRunResult } from './app/cancel-run.js';
+export { fileCancelWatch, type CancelRequest, type CancelWatch, type CancelWatcher } from './team/cancel.js';
+export { cancelFleetRun, type FleetCancelResult } from './fleet/cancel.js';
+export { openFleetClient, type FleetClient } from './fleet/fleet-db.js';
 export { buildDeps, preflightModel, type BuildDepsOptions } from './app/build-deps.js';
 export { describeEntry } from './app/describe.js';
 export { exitCodeFor, EXIT } from './app/exit-codes.js';

@@ -30,6 +30,7 @@ import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
 import type { Escalator, ModelDeps, TeamDeps, TeamEvent } from '../team/deps.js';
+import { fileCancelWatch } from '../team/cancel.js';
 import { readVersion } from './version.js';
 import type { TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
@@ -177,6 +178,8 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       ...base.runtime,
       clock: systemClock,
       ids: randomIds,
+      // `acia cancel` from another process: the request file beside the run's ledger.
+      cancelWatch: fileCancelWatch(),
       ...(o.onEvent ? { onEvent: o.onEvent } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
     },

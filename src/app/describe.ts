@@ -57,6 +57,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
   TASK_FAILED: (d) => `${d.taskId} failed (${d.errorKind}): ${d.message}`,
   TASK_SKIPPED: (d) => `${d.taskId} skipped: ${d.reason}`,
   LEDGER_RECOVERED: (d) => `ledger recovered: truncated ${d.truncatedBytes} bytes (${d.reason})`,
+  CANCEL_REQUESTED: (d) => `cancel requested by ${d.by} (${d.via}) at ${d.requestedAt}${d.wasRunning ? '; stopping at the next safe point' : ''}`,
   RUN_COMPLETED: (d) => `run ${d.reason}: ${d.message}`,
   EVAL_GRADED: (d) => `eval ${d.instanceId}: ${d.resolved ? 'RESOLVED' : 'not resolved'}${d.error ? ` (${d.error})` : ''}`,
 };

@@ -7,6 +7,8 @@ export const EXIT = {
   USAGE: 2,
   AWAITING_HUMAN: 3,
   BUDGET_EXHAUSTED: 4,
+  /** The run was cancelled (`acia cancel`) and stopped at a safe point; it does not go on. */
+  CANCELLED: 5,
   INTERRUPTED: 130,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

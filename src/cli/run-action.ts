@@ -201,6 +201,8 @@ export function exitCodeForReason(reason: TerminalReason): number {
       return EXIT.BUDGET_EXHAUSTED;
     case 'aborted':
       return EXIT.INTERRUPTED;
+    case 'cancelled':
+      return EXIT.CANCELLED;
   }
 }
 
@@ -311,6 +313,7 @@ export function nextLines(r: Pick<RunResult, 'runId' | 'reason' | 'runBranch' | 
   }
   if (r.resumeCommand !== undefined) return [`  next     ${resume()}`];
   if (r.reason === 'aborted') return ['  (aborted for good: this run cannot be resumed)'];
+  if (r.reason === 'cancelled') return ['  (cancelled: this run does not go on and cannot be resumed)'];
   if (r.reason === 'succeeded' && planOut !== undefined) return [`  next     ${planOut === null ? 'acia plan ... --out plan.json, then acia exec plan.json' : shellLine(['acia', 'exec', planOut, ...flags])}`];
   if (r.reason === 'succeeded') return [`  next     ${gitC} diff HEAD...${r.runBranch}   then   ${gitC} merge ${r.runBranch}`];
   return [];

@@ -22,7 +22,7 @@ export async function runCli(argv: string[], version: string): Promise<number> {
   program.addHelpText(
     'after',
     '\nExit codes: 0 succeeded, 1 task failed, 2 usage or configuration error,\n' +
-      '            3 awaiting a human, 4 budget exhausted, 130 interrupted.\n\n' +
+      '            3 awaiting a human, 4 budget exhausted, 5 cancelled, 130 interrupted.\n\n' +
       'Examples:\n' +
       '  acia demo                                   a whole run offline, no API key\n' +
       '  acia run "add a --json flag to export"      in the current repository\n' +

@@ -49,6 +49,9 @@ ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_seq integer;
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_hash text;
 -- When the worker now holding the run took it (acia fleet status shows leases).
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS leased_at timestamptz;
+-- acia cancel --db: who asked the run to stop, and when (the worker that runs or closes it records them).
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS cancel_requested_at timestamptz;
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS cancel_requested_by text;
 `;
 
 export interface Fleet {

@@ -14,6 +14,7 @@ import type { Fleet } from './fleet-db.js';
 import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
+import type { FleetCancelWatch } from './cancel.js';
 
 export interface JobDeps {
   deps: TeamDeps;
@@ -24,12 +25,15 @@ export interface JobDeps {
 export async function jobDeps(
   fleet: Fleet,
   git: Git,
-  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy },
+  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy; cancels?: FleetCancelWatch },
 ): Promise<JobDeps> {
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless allowed).
   const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings) }).config;
   const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
   deps.runtime.ids = { runId: () => asRunId(o.runId) };
+  // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
+  if (o.cancels) deps.runtime.cancelWatch = o.cancels.watcher;
+  else delete deps.runtime.cancelWatch;
   deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
   // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
   delete deps.store.writeBundle;

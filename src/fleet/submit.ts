@@ -78,6 +78,7 @@ export async function submitRun(fleet: FleetClient, o: Omit<RunJob, 'runId'> & {
 export async function answerRun(fleet: FleetClient, runId: string, answer: string | undefined): Promise<void> {
   const row = (await fleet.db.query<RunRowForJob & { status: string }>('SELECT run_id, goal, repo_url, base, job, status FROM acia_runs WHERE run_id = $1', [runId])).rows[0];
   if (!row) throw new AciaError('RUN_NOT_FOUND', `no fleet run ${runId} that you submitted`, { hint: 'a fleet run belongs to the database role that submitted it; list yours with `acia runs --db ...`' });
+  if (row.status === 'cancelled') throw new AciaError('RUN_FINISHED', `fleet run ${runId} was cancelled; it cannot be resumed`, { hint: `see it with \`acia show ${runId} --db\`` });
   // With no answer: a run that stopped on an error (its remote refused a push, the database stayed away)
   // goes on from its ledger once the cause is fixed, as `acia resume` continues a local one.
   if (answer === undefined && row.status !== 'error') throw new AciaError('USAGE', `fleet run ${runId} is ${row.status}; only a run that stopped on an error resumes without --answer`);

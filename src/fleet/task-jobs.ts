@@ -23,6 +23,7 @@ import { checkoutJob } from './repo-cache.js';
 import { announceTaskJob } from './wakeup.js';
 import type { RunJob } from './submit.js';
 import type { WorkerPolicy } from './worker-policy.js';
+import type { FleetCancelWatch } from './cancel.js';
 
 /** How often the orchestrator looks at a task job it waits for. */
 const POLL_MS = 100;
@@ -58,6 +59,8 @@ interface WorkerContext {
   leaseSeconds: number;
   /** This worker's policy over what submitters ask (worker-policy.ts). */
   policy: WorkerPolicy;
+  /** The worker's watch for `acia cancel --db` over the runs it holds. */
+  cancels?: FleetCancelWatch;
 }
 
 /** The orchestrator's side: TeamDeps.dispatchTask for a run this worker holds at `epoch`. */
@@ -80,7 +83,14 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
         if (sent === null && attempt === 0) throw new AciaError('INTERNAL', `task ${taskId}: the task queue refused the job`);
       });
       await announceTaskJob(fleet);
-      const end = await waitForTaskJob(fleet, job.runId, epoch, id, w);
+      const end = await waitForTaskJob(fleet, job.runId, epoch, id, w, ctx.deps.runtime.signal);
+      if (end.kind === 'stopped') {
+        // The run is stopping (cancelled): the job is withdrawn and its hand-out fenced, so nothing its
+        // worker still writes lands after the run's end.
+        await fleet.boss.cancel(TASK_QUEUE, id).catch(() => undefined);
+        await takeLease(fleet.db, job.runId, taskId, w.name);
+        throw new AciaError('ABORTED', `task ${taskId}: the run is stopping`);
+      }
       if (end.kind === 'lost') {
         await fleet.boss.cancel(TASK_QUEUE, id).catch(() => undefined);
         lost = end.why;
@@ -108,9 +118,9 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
   };
 }
 
-type JobEnd = { kind: 'finished'; output: TaskJobOutput } | { kind: 'lost'; why: string };
+type JobEnd = { kind: 'finished'; output: TaskJobOutput } | { kind: 'lost'; why: string } | { kind: 'stopped' };
 
-async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: string, w: WorkerContext): Promise<JobEnd> {
+async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: string, w: WorkerContext, signal: AbortSignal | undefined): Promise<JobEnd> {
   const sent = Date.now();
   let checked = sent;
   let warned = false;
@@ -123,6 +133,7 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
   let downSince: number | null = null;
   for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS));
+    if (signal?.aborted) return { kind: 'stopped' };
     try {
       const job = (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id)) ?? (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id, { includeArchive: true }));
       upSince ??= Date.now();
@@ -170,7 +181,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
     await checkFence(fleet.db, job.runId, fence, false);
     const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: w.policy });
-    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy });
+    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}) });
     const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
     return { kind: 'outcome', outcome };

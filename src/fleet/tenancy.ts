@@ -45,7 +45,7 @@ DO $$ BEGIN
   IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${SUBMITTER_ROLE}') THEN
     GRANT SELECT ON acia_runs, acia_ledger, acia_blobs, acia_workers TO ${SUBMITTER_ROLE};
     GRANT INSERT (run_id, goal, repo_url, base, status, job, submitter_label, requested_at) ON acia_runs TO ${SUBMITTER_ROLE};
-    GRANT UPDATE (status, message, requested_at, answer, updated_at) ON acia_runs TO ${SUBMITTER_ROLE};
+    GRANT UPDATE (status, message, requested_at, answer, updated_at, cancel_requested_at, cancel_requested_by) ON acia_runs TO ${SUBMITTER_ROLE};
   END IF;
 END $$;
 `;

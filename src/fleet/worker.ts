@@ -26,6 +26,7 @@ import type { RunJob } from './submit.js';
 import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
 import { startDispatcher } from './dispatch.js';
 import { admitJob, type WorkerPolicy } from './worker-policy.js';
+import { cancelRequestOf, closeFleetRun, FleetCancelWatch } from './cancel.js';
 
 export interface WorkerOptions {
   /** Runs this worker orchestrates at once. */
@@ -39,6 +40,8 @@ export interface WorkerOptions {
   log: (line: string) => void;
   /** The worker's own policy over submitted runs (its config's `fleetWorker`). */
   policy: WorkerPolicy;
+  /** Watches the rows of the runs this worker holds for `acia cancel --db` (startWorker makes one). */
+  cancels?: FleetCancelWatch;
 }
 
 export interface RunningWorker {
@@ -66,6 +69,8 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   // The runs this worker is running now, by id: the orphan check requeues any other run marked as held here.
   const holding = new Set<string>();
   const orphans = startOrphanCheck(fleet, name, holding, o.log);
+  const cancels = o.cancels ?? new FleetCancelWatch(fleet.db);
+  o = { ...o, cancels };
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
@@ -108,7 +113,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
     taskIds.push(
       await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<TaskJob>[]) => {
         if (!job) return;
-        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy }));
+        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, cancels }));
         // The orchestrator waits for this output: recorded here, waiting out a database that is away, since
         // pg-boss's own record of it is not awaited (a lost one would leave the task active for a day).
         await retryTransient(() => fleet.boss.complete(TASK_QUEUE, job.id, output), { toleranceMs: 10 * 60_000 }).catch(() => undefined);
@@ -133,6 +138,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       await dispatcher.stop();
       await Promise.allSettled([...tasksInHand]);
       orphans.stop();
+      cancels.stop();
       await heartbeat.stop();
     },
   };
@@ -163,6 +169,13 @@ async function stillToRun(fleet: Fleet, job: RunJob): Promise<boolean> {
  * Returns null when the run was taken over by another worker meanwhile (this one was fenced out).
  */
 export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { name: string }): Promise<RunResult | null> {
+  // A run cancelled while nobody ran it is closed, not run: no policy, clone or setting is needed for that.
+  const cancel = await cancelRequestOf(fleet.db, job.runId);
+  if (cancel !== null) {
+    const status = await closeFleetRun(fleet.db, job.runId, await takeLease(fleet.db, job.runId, '', o.name), cancel, join(o.cacheDir, 'runs', job.runId));
+    o.log(`${job.runId}: ${status} (cancel requested by ${cancel.by})`);
+    return null;
+  }
   // Before the lease, the clone or any setting takes effect: a run this worker's policy refuses ends
   // here, once (no retry would change the answer), with the reason in its row for its submitter.
   try {
@@ -176,13 +189,25 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   const git = new Git(systemClock);
   // The fencing token: from here on, whoever took the run before this worker can no longer write to it.
   const epoch = await takeLease(fleet.db, job.runId, '', o.name);
-  await setRunStatus(fleet.db, job.runId, { status: 'running', worker: o.name }, epoch);
   const dir = join(o.cacheDir, 'runs', job.runId);
+  // Running only if nobody cancelled it meanwhile (the submitter's cancel and this update lock the same row).
+  const took = await retryTransient(() =>
+    fleet.db.query(
+      `UPDATE acia_runs SET status = 'running', worker = $2, updated_at = now()
+       WHERE run_id = $1 AND cancel_requested_at IS NULL AND (SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = '') = $3`,
+      [job.runId, o.name, epoch],
+    ),
+  );
+  if (took.rowCount === 0) {
+    const late = await cancelRequestOf(fleet.db, job.runId);
+    if (late !== null) o.log(`${job.runId}: ${await closeFleetRun(fleet.db, job.runId, epoch, late, dir)} (cancel requested by ${late.by})`);
+    return null;
+  }
   try {
     const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: o.policy });
-    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy });
+    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy, ...(o.cancels ? { cancels: o.cancels } : {}) });
     const { deps } = run;
-    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy }, () => run) };
+    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, ...(o.cancels ? { cancels: o.cancels } : {}) }, () => run) };
     // The head is anchored in the database too (beside the local anchor), where `acia verify --db` finds it.
     const localAnchor = deps.store.anchor;
     if (localAnchor) {

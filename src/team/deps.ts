@@ -23,6 +23,7 @@ import type { RunContext } from './run-context.js';
 import type { TaskOutcome } from './task-common.js';
 import type { Mailbox } from './mailbox.js';
 import type { RoleCatalog } from './roles.js';
+import type { CancelWatcher } from './cancel.js';
 
 export interface EscalationQuestion {
   runId: string;
@@ -128,6 +129,11 @@ export interface RuntimeDeps {
   ids: IdSource;
   sleep?: (ms: number) => Promise<void>;
   signal?: AbortSignal;
+  /**
+   * Watches for a request to cancel the run (`acia cancel`) while a session runs it: the CLI's watches
+   * the request file beside the ledger, a fleet worker's the run's row. Absent (replay): never cancelled.
+   */
+  cancelWatch?: CancelWatcher;
   onEvent?: (event: TeamEvent) => void;
   aciaVersion: string;
   /** Where a session's messages from humans come from (default: the run's inbox, polled); replay passes the recorded ones. */

@@ -13,11 +13,13 @@ import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
 import { amendFromMessages } from './plan-amend.js';
+import type { CancelRequest } from './cancel.js';
 
 export type ExecOutcome =
   | { kind: 'done' }
   | { kind: 'awaiting_human'; escalationSeq: number }
   | { kind: 'aborted'; message: string }
+  | { kind: 'cancelled'; request: CancelRequest }
   | { kind: 'budget_exhausted'; message: string };
 
 export const OPTIONS: Record<EscalationReason, HumanAction[]> = {
@@ -43,6 +45,13 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
   const failure: { fatal: Error | null } = { fatal: null };
 
   for (;;) {
+    // A request to cancel is the safe point's first question: the tasks in flight were aborted with it
+    // (their failures are its echo, not the run's outcome).
+    const cancelled = ctx.cancel?.request() ?? null;
+    if (cancelled !== null) {
+      await Promise.allSettled(running.values());
+      return { kind: 'cancelled', request: cancelled };
+    }
     if (failure.fatal !== null && running.size === 0) throw failure.fatal;
     if (ctx.state.abortRequested) {
       await Promise.allSettled(running.values());

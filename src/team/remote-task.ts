@@ -44,6 +44,7 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     if (deps.tools.mcp) await deps.tools.mcp.open(ctx.workspace.runWorktree);
     return await runDevTask(ctx, o.taskId);
   } finally {
+    ctx.cancel?.stop();
     await deps.tools.mcp?.close();
     await ledger.close();
   }

@@ -39,7 +39,7 @@ export interface ReplayReport {
 /** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
 // EVAL_GRADED is the eval harness's grade, appended after the run: no decision of the team to replay.
 // MESSAGE_RECEIVED is a human's input, taken in whenever it came: a replay delivers it where it was delivered.
-const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED', 'MESSAGE_RECEIVED']);
+const SESSION_TYPES = new Set(['RUN_RESUMED', 'LEDGER_RECOVERED', 'RUN_COMPLETED', 'EVAL_GRADED', 'MESSAGE_RECEIVED', 'CANCEL_REQUESTED']);
 
 /** What a replay takes from outside: the static parts of a run's deps; the rest is served from the recording. */
 export interface ReplayBase {

@@ -12,6 +12,7 @@ import type { RunWorkspace } from './workspace.js';
 import type { Lazy } from './lazy.js';
 import type { Mailbox } from './mailbox.js';
 import type { RunRole, RunRoles } from './roles.js';
+import type { CancelWatch } from './cancel.js';
 
 export interface RunContext {
   deps: TeamDeps;
@@ -38,6 +39,8 @@ export interface RunContext {
   roles: RunRoles;
   /** `acia plan` stops after planning; `acia exec` brings its own plan set. */
   mode: { planOnly: boolean; planSet: PlanSet | null; rebindContext: boolean };
+  /** The session's watch for `acia cancel` (its signal is part of `deps.runtime.signal`); absent in replay. */
+  cancel?: CancelWatch;
 }
 
 /** The model-visible part of a request: what its hash and stored blob cover. */

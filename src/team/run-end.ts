@@ -8,6 +8,7 @@ import { applyLessons } from './lessons.js';
 import { judgeRun, outcomeMessage } from './outcome.js';
 import type { RunContext } from './run-context.js';
 import { openEscalation } from './run-state.js';
+import { cancelledMessage } from './cancel.js';
 
 export interface RunResult {
   runId: string;
@@ -41,6 +42,7 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
     // The run worktree may not exist when the run failed early; the result says so with nulls.
   }
   const { reason, message } = terminal(ctx, outcome, headCommit);
+  if (outcome.kind === 'cancelled' && ctx.state.cancelRequested === null) await ctx.rec.record('human', 'CANCEL_REQUESTED', { ...outcome.request, wasRunning: true });
   try {
     await applyLessons(ctx, reason);
   } catch (e) {
@@ -59,6 +61,8 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
       durationMs: ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs,
     });
   } finally {
+    // The request took effect (or the run ended first): the watch stops, and drops the request.
+    ctx.cancel?.stop();
     // Even when the ledger can no longer be written (a full disk), release its lock and file handle.
     await ctx.deps.tools.mcp?.close();
     await ctx.rec.ledger.close();
@@ -150,6 +154,8 @@ function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): 
     }
     case 'aborted':
       return { reason: 'aborted', message: outcome.message };
+    case 'cancelled':
+      return { reason: 'cancelled', message: cancelledMessage(outcome.request, true) };
     case 'budget_exhausted':
       return { reason: 'budget_exhausted', message: outcome.message };
     case 'error':

@@ -181,6 +181,8 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
       hint: `see it with \`acia show ${runId}\`, or start a new run with \`acia run "<task>"\``,
     });
   }
+  // Cancelled, and the session that recorded it died before its end: the end is all that is left to write.
+  if (state.cancelRequested !== null && state.completed === null) return finish(ctx, { kind: 'cancelled', request: state.cancelRequested });
   if (hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
     // `acia clean` removed its branch: going on would rebuild it from the base and lose the recorded work.
     await ledger.close();
@@ -268,7 +270,15 @@ function layoutFor(deps: TeamDeps, repo: string): (worktree: string) => void {
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
 export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
   const listener = deps.runtime.onEvent;
+  // A request to cancel aborts the session's model calls and commands like Ctrl-C does; the executor
+  // then tells the two apart by the watch's request.
+  const cancel = deps.runtime.cancelWatch?.(runDir, runId);
+  if (cancel) {
+    const signal = deps.runtime.signal ? AbortSignal.any([deps.runtime.signal, cancel.signal]) : cancel.signal;
+    deps = { ...deps, runtime: { ...deps.runtime, signal } };
+  }
   return {
+    ...(cancel ? { cancel } : {}),
     deps,
     repo,
     runId,
@@ -312,7 +322,9 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
       if (outcome.kind === 'done' && judgeRun(ctx.state, await ctx.workspace.runHead()).needsFinalTestRun) await runFinalTests(ctx);
     }
   } catch (e) {
-    if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
+    const cancelled = ctx.cancel?.request() ?? null;
+    if (cancelled !== null && ctx.deps.runtime.signal?.aborted) outcome = { kind: 'cancelled', request: cancelled };
+    else if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }

@@ -2,7 +2,7 @@
 // gracefully on SIGTERM: it finishes the run in hand, takes no new one, and leaves marked as stopped.
 import { describe, expect, it } from 'vitest';
 import { acia, tempDir } from './helpers.js';
-import { zeroLatencyScript } from './cli-helpers.js';
+import { expectCleanError, zeroLatencyScript } from './cli-helpers.js';
 import { useFleet, type FleetHarness, fleetAvailable, type Turn } from './fleet-harness.js';
 
 let fleet: FleetHarness;
@@ -66,6 +66,49 @@ describe.skipIf(!fleetAvailable())('fleet operations', () => {
     // run) before getting to the job that test is about.
     await fleet.db.query("DELETE FROM pgboss.job WHERE data->>'runId' = $1", [second]);
   }, 180_000);
+
+  it('acia cancel --db: a running run stops at its next safe point (its task job withdrawn), a queued one never starts, a waiting one is closed', async () => {
+    const remote = fleet.remote('ops-cancel');
+    const stuck = (turns: Turn[]) => {
+      zeroLatency(turns);
+      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 600_000;
+    };
+    const waiting = fleet.submit('escalate', remote, zeroLatency).runId;
+    fleet.startWorker('ops-c', { concurrency: 1 });
+    await fleet.until('a run to wait for a human', async () => (await fleet.runRow(waiting))?.status === 'awaiting_human', 60_000);
+    const running = fleet.submit('happy', remote, stuck).runId;
+    await fleet.until('t1 to start', () => fleet.taskStarted(running), 60_000);
+    // Queued behind the stuck run on the worker's only run slot: cancelled before any worker begins it.
+    const queued = fleet.submit('happy', remote, zeroLatency).runId;
+    const never = acia(['cancel', queued, '--db', fleet.url]);
+    expect(never.code, never.stderr).toBe(0);
+    expect(never.stdout).toContain(`cancelled ${queued} before it started`);
+
+    const stop = acia(['cancel', running, '--db', fleet.url, '--timeout', '60'], { env: { ACIA_DATABASE_URL: fleet.url } });
+    expect(stop.code, stop.stdout + stop.stderr + fleet.log.slice(-2000)).toBe(0);
+    expect(stop.stdout).toContain(`cancelled ${running}: it stopped at its next safe point`);
+    const closed = acia(['cancel', waiting, '--db'], { env: { ACIA_DATABASE_URL: fleet.url } });
+    expect(closed.code, closed.stdout + closed.stderr).toBe(0);
+    expect(closed.stdout).toContain(`cancelled ${waiting}`);
+
+    for (const [runId, wasRunning] of [[running, true], [waiting, false]] as const) {
+      const rows = await fleet.rows(runId);
+      expect(rows.at(-2), runId).toMatchObject({ type: 'CANCEL_REQUESTED', data: { via: 'fleet', wasRunning } });
+      expect(rows.at(-1), runId).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'cancelled' } });
+      expect((await fleet.runRow(runId))?.status).toBe('cancelled');
+      expect(acia(['verify', runId, '--db', fleet.url]).code, runId).toBe(0);
+      expectCleanError(acia(['resume', runId, '--db', fleet.url]), 2, /was cancelled; it cannot be resumed/);
+    }
+    // The aborted Dev agent merged nothing, and its task job is no longer waiting for anyone.
+    expect((await fleet.rows(running)).some((r) => r.type === 'MERGE' || r.type === 'TASK_COMPLETED')).toBe(false);
+    const tasks = await fleet.db.query<{ state: string }>("SELECT state FROM pgboss.job WHERE name = 'acia-tasks' AND data->>'runId' = $1", [running]);
+    expect(tasks.rows.map((r) => r.state)).not.toContain('active');
+    // The queued run's job reaches the worker once its slot is free, and is dropped: it never starts.
+    await fleet.until('the cancelled run’s job to be dropped', () => fleet.logs.get('ops-c')!.includes(`${queued}: ended, or held by a live worker`), 30_000);
+    expect((await fleet.rows(queued)).length).toBe(0);
+    expect((await fleet.runRow(queued))?.status).toBe('cancelled');
+    expectCleanError(acia(['cancel', queued, '--db', fleet.url]), 2, /is already cancelled/);
+  }, 120_000);
 
   it('a job re-delivered for a run another live worker holds (its job expired under a long run) is dropped, not run twice', async () => {
     const db = fleet.db;

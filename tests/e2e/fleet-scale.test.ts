@@ -176,6 +176,7 @@ describe.skipIf(!fleetAvailable())('the fleet at scale: 3 workers, 12 runs', () 
       // Reading, answering, waiving and exporting another's run are refused as if it did not exist.
       expectCleanError(acia(['show', happy, '--db', as('mallory')]), 2, /not found/);
       expectCleanError(acia(['resume', waiting, '--answer', 'approve', '--db', as('mallory')]), 2, /no fleet run .* that you submitted/);
+      expectCleanError(acia(['cancel', waiting, '--db', as('mallory')]), 2, /no fleet run .* that you submitted/);
       expectCleanError(acia(['export', happy, '--db', as('alice'), '--repo', sampleRepo('tenancy-export')]), 2, /not found/);
       expect((JSON.parse(acia(['verify', '--db', as('mallory'), '--json']).stdout) as { runs: unknown[] }).runs).toEqual([]);
       // And in SQL, with the same URL: row-level security, and no rights on the queue, leases or budgets.
@@ -183,6 +184,7 @@ describe.skipIf(!fleetAvailable())('the fleet at scale: 3 workers, 12 runs', () 
       expect((await malloryDb.query('SELECT 1 FROM acia_ledger')).rowCount).toBe(0);
       expect((await malloryDb.query('SELECT 1 FROM acia_blobs')).rowCount).toBe(0);
       expect((await malloryDb.query("UPDATE acia_runs SET status = 'queued', answer = 'approve', requested_at = now() WHERE run_id = $1", [waiting])).rowCount).toBe(0);
+      expect((await malloryDb.query('UPDATE acia_runs SET cancel_requested_at = now() WHERE run_id = $1', [waiting])).rowCount).toBe(0);
       // Nor can she pass a run off as another's, or say who she is herself.
       await expect(malloryDb.query("INSERT INTO acia_runs (run_id, goal, repo_url, base, status, job, submitter) VALUES ('20991231-000000-a11ce0', 'x', $1, 'main', 'queued', '{}', 'alice')", [remote])).rejects.toThrow(/permission denied/);
       await expect(malloryDb.query("UPDATE acia_runs SET submitter = 'alice' WHERE run_id = $1", [unsandboxed])).rejects.toThrow(/permission denied/);

@@ -54,7 +54,7 @@ export function register(program: Command): void {
   )
     .addHelpText(
       'after',
-      '\nThe work happens on branch acia/<runId> in worktrees under .acia/worktrees; your checkout is\nuntouched unless --apply. Exit codes: 0 succeeded, 1 failed, 2 usage, 3 awaiting a human,\n4 budget exhausted, 130 interrupted.\n\nExamples:\n  acia run "add a --json flag to the export command"\n  acia run "fix the flaky date test" --parallel 1 --max-cost-usd 2\n  acia run "rename Foo to Bar" --model scripted:script.json --sandbox off',
+      '\nThe work happens on branch acia/<runId> in worktrees under .acia/worktrees; your checkout is\nuntouched unless --apply. Exit codes: 0 succeeded, 1 failed, 2 usage, 3 awaiting a human,\n4 budget exhausted, 5 cancelled, 130 interrupted.\n\nExamples:\n  acia run "add a --json flag to the export command"\n  acia run "fix the flaky date test" --parallel 1 --max-cost-usd 2\n  acia run "rename Foo to Bar" --model scripted:script.json --sandbox off',
     )
     .action(async (task: string, flags: RunFlags) => {
       const { runCommand } = await import('../run-action.js');

@@ -21,6 +21,8 @@ export const TERMINAL_REASONS = [
   'budget_exhausted',
   'aborted',
   'error',
+  /** Someone asked for the run to stop (`acia cancel`); it stopped at its next safe point and does not go on. */
+  'cancelled',
 ] as const;
 export const TerminalReason = z.enum(TERMINAL_REASONS);
 export type TerminalReason = z.infer<typeof TerminalReason>;
@@ -293,6 +295,19 @@ export const EventData = {
     messageIds: z.array(z.string()).optional(),
   }),
   LEDGER_RECOVERED: z.object({ truncatedBytes: z.number(), reason: z.string() }),
+  /**
+   * `acia cancel`: who asked the run to stop, and when. Recorded by the process that stops the run (the one
+   * running it, or the one that closes a run nobody runs), right before RUN_COMPLETED `cancelled`.
+   */
+  CANCEL_REQUESTED: z.object({
+    /** Who asked: the local user and host, or the fleet submitter's database role. */
+    by: z.string(),
+    requestedAt: z.string(),
+    /** Where the request came from: a request file beside a local run's ledger, or the fleet run's row. */
+    via: z.enum(['local', 'fleet']),
+    /** The run's state when the request took effect: running (it stopped at a safe point), or stopped already. */
+    wasRunning: z.boolean(),
+  }),
   RUN_COMPLETED: z.object({
     reason: TerminalReason,
     message: z.string(),

@@ -171,6 +171,9 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
   PLAN_AMENDED: (s, d) => {
     if (d.plan) amendPlan(s, d.plan);
   },
+  CANCEL_REQUESTED: (s, d) => {
+    s.cancelRequested = d;
+  },
   RUN_COMPLETED: (s, d) => {
     s.completed = d;
     // A session that recorded RUN_COMPLETED got past its page write: nothing to finish on resume.

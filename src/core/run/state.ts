@@ -126,6 +126,8 @@ export interface RunState {
   taskStarts: number;
   /** The roles the session runs with, as ROLES_LOADED recorded them. */
   roles: EventDataOf<'ROLES_LOADED'> | null;
+  /** Someone cancelled the run (`acia cancel`): it does not go on. */
+  cancelRequested: EventDataOf<'CANCEL_REQUESTED'> | null;
 }
 
 export interface RunMessage extends Omit<EventDataOf<'MESSAGE_RECEIVED'>, 'refused'> {
@@ -181,6 +183,7 @@ export function emptyRunState(): RunState {
     roleSpend: new Map(),
     taskStarts: 0,
     roles: null,
+    cancelRequested: null,
   };
 }
 
@@ -191,11 +194,12 @@ export function openEscalation(state: RunState): PendingEscalation | null {
 
 /**
  * Why a run cannot go on, or null when `acia resume` may continue it: a run that succeeded, failed
- * its verification with nobody to ask, or that a human aborted is finished for good. Interrupted,
- * budget-stopped, waiting and errored runs can go on.
+ * its verification with nobody to ask, that a human aborted or that someone cancelled is finished for
+ * good. Interrupted, budget-stopped, waiting and errored runs can go on.
  */
 export function finishedReason(state: RunState): string | null {
   if (state.abortRequested) return 'a human aborted it';
+  if (state.cancelRequested !== null || state.completed?.reason === 'cancelled') return 'it was cancelled';
   const reason = state.completed?.reason;
   if (reason === 'succeeded') return 'it succeeded';
   if (reason === 'verification_failed') return 'its verification failed';

@@ -13,8 +13,6 @@ import { LOOKED_FOR, testCommandFor, type DetectedTestCommand, type EnvironmentF
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
 
-export { testCommandFor } from './test-command.js';
-
 export const runTests = defineTool({
   name: 'run_tests',
   description:

@@ -9,7 +9,7 @@ import type { RunSummary } from './run-summary.js';
 
 export const DECISION_TYPES = [
   'PLAN_SELECTED', 'BRANCH_TAKEN', 'POLICY_DECISION', 'REPLAN_TRIGGERED', 'COMPENSATION_APPLIED',
-  'GOAL_AMENDED', 'ESCALATION_REQUESTED', 'HUMAN_RESPONSE', 'CANDIDATES_JUDGED',
+  'GOAL_AMENDED', 'ESCALATION_REQUESTED', 'HUMAN_RESPONSE', 'CANDIDATES_JUDGED', 'CANCEL_REQUESTED',
 ] as const;
 
 export function indexPage(runs: readonly RunSummary[], memoryPages: readonly string[]): string {
@@ -131,6 +131,8 @@ function rationaleOf(e: LedgerEntry): string | null {
       return text(e.data.text);
     case 'POLICY_DECISION':
       return text(e.data.response.reason);
+    case 'CANCEL_REQUESTED':
+      return text(`cancelled by ${e.data.by} at ${e.data.requestedAt} (${e.data.wasRunning ? 'while it ran: it stopped at its next safe point' : 'while nothing ran it'})`);
     default:
       return null;
   }

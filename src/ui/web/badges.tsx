@@ -7,6 +7,7 @@ const STATUS_CLASS: Record<string, string> = {
   awaiting_human: 'wait',
   budget_exhausted: 'warn',
   aborted: 'warn',
+  cancelled: 'warn',
   failed: 'bad',
   verification_failed: 'bad',
   error: 'bad',

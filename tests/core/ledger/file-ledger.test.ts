@@ -123,6 +123,22 @@ describe('openRunLedger', () => {
     await taken.close();
   });
 
+  it('takes over a lock whose pid a later process was given (perhaps another user’s), and keeps one its live writer holds', async () => {
+    const dir = join(tempDir(), 'r8b');
+    const ledger = await openRunLedger(dir, 'r8b', { clock: fixedClock(), create: true });
+    const held = JSON.parse(readFileSync(join(dir, 'lock'), 'utf8')) as { pid: number; procStart?: number };
+    // This process's own start time is recorded where Linux says it: the writer is told apart by it.
+    expect(held.procStart).toEqual(expect.any(Number));
+    await expect(openRunLedger(dir, 'r8b', { clock: fixedClock(), create: false })).rejects.toMatchObject({ code: 'LEDGER_LOCKED' });
+    await ledger.close();
+    const { hostname } = await import('node:os');
+    // A live pid (this very process) that started at another time than the lock's writer did: not its writer.
+    writeFileSync(join(dir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), startedAt: 'then', procStart: (held.procStart ?? 0) + 1 }));
+    const taken = await openRunLedger(dir, 'r8b', { clock: fixedClock(), create: false });
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid, procStart: held.procStart });
+    await taken.close();
+  });
+
   it('fails a write with LEDGER_IO naming the file, keeping what was already durable', async () => {
     const dir = join(tempDir(), 'r9');
     let failWrites = false;
