@@ -11,6 +11,6 @@ export async function sayCommand(runId: string, message: string, f: SayFlags): P
   if (!mode.success) throw new AciaError('USAGE', `--mode expects queue, steer or interrupt, got "${f.mode}"`);
   const r = await sayToRun({ repo: resolve(f.repo), runId, text: message, mode: mode.data, ...(f.task === undefined ? {} : { task: f.task }) });
   if (f.json) process.stdout.write(`${JSON.stringify(r)}\n`);
-  else process.stdout.write(`sent ${r.id} to ${r.to === 'pm' ? 'the PM' : `task ${r.to}`} of ${r.runId} (${r.mode}); it is recorded when the run takes it in (watch it: acia logs ${r.runId} --follow)\n`);
+  else process.stdout.write(`sent ${r.id} to ${r.to === 'pm' ? 'the PM' : `task ${r.to}`} of ${r.runId} (${r.mode}); it is recorded when the run takes it in (see it: acia show ${r.runId})\n`);
   return EXIT.OK;
 }
