@@ -11,7 +11,7 @@ import type { PendingEscalation } from '../core/run/state.js';
 import type { HumanAnswer } from './deps.js';
 import type { RunContext } from './run-context.js';
 import { amendmentCheck, planDiff } from './plan-amend.js';
-import { roleNameOf, roleOf } from './roles.js';
+import { loadRunRoles, roleNameOf, roleOf } from './roles.js';
 
 /** Model calls a task of each kind is estimated at (a Dev session reads, edits and tests; QA runs the tests). */
 const CALLS_PER_TASK: Record<string, number> = { dev: 8, qa: 3 };
@@ -126,11 +126,31 @@ export async function recordDecision(ctx: RunContext, esc: PendingEscalation, d:
   if (d.kind === 'reject') await ctx.rec.record('human', 'GOAL_AMENDED', { by: 'human', delta: `plans rejected at the approval gate: ${d.feedback}` });
 }
 
-/** `switch`, `switch <id>` and `edit <json>` as answer words, beside those every question takes. */
-export function parseApprovalWords(raw: string): HumanAnswer | null {
-  const m = /^(switch|edit)(?:\s+([\s\S]*))?$/i.exec(raw.trim());
-  if (!m) return null;
-  const action = m[1]!.toLowerCase() as 'switch' | 'edit';
+/**
+ * An answer to the gate as typed (`--answer`, MCP, the fleet): approve, abort, `switch [<id>]`,
+ * `edit <plan JSON>`, or any other text: a rejection with that feedback.
+ */
+export function parseApprovalAnswer(raw: string): HumanAnswer {
+  const text = raw.trim();
+  const word = text.toLowerCase();
+  if (word === 'approve' || word === 'abort') return { action: word };
+  const m = /^(switch|edit)(?:\s+([\s\S]*))?$/i.exec(text);
+  if (!m) return { action: 'guidance', text };
   const rest = m[2]?.trim();
-  return { action, ...(rest ? { text: rest } : {}) };
+  return { action: m[1]!.toLowerCase() as 'switch' | 'edit', ...(rest ? { text: rest } : {}) };
+}
+
+/**
+ * `acia resume --answer` (and every front end that answers through it) at the gate: the answer checked
+ * against the plans with the run's recorded roles, before anything is recorded.
+ */
+export async function checkApprovalAnswer(ctx: RunContext, raw: string): Promise<ApprovalDecision> {
+  const planSet = ctx.state.planSet;
+  if (!planSet) throw new AciaError('USAGE', 'the run has no plans to approve');
+  if (ctx.state.roles !== null) await loadRunRoles(ctx);
+  const answer = parseApprovalAnswer(raw);
+  if (answer.action === 'edit' && answer.text === undefined) {
+    throw new AciaError('USAGE', 'edit needs the edited plan: --answer "edit <plan JSON>" (on a terminal, answer edit at the question to use $EDITOR)');
+  }
+  return decide(ctx, planSet, answer);
 }

@@ -114,7 +114,8 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
       continue;
     }
     const planSet = ctx.state.planSet;
-    if (!ctx.deps.config.approvePlan) return admitAndSelect(ctx, planSet, planSet.selection.method, planSet.selection.rationale);
+    // The run's recorded setting, so a resume answers the gate whatever its own flags say.
+    if (ctx.state.started?.settings?.approvePlan !== true) return admitAndSelect(ctx, planSet, planSet.selection.method, planSet.selection.rationale);
     const decided = await approvalGate(ctx, planSet, gate);
     if (decided !== null) return decided;
   }

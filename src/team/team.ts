@@ -23,6 +23,7 @@ import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js'
 import { lazy } from './lazy.js';
 import { LiveMailbox } from './mailbox.js';
 import { builtinRoles, loadRunRoles } from './roles.js';
+import { checkApprovalAnswer, recordDecision, type ApprovalDecision } from './plan-approval.js';
 import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
@@ -189,7 +190,17 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     throw cleanedRun(runId);
   }
   const open = openEscalation(state);
-  const answer = opts.answer === undefined ? null : checkAnswer(runId, open, opts.answer);
+  // The plan approval gate takes its own answers (switch, edit), checked against the plans before anything is recorded.
+  let decision: ApprovalDecision | null = null;
+  if (opts.answer !== undefined && open?.reason === 'plan_approval') {
+    try {
+      decision = await checkApprovalAnswer(ctx, opts.answer);
+    } catch (e) {
+      await ledger.close();
+      throw e;
+    }
+  }
+  const answer = opts.answer === undefined || decision !== null ? null : checkAnswer(runId, open, opts.answer);
   if (answer !== null && open === null) {
     await ledger.close();
     throw new AciaError('USAGE', `run ${runId} is not waiting for an answer; resume it without --answer`);
@@ -198,7 +209,9 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
   // The anchored head moves on: until this session ends the run is unfinished again.
   await saveManifest(ctx, 'running');
-  if (answer !== null && open !== null) {
+  if (decision !== null && open !== null) {
+    await recordDecision(ctx, open, decision, ctx.state.planSet!);
+  } else if (answer !== null && open !== null) {
     await recordAnswer(ctx, open.seq, answer.action, answer.text);
   } else if (raised !== null && open !== null) {
     // Resuming with a higher limit answers the budget stop: the run goes on under the new limits.

@@ -215,3 +215,21 @@ export function wantsAnotherIteration(esc: PendingEscalation): boolean {
 export function pendingMessages(state: RunState, to: string): RunMessage[] {
   return state.messages.filter((m) => m.to === to && m.refused === null && m.delivered === null);
 }
+
+/** A role's spend as readers report it: cost null when a call's model had no price. */
+export interface RoleCost {
+  role: string;
+  costUsd: number | null;
+  tokens: number;
+  calls: number;
+}
+
+/** Spend per role (pm, dev, qa, and any role a plan named), in the order the roles first spent. */
+export function roleCosts(state: Pick<RunState, 'roleSpend'>): RoleCost[] {
+  return [...state.roleSpend].map(([role, r]) => ({ role, costUsd: r.costKnown ? Math.round(r.costUsd * 1e6) / 1e6 : null, tokens: r.tokens, calls: r.calls }));
+}
+
+/** `pm $0.0123 (3 calls), dev $0.2 (12 calls)`: per-role spend in one line. */
+export function roleCostLine(costs: readonly RoleCost[]): string {
+  return costs.map((c) => `${c.role} ${c.costUsd === null ? 'cost unknown' : `$${c.costUsd.toFixed(4)}`} (${c.calls} call${c.calls === 1 ? '' : 's'}, ${c.tokens} tokens)`).join(', ');
+}
