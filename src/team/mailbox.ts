@@ -37,7 +37,9 @@ export function refusalFor(ctx: Pick<RunContext, 'state'>, to: string): string |
   if (ctx.state.completed !== null && ctx.state.completed.reason === 'succeeded') return 'the run has finished';
   if (to === 'pm') return null;
   const task = ctx.state.tasks.get(to);
-  if (!task) return ctx.state.plan ? `the plan has no task ${to}` : `there is no plan yet, so no task ${to}`;
+  // Plans waiting at the approval gate: a task of one of them can be told something before it starts.
+  if (!task && !ctx.state.plan && ctx.state.planSet?.plans.some((p) => p.tasks.some((t) => t.id === to))) return null;
+  if (!task) return ctx.state.plan ? `the plan has no task ${to}` : ctx.state.planSet ? `no proposed plan has a task ${to}` : `there is no plan yet, so no task ${to}`;
   if (TERMINAL.has(task.status)) return `task ${to} is ${task.status}; a message can no longer reach it`;
   return null;
 }
@@ -135,7 +137,13 @@ export class ReplayMailbox implements Mailbox {
         this.deliveries.splice(i, 1);
       } else i++;
     }
-    for (const d of due) await ctx.rec.record(d.caller, 'MESSAGE_DELIVERED', d);
+    for (const d of due) {
+      // The message is taken in where it is delivered (the recording took it in whenever a poll saw it):
+      // so the entries after it keep their recorded seqs, which lessons and reports cite.
+      const m = this.received.get(d.id);
+      if (m && !ctx.state.messages.some((x) => x.id === d.id)) await ctx.rec.record('human', 'MESSAGE_RECEIVED', m);
+      await ctx.rec.record(d.caller, 'MESSAGE_DELIVERED', d);
+    }
     return due;
   }
 
