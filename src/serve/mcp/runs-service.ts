@@ -17,6 +17,9 @@ import { latestResumableRun, resumeRun, startRun, type RunResult } from '../../t
 // The library API's run assembly (what `acia run` uses too); never the CLI's commands.
 import { buildDeps, preflightModel } from '../../app/build-deps.js';
 import { describeEntry } from '../../app/describe.js';
+import { sayToRun, type SayResult } from '../../app/say-run.js';
+import { whoAmI } from '../../app/who-am-i.js';
+import type { MessageMode } from '../../core/contain/message-request.js';
 
 /** Options of acia_run as its arguments arrive (an argument not given may be present as undefined). */
 export interface RunOptions {
@@ -110,6 +113,11 @@ export class RunsService {
     lines.push('', 'ledger:');
     for (const e of entries) lines.push(`  ${String(e.seq).padStart(4)} ${e.actor.padEnd(12)} ${describeEntry(e)}`);
     return lines.join('\n');
+  }
+
+  /** `acia say` for an MCP client: the same checks and the same inbox; the author says it came over MCP. */
+  async say(runId: string, text: string, o: { task?: string | undefined; mode?: MessageMode | undefined }, repoArg: string | undefined): Promise<SayResult> {
+    return sayToRun({ repo: await this.repoOf(repoArg), runId, text, ...(o.task === undefined ? {} : { task: o.task }), ...(o.mode === undefined ? {} : { mode: o.mode }), author: `${whoAmI()} (MCP)` });
   }
 
   async verify(runId: string, repoArg: string | undefined): Promise<RunVerification> {

@@ -1,4 +1,4 @@
-// The team as an MCP server: tools acia_run, acia_status, acia_answer, acia_runs, acia_show,
+// The team as an MCP server: tools acia_run, acia_status, acia_answer, acia_say, acia_runs, acia_show,
 // acia_verify, and resources for run ledgers, plans and wiki pages. Errors are MCP tool errors that
 // carry the CLI's message, error code and exit code.
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -73,6 +73,17 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
         if (args.wait !== true) return ok({ runId: resumed.runId, status: 'running' });
         return ok(resultOf(await resumed.done));
       }),
+  );
+
+  server.registerTool(
+    'acia_say',
+    {
+      title: 'Message a running team',
+      description:
+        'Sends a message to a run: to the PM (which may amend the plan) or, with task, to that task\'s agent. mode queue delivers it at the agent\'s next turn, steer at its next tool boundary, interrupt stops its model call in flight and delivers it now. Recorded in the ledger with its author; a finished run or task is refused.',
+      inputSchema: { runId: z.string(), message: z.string().min(1), task: z.string().optional(), mode: z.enum(['queue', 'steer', 'interrupt']).optional(), repo },
+    },
+    (args) => guarded(async () => ok(await service.say(args.runId, args.message, { task: args.task, mode: args.mode }, args.repo))),
   );
 
   server.registerTool(
