@@ -3,12 +3,13 @@
 // PM plans again from, a switch to the other plan), and `acia say` messages reaching a scripted Dev agent
 // (its request carries them) in each mode; a finished run refuses a message; the replay of a run with a
 // message is identical.
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acia, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { editedScript, expectCleanError, sampleRepo, startAcia } from './cli-helpers.js';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
+import { hasScript, onTty } from './tty-helpers.js';
 
 const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
 const flags = (script: string) => ['--model', `scripted:${script}`, '--test-command', 'node run-tests.js', '--sandbox', 'off'];
@@ -122,5 +123,25 @@ describe('directing the team', () => {
     const replay = acia(['replay', runId, '--repo', repo]);
     expect(replay.code, replay.stdout + replay.stderr).toBe(0);
     expect(replay.stdout).toMatch(/identical/);
+  }, 180_000);
+
+  it.skipIf(!hasScript)('approval gate on a terminal: an edit in $EDITOR that breaks the plan is refused with the reason and asked again; switch runs the other plan', async () => {
+    const repo = sampleRepo('direct-tty');
+    const dir = tempDir('direct-tty-editor');
+    // The "editor" empties the plan's task list: the validator refuses it.
+    const editor = join(dir, 'editor.sh');
+    writeFileSync(editor, `#!/bin/sh\nprintf '%s' '{"id":"plan-A","rationale":"x","tasks":[]}' > "$1"\n`);
+    chmodSync(editor, 0o755);
+    const script = editedScript('plan-b', (turns) => turns.forEach((t) => (t.latencyMs = 0)));
+    const r = await onTty(['run', GOAL, '--repo', repo, '--approve-plan', ...flags(script)], ['edit', 'switch'], { NO_COLOR: '1', EDITOR: editor });
+    expect(r.code, r.transcript).toBe(0);
+    expect(r.prompts).toBe(2);
+    expect(r.transcript).toContain('Approve the plan before the team starts.');
+    expect(r.transcript).toMatch(/That answer was refused: the edited plan is invalid: \$\.tasks/);
+    const runId = onlyRunId(repo);
+    const entries = ledgerOf(repo, runId);
+    expect(entries.filter((e) => e.type === 'HUMAN_RESPONSE').map((e) => e.data)).toEqual([{ escalationSeq: expect.any(Number), action: 'switch', text: 'plan-B' }]);
+    expect(entries.some((e) => e.type === 'PLAN_AMENDED')).toBe(false);
+    expect(entries.find((e) => e.type === 'PLAN_SELECTED')).toMatchObject({ data: { planId: 'plan-B', method: 'human' } });
   }, 180_000);
 });
