@@ -80,3 +80,5 @@ export { gradeInstance, type Grade } from './eval/grade.js';
 export { buildReport, compareEvals, writeOutputs, type EvalReport } from './eval/report.js';
 export { InstanceResult, readResults } from './eval/results.js';
 export { runChaosTrial, summarizeChaos, type ChaosTrial, type ChaosSummary } from './eval/chaos-trials.js';
+// A custom policy decision point (ACM seed 000 §16): pass one as deps.governance.policy; DefaultPolicy is ACIA's.
+export { DefaultPolicy, MAX_TASKS_PER_PLAN, type PolicyDecision, type PolicyEngine, type PolicyHook, type PolicyLimits, type PolicyRequest } from './core/policy/policy.js';

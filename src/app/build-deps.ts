@@ -15,7 +15,7 @@ import { readAnchor, writeAnchor } from '../core/ledger/anchor.js';
 import { verifyRun, type VerifyCode } from '../core/ledger/verify.js';
 import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
-import { DefaultPolicy } from '../core/policy/policy.js';
+import { DefaultPolicy, MAX_TASKS_PER_PLAN } from '../core/policy/policy.js';
 import { createLlmClient } from '../core/llm/model-spec.js';
 import { parseChaosSpec } from '../core/llm/chaos-client.js';
 import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
@@ -26,6 +26,7 @@ import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
 import { findProjectVenv } from '../core/sandbox/python-env.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
+import { commitBundle } from './bundle-commit.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
@@ -166,7 +167,9 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       },
       writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
       writeBundle: async (repo, runId, manifest) => {
-        await buildBundle(repo, runId, undefined, { runManifest: manifest });
+        const { dir } = await buildBundle(repo, runId, undefined, { runManifest: manifest });
+        // Under version control with immutable ids too: refs/acia/bundles/<run> (bundle-commit.ts).
+        await commitBundle(repo, runId, dir, new Date(manifest.updatedAt));
       },
       anchor: {
         write: (runDir, runId, head, status) => Promise.resolve(writeAnchor(o.env, runDir, runId, head, status, systemClock.now())),
@@ -199,11 +202,11 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
       call: callTool,
     },
     governance: {
-      policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: 40 }),
+      policy: new DefaultPolicy({ protectedPaths: config.protectedPaths, maxTasksPerPlan: MAX_TASKS_PER_PLAN }),
       evalGuard: (src: string, scope: Parameters<typeof evaluateGuard>[1]) => evaluateGuard(parseGuard(src), scope),
       capabilityMap: defaultCapabilityMap,
-      validatePlanSet: (planSet: unknown) => {
-        const r = validatePlanSet(planSet, defaultCapabilityMap);
+      validatePlanSet: (planSet: unknown, facts?: Record<string, unknown>) => {
+        const r = validatePlanSet(planSet, defaultCapabilityMap, facts === undefined ? {} : { facts });
         return r.errors.map((p) => ({ path: p.path, message: p.message }));
       },
     },

@@ -13,6 +13,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
   RUN_STARTED: (d) => `run started on ${d.runBranch} from ${short(d.baseCommit, 10)} with ${d.model}`,
   RUN_RESUMED: (d) => `run resumed${d.answer === undefined ? '' : ` with answer "${d.answer}"`}`,
   CONTEXT_BUILT: (d) => `context packet ${short(d.contextRef, 19)}…: ${d.summary}`,
+  CONTEXT_INTERNALIZED: (d) => `internal context: ${d.artifacts.map((a) => a.uri).join(', ')}`,
   PLAN_PROPOSED: (d) => (d.valid ? `plan set proposed (attempt ${d.attempt})` : `invalid plan set (attempt ${d.attempt}): ${d.problems[0]?.message ?? ''}`),
   PLAN_SELECTED: (d) => `chose ${d.planId} (${d.method}): ${d.rationale}`,
   BRANCH_TAKEN: (d) => `guard ${d.from}->${d.to} \`${d.guard}\` is ${String(d.value)}`,

@@ -10,7 +10,8 @@ import { staticDeps } from '../app/build-deps.js';
 import { readEntries, resolveRun } from './runs-action.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readBundleManifest } from '../core/ledger/bundle.js';
+import { bundleLedgerDir, readBundleManifest } from '../core/ledger/bundle.js';
+import { looksLikeSpecBundle } from '../core/ledger/spec-bundle.js';
 import { Config as ConfigSchema } from '../core/config/schema.js';
 
 /** Replay never runs a command; a call here means the replay tried a side effect. */
@@ -28,8 +29,14 @@ export async function replayCommand(dir: string, target: string, json: boolean, 
   if (bundle) {
     // A bundle replays on its own: its ledger and blobs, its recorded Context Packet; no repository needed.
     runId = bundle.runId;
-    runDir = join(resolve(target), 'memory-ledger');
+    runDir = bundleLedgerDir(resolve(target), bundle);
     repo = resolve(target);
+  } else if (existsSync(target) && (await looksLikeSpecBundle(resolve(target)))) {
+    throw new AciaError(
+      'USAGE',
+      `${target} is an ACM replay bundle written by another implementation, not by acia: acia replays a run by running its own executor again over its hash-chained ledger and recorded responses, which this bundle does not have`,
+      { hint: `check its layout, artifacts and entry digests with \`acia verify ${target}\`` },
+    );
   } else {
     ({ repo, runDir } = await resolveRun(dir, runId));
   }

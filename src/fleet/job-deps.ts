@@ -1,7 +1,14 @@
 // The team's dependencies for a fleet job (a whole run, or one task of it): the user's settings from
 // submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
 // to the remote under the same fence.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isRunId } from '../core/contain/run-id.js';
+import { AciaError } from '../core/errors.js';
+import { buildBundle } from '../core/ledger/bundle.js';
 import { connectGuarded, retryTransient } from '../core/ledger/pg-retry.js';
+import { exportRun } from './export.js';
 import { asRunId, systemClock } from '../core/acm/ids.js';
 import { loadConfig } from '../core/config/load.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
@@ -25,7 +32,19 @@ export interface JobDeps {
 export async function jobDeps(
   fleet: Fleet,
   git: Git,
-  o: { runId: string; settings: Record<string, unknown>; checkout: JobCheckout; fence: LedgerFence; worker: string; env: NodeJS.ProcessEnv; log: (line: string) => void; policy: WorkerPolicy; cancels?: FleetCancelWatch },
+  o: {
+    runId: string;
+    settings: Record<string, unknown>;
+    checkout: JobCheckout;
+    fence: LedgerFence;
+    worker: string;
+    env: NodeJS.ProcessEnv;
+    log: (line: string) => void;
+    policy: WorkerPolicy;
+    /** The worker's own directory where the runs it finishes leave their replay bundles (`<cache>/bundles`). */
+    bundlesDir?: string;
+    cancels?: FleetCancelWatch;
+  },
 ): Promise<JobDeps> {
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless allowed).
   const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings) }).config;
@@ -35,8 +54,13 @@ export async function jobDeps(
   if (o.cancels) deps.runtime.cancelWatch = o.cancels.watcher;
   else delete deps.runtime.cancelWatch;
   deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
-  // The bundle is built from a ledger file; here the ledger lives in PostgreSQL (`acia export` writes it out).
-  delete deps.store.writeBundle;
+  // A fleet run's bundle too (ACM v0.5 §5.10: complete before the run is marked finished, here its row in
+  // the database): the ledger lives in PostgreSQL, so it is exported to a private directory and bundled
+  // from there into the worker's own `<cache>/bundles/<run>` (the job's checkout is removed when the job
+  // ends). A failure ends the session in error. `acia bundle <run> --db` builds one anywhere, any time.
+  const bundlesDir = o.bundlesDir;
+  if (bundlesDir === undefined) delete deps.store.writeBundle;
+  else deps.store.writeBundle = (_repo, runId) => writeFleetBundle(fleet, join(bundlesDir, runId), runId, o.env);
   // One budget for the whole run across the fleet: the orchestrator opens it (limits from the run's
   // settings, spent re-derived from its ledger); a task worker reserves against the same rows.
   const budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
@@ -91,3 +115,17 @@ export async function withRunLock<T>(fleet: Fleet, runId: string, fn: () => Prom
 
 /** How long the run's git lock outlives a holder that stopped talking to the database. */
 const LOCK_IDLE_TIMEOUT = '60s';
+
+/** Exports the run from the database and writes its bundle to `out` (a directory of the worker's own). */
+async function writeFleetBundle(fleet: Fleet, out: string, runId: string, env: NodeJS.ProcessEnv): Promise<void> {
+  // The id names the directory: only a checked run id does.
+  if (!isRunId(runId)) throw new AciaError('USAGE', `not a run id: ${String(runId)}`);
+  await mkdir(dirname(out), { recursive: true });
+  const scratch = await mkdtemp(join(tmpdir(), 'acia-fleet-bundle-'));
+  try {
+    await exportRun(fleet.db, runId, scratch, env, { anchor: false });
+    await buildBundle(scratch, runId, out);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}

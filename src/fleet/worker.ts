@@ -205,7 +205,7 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   }
   try {
     const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: o.policy });
-    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy, ...(o.cancels ? { cancels: o.cancels } : {}) });
+    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy, bundlesDir: join(o.cacheDir, 'bundles'), ...(o.cancels ? { cancels: o.cancels } : {}) });
     const { deps } = run;
     deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, ...(o.cancels ? { cancels: o.cancels } : {}) }, () => run) };
     // The head is anchored in the database too (beside the local anchor), where `acia verify --db` finds it.

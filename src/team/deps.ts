@@ -120,7 +120,8 @@ export interface GovernanceDeps {
   evalGuard: GuardEvaluator;
   capabilityMap: CapabilityMap;
   /** Problems with a plan set (schema, references, cycles...), empty when valid. */
-  validatePlanSet: (planSet: unknown) => { path: string; message: string }[];
+  /** `facts`: the run's Context Packet facts; what the plan's expressions read must be among them. */
+  validatePlanSet: (planSet: unknown, facts?: Record<string, unknown>) => { path: string; message: string }[];
 }
 
 /** Time, ids, cancellation and progress: what tests and replay fix to make a run deterministic. */

@@ -1,7 +1,7 @@
 // The executor: a loop over the folded run state. It records what the state implies (branch values,
 // skips, fix tasks, re-plans, escalations), starts ready tasks up to --parallel, and stops when
 // nothing is left to run or a human must answer.
-import type { TaskSpec } from '../core/acm/contracts.js';
+import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason, HumanAction } from '../core/ledger/events.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { failureExcerpt } from '../core/tools/test-failures.js';
@@ -13,6 +13,9 @@ import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
 import { amendFromMessages } from './plan-amend.js';
+import { finishApproval, runApproveTask, runReplanTask } from './task-team.js';
+import { replan } from './replan.js';
+import { completedTwin, reuseResult, twinRunning } from './idempotency.js';
 import type { CancelRequest } from './cancel.js';
 
 export type ExecOutcome =
@@ -110,6 +113,8 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
       for (const id of [...restart, ...sched.ready]) {
         if (running.size >= ctx.deps.config.parallel) break;
         if (running.has(id)) continue;
+        // A task sharing its idemKey with one running now waits for that result instead of redoing the work.
+        if (twinRunning(ctx, id, running.keys())) continue;
         const at = restart.indexOf(id);
         if (at >= 0) restart.splice(at, 1);
         const p = runOne(ctx, id)
@@ -134,19 +139,12 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
 async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
   const t = ctx.state.tasks.get(id)!;
   const cap = t.spec.capability;
+  const twin = completedTwin(ctx, id);
+  if (twin !== null) return reuseResult(ctx, id, twin);
   if (cap.startsWith('dev.')) return ctx.deps.fleet?.dispatchTask ? ctx.deps.fleet?.dispatchTask(ctx, id) : runDevTask(ctx, id);
   if (cap.startsWith('qa.')) return runQaTask(ctx, id);
-  if (cap === 'human.approve') {
-    await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });
-    const q = (t.spec.input as { question?: unknown }).question;
-    return { kind: 'escalate', reason: 'human_approve', message: typeof q === 'string' ? q : `approve task ${id}?` };
-  }
-  if (cap === 'pm.replan') {
-    await ctx.rec.record('team', 'TASK_STARTED', { taskId: id, attempt: t.attempts + 1, capability: cap });
-    const switched = await replan(ctx, `task ${id} asked for a re-plan`);
-    if (!switched) await ctx.rec.record('team', 'TASK_COMPLETED', { taskId: id, attempt: 1, output: { replanned: false }, summary: 'no alternative plan left' });
-    return { kind: 'completed' };
-  }
+  if (cap === 'human.approve') return runApproveTask(ctx, id);
+  if (cap === 'pm.replan') return runReplanTask(ctx, id);
   throw new AciaError('PLAN_INVALID', `no runner for capability ${cap}`);
 }
 
@@ -213,6 +211,10 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
       await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason: 'a human answered skip; the plan goes on past it', cause: 'human' });
       changed = true;
     }
+    if (t.approvalToRecord) {
+      await handleOutcome(ctx, id, await finishApproval(ctx, id));
+      changed = true;
+    }
   }
   if (changed) return true;
   const sched = schedule(ctx.state, plan);
@@ -242,7 +244,12 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
   if (changed) return true;
   for (const id of sched.skip) {
     const cause = sched.skipCauses.get(id) ?? 'upstream';
-    const reason = cause === 'guard' ? 'no incoming edge was taken: the guards on the way here are false' : 'a task before it failed or was skipped';
+    const reason =
+      cause === 'guard'
+        ? 'no incoming edge was taken: the guards on the way here are false'
+        : cause === 'join'
+          ? 'it joins all its branches; some were taken, but guards closed others, so the join cannot be met'
+          : 'a task before it failed or was skipped';
     await ctx.rec.record('team', 'TASK_SKIPPED', { taskId: id, reason, cause });
     changed = true;
   }
@@ -252,6 +259,14 @@ async function reconcile(ctx: RunContext): Promise<boolean> {
     // An escalation after the failure settles it, unless the human asked for another fix iteration.
     if (ctx.state.escalations.some((e) => e.taskId === id && e.seq > t.failedSeq && !wantsAnotherIteration(e))) continue;
     if (failureRouted(ctx.state, plan, id)) continue;
+    // The compensation the task's spec declares for this kind of failure becomes a task of the plan, reached by an error edge.
+    const comp = t.spec.compensation;
+    const kind = t.lastError?.kind;
+    if (comp && (comp.triggerOn as string[]).includes(kind ?? '') && !ctx.state.tasks.has(`${id}-comp`)) {
+      const task: TaskSpec = { id: `${id}-comp`, capability: comp.capability, title: `compensate ${id}`, input: { ...(comp.input ?? {}) }, verification: [], ...(comp.capabilityVersion === undefined ? {} : { capabilityVersion: comp.capabilityVersion }) };
+      await ctx.rec.record('team', 'TASK_ADDED', { task, edges: [{ from: id, to: task.id, onError: kind as ErrorKind }], reason: 'compensation', parent: id, iteration: 0 });
+      return true;
+    }
     if (t.lastVerification && !t.lastVerification.passed && t.spec.capability.startsWith('qa.')) {
       await onVerificationFailed(ctx, id, t);
       return true;
@@ -301,23 +316,4 @@ async function onVerificationFailed(ctx: RunContext, qaId: string, qa: TaskState
   };
   await ctx.rec.record('team', 'TASK_ADDED', { task: fix, edges: [], reason: 'fix', parent: qaId, iteration: k });
   await ctx.rec.record('team', 'TASK_ADDED', { task: reverify, edges: [{ from: fixId, to: reId }], reason: 'reverify', parent: qaId, replaces: qaId, iteration: k });
-}
-
-/** Switches to an unused alternative plan once, resetting the run branch to the base commit. */
-async function replan(ctx: RunContext, cause: string): Promise<boolean> {
-  const set = ctx.state.planSet;
-  const current = ctx.state.plan;
-  if (!set || !current || ctx.state.replans > 0) return false;
-  const next = set.plans.find((p) => p.id !== current.id);
-  if (!next) return false;
-  const base = ctx.state.started!.baseCommit;
-  await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId: current.id, reason: `abandoning ${current.id}: run branch reset`, resetTo: base });
-  await ctx.workspace.resetRun(base);
-  const before = new Set(current.tasks.map((t) => `${t.capability}:${t.id}`));
-  const after = new Set(next.tasks.map((t) => `${t.capability}:${t.id}`));
-  const dropped = [...before].filter((x) => !after.has(x)).length;
-  const added = [...after].filter((x) => !before.has(x)).length;
-  const diff = `${current.id} (${current.tasks.length} tasks, ${current.edges.length} edges) -> ${next.id} (${next.tasks.length} tasks, ${next.edges.length} edges): ${dropped} task(s) dropped, ${added} added; run branch reset to the base commit`;
-  await ctx.rec.record('pm', 'REPLAN_TRIGGERED', { cause, fromPlanId: current.id, toPlanId: next.id, scope: 'whole plan', diff });
-  return true;
 }

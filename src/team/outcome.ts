@@ -37,6 +37,7 @@ export function judgeRun(state: RunState, head: string | null = state.runHead): 
         break;
       case 'skipped':
         if (t.skipCause === 'human') reasons.push(`task ${id} was skipped by a human`);
+        else if (t.skipCause === 'join') reasons.push(`task ${id} was not run: it joins all of its branches, and guards closed some of them while others were taken (a join 'any' runs it after whichever is taken)`);
         else if (t.skipCause !== 'guard') reasons.push(`task ${id} was skipped because a task before it failed or was skipped`);
         break;
       case 'failed':

@@ -8,7 +8,8 @@ import { pmAmendAgent } from '../agents/pm/pm-amend-agent.js';
 import type { RunState } from '../core/run/state.js';
 import type { RunContext } from './run-context.js';
 import { mcpToolProblems, toPlanSet } from './planning.js';
-import { policyCheck, runTaskAgent } from './task-common.js';
+import { runTaskAgent } from './task-common.js';
+import { policyCheck } from './task-policy.js';
 import { roleProblems } from './roles.js';
 
 export interface Problem {
@@ -58,7 +59,7 @@ export function continuityProblems(state: RunState, current: Plan, next: Plan): 
 /** Every check a plan amendment passes: the plan validator, MCP tools and roles the tasks name, continuity. */
 export function amendmentCheck(ctx: RunContext, current: Plan, next: Plan): Problem[] {
   const set: PlanSet = { goalId: next.goalId, contextRef: next.contextRef, plans: [next], selection: { method: 'human', chosenPlanId: next.id, rationale: 'amended' } };
-  return [...ctx.deps.governance.validatePlanSet(set), ...mcpToolProblems(ctx, set), ...roleProblems(ctx, set), ...continuityProblems(ctx.state, current, next)];
+  return [...ctx.deps.governance.validatePlanSet(set, ctx.facts), ...mcpToolProblems(ctx, set), ...roleProblems(ctx, set), ...continuityProblems(ctx.state, current, next)];
 }
 
 /**

@@ -7,7 +7,8 @@ import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { RunContext } from './run-context.js';
-import { policyCheck, runTaskAgent } from './task-common.js';
+import { runTaskAgent } from './task-common.js';
+import { policyCheck } from './task-policy.js';
 import { roleProblems, rolesForPlanner } from './roles.js';
 import { approvalMessage, decide, recordDecision } from './plan-approval.js';
 import { escalate } from './executor.js';
@@ -81,7 +82,7 @@ function recordedPacketRef(ctx: RunContext): string | null {
   return ctx.state.packetRef;
 }
 
-export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string): PlanSet {
+export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabilityMapVersion: string, promptDigest?: string): PlanSet {
   return {
     goalId: goal.id,
     contextRef: contextRef,
@@ -94,6 +95,7 @@ export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabil
       edges: p.edges,
       joins: p.joins,
       rationale: p.rationale,
+      ...(promptDigest === undefined ? {} : { promptDigest }),
     })),
     selection: { method: 'llm', chosenPlanId: out.chosenPlanId, rationale: out.selectionRationale },
   };
@@ -193,12 +195,15 @@ async function proposePlans(ctx: RunContext, contextJson: string, feedback: stri
     taskId: 'plan',
     root: ctx.workspace.runWorktree,
     waitForWorkspace: true,
+    internalize: true,
     promptValues: { capabilities },
     task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${memoryNotice(contextJson)}${renderInstructions(ctx.instructions)}${feedback === null ? '' : `\n\nThe human rejected the plans you proposed before, with this feedback; plan again:\n${feedback}`}`,
     check: async (out) => {
       attempt++;
-      const planSet = toPlanSet(out, goal, contextRef, capVersion);
-      const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet), ...roleProblems(ctx, planSet)];
+      // Each plan names the prompt that produced it (the PM's latest request): rationale and prompt digest (F9).
+      const promptDigest = lastPmPrompt(ctx);
+      const planSet = toPlanSet(out, goal, contextRef, capVersion, promptDigest);
+      const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet), ...roleProblems(ctx, planSet)];
       await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
       if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
@@ -258,10 +263,27 @@ export async function adoptPlan(ctx: RunContext, saved: PlanSet): Promise<PlanOu
     contextRef,
     plans: saved.plans.map((p) => ({ ...p, goalId: goal.id, contextRef })),
   };
-  const problems = [...ctx.deps.governance.validatePlanSet(planSet), ...mcpToolProblems(ctx, planSet)];
+  const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet), ...inputRefProblems(planSet)];
   await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
   if (problems.length > 0) return { kind: 'failed', message: `the saved plan is invalid: ${problems[0]!.path}: ${problems[0]!.message}` };
   return admitAndSelect(ctx, planSet, 'human', `executed from a saved plan${stale === undefined ? '' : ` (re-bound from ${stale})`}: ${planSet.selection.rationale}`);
+}
+
+/** The prompt (request digest) of the PM's latest model call: the one whose answer is the plan set being checked. */
+function lastPmPrompt(ctx: RunContext): string | undefined {
+  const entries = ctx.rec.ledger.entries();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.type === 'LLM_CALL' && e.actor === 'pm') return e.data.requestHash;
+  }
+  return undefined;
+}
+
+/** A task whose input is only a reference (the spec's `inputRef`) cannot run: acia does not read it. */
+function inputRefProblems(planSet: PlanSet): { path: string; message: string }[] {
+  return planSet.plans.flatMap((plan, p) =>
+    plan.tasks.flatMap((task, t) => (task.inputRef === undefined ? [] : [{ path: `$.plans[${p}].tasks[${t}].inputRef`, message: `acia does not read inputRef '${task.inputRef}': give the task's input in the plan` }])),
+  );
 }
 
 /** The run's MCP tools as the PM sees them in its capability list: what a dev or qa task may be told to use. */

@@ -203,13 +203,26 @@ function byActor(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
   return m;
 }
 
-/** Results of calls that ran concurrently land in completion order: compare them in call order. */
+/**
+ * Results of calls that ran concurrently land in completion order: compare them in call order. A planner
+ * read's CONTEXT_INTERNALIZED is appended right after its TOOL_RESULT and moves with it.
+ */
 function sortConcurrentResults(list: LedgerEntry[]): void {
   const useId = (e: LedgerEntry) => (e.type === 'TOOL_RESULT' ? e.data.toolUseId : '');
+  const follows = (e: LedgerEntry | undefined, id: string) => e?.type === 'CONTEXT_INTERNALIZED' && e.data.artifacts[0]?.toolUseId === id;
   for (let i = 0; i < list.length; ) {
+    const groups: LedgerEntry[][] = [];
     let j = i;
-    while (j < list.length && list[j]!.type === 'TOOL_RESULT') j++;
-    if (j - i > 1) list.splice(i, j - i, ...list.slice(i, j).sort((a, b) => (useId(a) < useId(b) ? -1 : useId(a) > useId(b) ? 1 : 0)));
+    while (j < list.length && list[j]!.type === 'TOOL_RESULT') {
+      const group = [list[j]!];
+      if (follows(list[j + 1], useId(list[j]!))) group.push(list[j + 1]!);
+      groups.push(group);
+      j += group.length;
+    }
+    if (groups.length > 1) {
+      groups.sort((a, b) => (useId(a[0]!) < useId(b[0]!) ? -1 : useId(a[0]!) > useId(b[0]!) ? 1 : 0));
+      list.splice(i, j - i, ...groups.flat());
+    }
     i = Math.max(j, i + 1);
   }
 }

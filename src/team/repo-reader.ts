@@ -55,6 +55,17 @@ export function gitReader(git: Git, repo: string, commit: string, objects?: GitB
     readText: async (path, maxBytes) => (await readTexts([path], maxBytes)).get(path) ?? null,
     readTexts,
     head: () => Promise.resolve(commit),
+    committedAt: async () => {
+      // The committer line's epoch, from the commit object (over the batch pipe when there is one).
+      const text = objects
+        ? await objects
+            .read(commit)
+            .then((o) => (o?.type === 'commit' ? o.content.toString('utf8') : ''))
+            .catch(() => '')
+        : (await git.run(repo, ['cat-file', 'commit', commit]).catch(() => ({ stdout: '' }))).stdout;
+      const epoch = /^committer .* (\d+) [+-]\d{4}$/m.exec(text)?.[1];
+      return epoch === undefined ? null : new Date(Number(epoch) * 1000).toISOString();
+    },
   };
 }
 

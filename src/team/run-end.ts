@@ -52,17 +52,29 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
     // Memory is a convenience for the next run; failing to update it never fails this one.
     process.emitWarning(`lessons not written to memory: ${errorMessage(e)}`);
   }
+  let { reason: endReason, message: endMessage } = { reason, message };
   try {
-    await ctx.rec.record('team', 'RUN_COMPLETED', {
-      reason,
-      message,
-      runBranch: ctx.workspace.runBranch,
-      headCommit,
-      filesChanged,
-      costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
-      tokens: ctx.state.tokens,
-      durationMs: ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs,
-    });
+    const completed = (r: TerminalReason, m: string) =>
+      ctx.rec.record('team', 'RUN_COMPLETED', {
+        reason: r,
+        message: m,
+        runBranch: ctx.workspace.runBranch,
+        headCommit,
+        filesChanged,
+        costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
+        tokens: ctx.state.tokens,
+        durationMs: ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs,
+      });
+    await completed(reason, message);
+    // The bundle is complete before the run is marked finished (ACM v0.5 §5.10). One that cannot be written
+    // is no warning: the session ends in error, recorded after the verdict, and `acia resume` (or
+    // `acia bundle`) builds it again; the verdict itself stays in the ledger.
+    const failed = await writeBundle(ctx, manifestOf(ctx, reason));
+    if (failed !== null) {
+      endReason = 'error';
+      endMessage = `the run ended ${reason} (${message}), but its replay bundle could not be written: ${failed}; \`acia resume ${ctx.runId}\` writes it and finishes the run`;
+      await completed(endReason, endMessage);
+    }
   } finally {
     // The request took effect (or the run ended first): the watch stops, and drops the request.
     ctx.cancel?.stop();
@@ -71,29 +83,28 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }
-  const manifest = manifestOf(ctx, reason);
-  await writeBundle(ctx, manifest);
-  await saveManifest(ctx, reason);
+  await saveManifest(ctx, endReason);
   try {
     await ctx.deps.store.renderWiki(ctx.repo);
   } catch (e) {
     process.emitWarning(`wiki not rendered: ${errorMessage(e)}`);
   }
-  const result = resultOf(ctx, reason, message);
+  const result = resultOf(ctx, endReason, endMessage);
+  if (endReason !== reason) return { ...result, errorCode: 'LEDGER_IO' };
   return outcome.kind === 'error' && outcome.code !== undefined ? { ...result, errorCode: outcome.code } : result;
 }
 
 /**
- * The replay bundle, complete before the manifest marks the session's end (ACM 000 §17). A bundle that
- * cannot be written is reported, not fatal: the ledger it is built from is already safe, and
- * `acia bundle` can build it again.
+ * The replay bundle, complete before the manifest marks the session's end (ACM 000 §17). Returns why it
+ * could not be written, or null: the caller ends the session in error rather than calling it finished.
  */
-export async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<void> {
-  if (!ctx.deps.store.writeBundle) return;
+export async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<string | null> {
+  if (!ctx.deps.store.writeBundle) return null;
   try {
     await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest);
+    return null;
   } catch (e) {
-    process.emitWarning(`replay bundle not written: ${errorMessage(e)}`);
+    return errorMessage(e);
   }
 }
 

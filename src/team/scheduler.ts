@@ -125,7 +125,10 @@ export function schedule(state: RunState, plan: Plan): Schedule {
     const markSkip = (): void => {
       skip.push(id);
       const causes = states.filter(({ s }) => s === 'not_taken').map(({ e }) => notTakenCause(state, e));
-      skipCauses.set(id, causes.length > 0 && causes.every((c) => c === 'guard') ? 'guard' : 'upstream');
+      const byGuards = causes.length > 0 && causes.every((c) => c === 'guard');
+      // Some branch did reach it: an `all` join whose other branches guards closed is no guard skip.
+      const reached = normal.some(({ s }) => s === 'taken');
+      skipCauses.set(id, byGuards && reached ? 'join' : byGuards ? 'guard' : 'upstream');
     };
     if (join?.mode === 'any') {
       const fromWaited = normal.filter(({ e }) => join.waitFor.includes(e.from));
@@ -148,7 +151,13 @@ export function schedule(state: RunState, plan: Plan): Schedule {
  */
 export function guardScope(state: RunState, facts: Record<string, unknown>, from?: string): GuardScope {
   const tasks: Record<string, unknown> = {};
-  for (const [id, t] of state.tasks) if (t.output) tasks[id] = t.output;
+  for (const [id, t] of state.tasks) {
+    // A task a replacement answers for (a re-verification, a merge task) reads as its replacement's output
+    // over its own: `$t2.passed` after t2 failed and t2-r1 passed is true.
+    const eff = effectiveSource(state, id);
+    const output = eff && eff !== t && eff.output ? { ...(t.output ?? {}), ...eff.output } : t.output;
+    if (output) tasks[id] = output;
+  }
   return { tasks, context: { facts }, policy: policyFor(state, from) };
 }
 

@@ -5,7 +5,6 @@ import { relative } from 'node:path';
 import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason } from '../core/ledger/events.js';
-import type { PolicyHook, PolicyRequest } from '../core/policy/policy.js';
 import type { ToolContext, ToolResult } from '../core/tools/types.js';
 import { errorMessage, isAciaError } from '../core/errors.js';
 import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';
@@ -16,7 +15,7 @@ import { roleNameOf, roleOf, skillsNotice, skillTool, type RunRole } from './rol
 import { BudgetExceededError } from './budget.js';
 import { modelHooks } from './run-context.js';
 import { makeToolbox } from './toolbox.js';
-import { routesError } from './scheduler.js';
+import { attemptsAllowed, fatal, preCheck } from './task-policy.js';
 import { renderInstructions } from '../agents/pm/context-packet.js';
 import type { RunContext } from './run-context.js';
 import { syncAddedDependencies } from './dependency-sync.js';
@@ -28,7 +27,9 @@ export type TaskOutcome =
   | { kind: 'verification_failed'; message: string }
   | { kind: 'escalate'; reason: EscalationReason; message: string; lastFailure?: string };
 
-export function toolContext(ctx: RunContext, root: string): ToolContext {
+/** `taskId`: the task the tools act for, whose last allow may have limited how long its commands run. */
+export function toolContext(ctx: RunContext, root: string, taskId?: string): ToolContext {
+  const limitMs = taskId === undefined ? undefined : ctx.state.tasks.get(taskId)?.limits?.timeoutMs;
   const runner = ctx.deps.tools.runnerFor(root);
   const viewRoot = runner.pathInside?.(root);
   return {
@@ -38,7 +39,7 @@ export function toolContext(ctx: RunContext, root: string): ToolContext {
     ...(viewRoot === undefined || viewRoot === root ? {} : { viewRoot }),
     ...(ctx.testCommand === null ? {} : { testCommand: ctx.testCommand }),
     ...(ctx.deps.config.setup === undefined ? {} : { setupCommand: ctx.deps.config.setup }),
-    commandTimeoutS: ctx.deps.config.commandTimeoutS,
+    commandTimeoutS: limitMs === undefined ? ctx.deps.config.commandTimeoutS : Math.max(1, Math.min(ctx.deps.config.commandTimeoutS, Math.floor(limitMs / 1000))),
     ...toolSignal(ctx),
     ...(ctx.deps.config.budget.maxMinutes === undefined ? {} : { deadlineMs: ctx.sessionStartMs + ctx.deps.config.budget.maxMinutes * 60_000 }),
   };
@@ -111,48 +112,17 @@ export function taskMessage(ctx: RunContext, spec: TaskSpec, extra: string[]): s
   return lines.join('\n') + renderInstructions(ctx.instructions);
 }
 
-export async function policyCheck(
-  ctx: RunContext,
-  hook: PolicyHook,
-  spec: TaskSpec | null,
-  filesChanged?: string[],
-): Promise<{ allow: boolean; reason?: string }> {
-  const plan = ctx.state.plan;
-  const request: PolicyRequest = {
-    action: hook,
-    ...(spec ? { task: { id: spec.id, capability: spec.capability, input: spec.input, ...(spec.idemKey ? { idemKey: spec.idemKey } : {}) } } : {}),
-    goal: { id: ctx.state.started?.goal.id ?? ctx.runId },
-    plan: {
-      id: plan?.id ?? '',
-      contextRef: plan?.contextRef ?? ctx.state.contextRef ?? '',
-      capabilityMapVersion: plan?.capabilityMapVersion ?? '',
-      taskCount: plan?.tasks.length ?? 0,
-    },
-    run: { engine: 'acia', runId: ctx.runId },
-    metrics: { costUsd: ctx.state.costUsd, elapsedSec: Math.round((ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 1000) },
-    ...(filesChanged ? { filesChanged } : {}),
-  };
-  const response = await ctx.deps.governance.policy.evaluate(request);
-  await ctx.rec.record('policy', 'POLICY_DECISION', {
-    hook,
-    ...(spec ? { taskId: spec.id } : {}),
-    request,
-    response: { allow: response.allow, ...(response.reason === undefined ? {} : { reason: response.reason }) },
-  });
-  return response;
-}
-
 /**
  * Starts one attempt of a task: its worktree (reset to `checkpoint` when given), TASK_STARTED, and
- * the `task.pre` policy hook. Returns the worktree, or the escalation when policy denies the task
- * and no human has overridden it.
+ * the `task.pre` policy hook. Returns the worktree, and how the task ends instead when policy denies it
+ * (and no human has overridden that) or its environment cannot run it.
  */
 export async function startAttempt(
   ctx: RunContext,
   spec: TaskSpec,
   attempt: number,
   checkpoint: string | null,
-): Promise<{ wt: TaskWorktree; denied: (TaskOutcome & { kind: 'escalate' }) | null; setupNote: string | null }> {
+): Promise<{ wt: TaskWorktree; denied: TaskOutcome | null; setupNote: string | null }> {
   const taskId = spec.id;
   const wt = await ctx.workspace.prepareTask(taskId, checkpoint);
   await ctx.rec.record('team', 'TASK_STARTED', {
@@ -165,18 +135,16 @@ export async function startAttempt(
     ...(ctx.deps.fleet?.workerName === undefined ? {} : { worker: ctx.deps.fleet?.workerName }),
     ...(ctx.roles.recorded ? { role: roleStamp(ctx, spec) } : {}),
   });
-  const pre = await policyCheck(ctx, 'task.pre', spec);
-  if (!pre.allow && !ctx.state.tasks.get(taskId)?.policyOverride) {
-    return { wt, denied: { kind: 'escalate', reason: 'policy_denied', message: `policy denied ${taskId}: ${pre.reason ?? 'no reason given'}` }, setupNote: null };
-  }
+  const denied = await preCheck(ctx, spec, attempt);
+  if (denied) return { wt, denied, setupNote: null };
   const setup = await runSetupCommand(ctx, spec, attempt, wt);
   // Dependencies the run's branch added (package.json, lockfile) installed in this worktree's own tree.
   const deps = setup.kind === 'broken' ? setup : await syncAddedDependencies(ctx, spec, attempt, wt);
   for (const step of [setup, deps]) {
     if (step.kind !== 'broken') continue;
-    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: step.message });
     const advice = step.advice ?? 'fix the setup command or the installed dependencies';
-    return { wt, denied: { kind: 'escalate', reason: 'environment_broken', message: `${step.message} — the environment, not the code: ${advice}; then answer retry`, lastFailure: step.output }, setupNote: null };
+    const human = `${step.message} — the environment, not the code: ${advice}; then answer retry`;
+    return { wt, denied: await fatal(ctx, taskId, attempt, step.message, 'environment_broken', human, step.output), setupNote: null };
   }
   const notes = [setup, deps].flatMap((s) => (s.kind === 'failed' ? [s.note] : []));
   return { wt, denied: null, setupNote: notes.length > 0 ? notes.join('\n\n') : null };
@@ -197,7 +165,7 @@ export async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: 
   const toolUseId = `${step?.id ?? 'setup'}-${spec.id}-${attempt}`;
   await ctx.rec.record('team', 'TOOL_CALL', { taskId: spec.id, toolUseId, name: tool.name, input: { command } });
   const started = ctx.rec.now();
-  let result = await ctx.deps.tools.call(tool, {}, { ...toolContext(ctx, wt.path), setupCommand: command });
+  let result = await ctx.deps.tools.call(tool, {}, { ...toolContext(ctx, wt.path, spec.id), setupCommand: command });
   // Its outputs (dist/, a generated file the repository does not ignore) are no change of the task's.
   if (result.ok && ctx.workspace.keepOutOfCheckpoints) {
     const kept = await ctx.workspace.keepOutOfCheckpoints(wt);
@@ -223,18 +191,6 @@ export async function runSetupCommand(ctx: RunContext, spec: TaskSpec, attempt: 
   return { kind: 'failed', note: `${step === null ? `The setup command (${command})` : `\`${command}\``} failed in your worktree before you started:\n${result.forModel}` };
 }
 
-/**
- * A change `task.post` denied, already reset: the task fails with COMPENSATION_REQUIRED. When the plan
- * routes that failure along a compensation edge the executor follows it; only without one is a human asked.
- */
-export async function compensationRequired(ctx: RunContext, taskId: string, attempt: number, reason: string | undefined): Promise<TaskOutcome> {
-  const message = `policy denied the change: ${reason ?? 'no reason given'}`;
-  await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'COMPENSATION_REQUIRED', message });
-  const plan = ctx.state.plan;
-  if (plan && routesError(ctx.state, plan, taskId, 'COMPENSATION_REQUIRED')) return { kind: 'failed', errorKind: 'COMPENSATION_REQUIRED', message };
-  return { kind: 'escalate', reason: 'policy_denied', message: `policy denied the changes of ${taskId}: ${reason ?? 'no reason given'}` };
-}
-
 /** The `lessons` member for a TASK_COMPLETED or TASK_FAILED entry, when the agent proposed any. */
 export function lessonsOf(result: { lessons?: string[] | undefined } | null): { lessons?: string[] } {
   return result?.lessons && result.lessons.length > 0 ? { lessons: result.lessons } : {};
@@ -243,6 +199,8 @@ export function lessonsOf(result: { lessons?: string[] | undefined } | null): { 
 /** Backoff for a retry; jitter is derived from the run, task and attempt so replays wait the same. */
 export function retryDelayMs(ctx: RunContext, spec: TaskSpec, attempt: number): number {
   const r = spec.retry;
+  // The spec's backoffSeconds: the wait before each retry in turn, the last repeating.
+  if (r?.delaysMs) return r.delaysMs[Math.min(attempt, r.delaysMs.length) - 1] ?? 0;
   const base = r?.baseMs ?? 500;
   const raw = r?.backoff === 'fixed' ? base : base * 2 ** Math.max(0, attempt - 1);
   if (r?.jitter === false) return raw;
@@ -250,8 +208,14 @@ export function retryDelayMs(ctx: RunContext, spec: TaskSpec, attempt: number): 
   return Math.round(raw * (0.5 + (h % 1000) / 2000));
 }
 
-export function maxAttempts(spec: TaskSpec): number {
-  return spec.retry?.attempts ?? 2;
+/**
+ * The attempts a task may make after a failure of `kind`: its retry policy (2 without one), capped by the
+ * retries its last allow granted; 1 when the policy's `retryOn` does not name the kind.
+ */
+export function maxAttempts(ctx: RunContext, spec: TaskSpec, kind: ErrorKind): number {
+  const retryOn = spec.retry?.retryOn;
+  if (retryOn !== undefined && !retryOn.includes(kind)) return 1;
+  return attemptsAllowed(ctx, spec, spec.retry?.attempts ?? 2);
 }
 
 export function sleep(ctx: RunContext, ms: number): Promise<void> {
@@ -281,6 +245,8 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
   waitForWorkspace?: boolean;
   onResult?: (call: ToolCall, result: ToolResult) => void;
   check?: (result: O) => string[] | Promise<string[]>;
+  /** The agent's reads are recorded as internal context (the planner's). */
+  internalize?: boolean;
 };
 
 /**
@@ -293,7 +259,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
   try {
     // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
     // once the worktree its tools act on exists.
-    const toolCtx = o.waitForWorkspace ? lazy(() => Promise.resolve(ctx.workspaceReady).then(() => toolContext(ctx, o.root))) : Promise.resolve(toolContext(ctx, o.root));
+    const toolCtx = o.waitForWorkspace ? lazy(() => Promise.resolve(ctx.workspaceReady).then(() => toolContext(ctx, o.root))) : Promise.resolve(toolContext(ctx, o.root, o.taskId));
     const role = roleOf(ctx, o.role ?? o.def.role);
     const hooks = modelHooks(ctx, o.actor, o.taskId === 'plan' || o.taskId === 'amend' ? undefined : o.taskId, role);
     return await runAgent({
@@ -312,6 +278,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
         actor: o.actor,
         taskId: o.taskId,
         ...(o.onResult ? { onResult: o.onResult } : {}),
+        ...(o.internalize ? { internalize: true } : {}),
       }),
       maxTurns: role.def.format === 'builtin' ? o.def.maxTurns : (role.def.maxTurns ?? o.def.maxTurns),
       maxTokens: ctx.deps.config.maxTokensPerCall,

@@ -10,8 +10,9 @@ import { filesWithMarkers, mergeTaskId, mergeTaskSpec } from './merge-task.js';
 import type { TaskWorktree } from './workspace.js';
 import { roleNameOf } from './roles.js';
 import type { TaskSpec } from '../core/acm/contracts.js';
-import { AciaError } from '../core/errors.js';
-import { compensationRequired, lessonsOf, maxAttempts, policyCheck, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
+import { AciaError, errorMessage } from '../core/errors.js';
+import { lessonsOf, maxAttempts, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
+import { compensationRequired, fatal, policyCheck } from './task-policy.js';
 
 export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -52,12 +53,11 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
         await ctx.rec.record('team', 'VERIFICATION', { taskId, passed: left.length === 0, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef: await ctx.rec.blob(left.length === 0 ? check : `markers left in: ${left.join(', ')}`), source: 'check' });
         if (left.length > 0) {
           const message = `conflict markers left in ${left.join(', ')}`;
-          if (attempt < maxAttempts(spec)) {
+          if (attempt < maxAttempts(ctx, spec, 'FATAL_ERROR')) {
             await scheduleRetry(ctx, taskId, attempt, message);
             continue;
           }
-          await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message });
-          return { kind: 'escalate', reason: 'merge_conflict', message: `${taskId} could not resolve the merge conflict: ${message}` };
+          return fatal(ctx, taskId, attempt, message, 'merge_conflict', `${taskId} could not resolve the merge conflict: ${message}`);
         }
       }
       const { commit, files } =
@@ -76,7 +76,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
 
       const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
       if (failedCheck !== null) {
-        if (attempt < maxAttempts(spec)) {
+        if (attempt < maxAttempts(ctx, spec, 'FATAL_ERROR')) {
           await scheduleRetry(ctx, taskId, attempt, `verification ${failedCheck} is false`);
           continue;
         }
@@ -94,19 +94,17 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
         return { kind: 'completed' };
       }
       if (merged.conflict) {
-        await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `merge conflict in ${merged.files.join(', ')}` });
-        return { kind: 'escalate', reason: 'merge_conflict', message: `${taskId} conflicts with work already merged, in ${merged.files.join(', ') || 'unknown files'}` };
+        return fatal(ctx, taskId, attempt, `merge conflict in ${merged.files.join(', ')}`, 'merge_conflict', `${taskId} conflicts with work already merged, in ${merged.files.join(', ') || 'unknown files'}`);
       }
       await ctx.rec.record('team', 'TASK_COMPLETED', { taskId, attempt, output, summary: result.summary, ...lessonsOf(result) });
       return { kind: 'completed' };
     }
 
     if (outcome.kind === 'loop_detected') {
-      await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `loop detected: ${outcome.message}` });
-      return { kind: 'escalate', reason: 'loop_detected', message: `${actor} is looping: ${outcome.message}` };
+      return fatal(ctx, taskId, attempt, `loop detected: ${outcome.message}`, 'loop_detected', `${actor} is looping: ${outcome.message}`);
     }
     // protocol_error, max_turns, refused: retry the attempt from the last checkpoint while attempts remain.
-    if (attempt < maxAttempts(spec)) {
+    if (attempt < maxAttempts(ctx, spec, 'RETRYABLE_ERROR')) {
       await scheduleRetry(ctx, taskId, attempt, `${outcome.kind}: ${outcome.message}`);
       continue;
     }
@@ -130,13 +128,16 @@ export async function runChecks(ctx: RunContext, taskId: string, checks: readonl
     // A re-verification answers for the task it replaced: expressions written against that id read this output.
     for (const [id, t] of ctx.state.tasks) if (effectiveSource(ctx.state, id) === ctx.state.tasks.get(taskId) && t !== ctx.state.tasks.get(taskId)) scope.tasks[id] = output;
     let passed: boolean;
+    let cannotRun: string | undefined;
     try {
       passed = ctx.deps.governance.evalGuard(check, scope);
-    } catch {
+    } catch (e) {
+      // Validation refuses such a plan; one that got here anyway says why its check is false.
       passed = false;
+      cannotRun = `the expression cannot be evaluated: ${errorMessage(e)}`;
     }
     const outputRef = await ctx.rec.blob(check);
-    await ctx.rec.record('team', 'VERIFICATION', { taskId, passed, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef, source: 'check' });
+    await ctx.rec.record('team', 'VERIFICATION', { taskId, passed, exitCode: null, command: check, passedCount: null, failedCount: null, outputRef, source: 'check', ...(cannotRun === undefined ? {} : { cannotRun }) });
     if (!passed) return check;
   }
   return null;

@@ -7,7 +7,8 @@ import { LOOKED_FOR } from '../core/tools/test-command.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
-import { compensationRequired, lessonsOf, maxAttempts, policyCheck, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { lessonsOf, maxAttempts, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
+import { compensationRequired, fatal, policyCheck } from './task-policy.js';
 import { runChecks } from './task-dev.js';
 import { roleNameOf } from './roles.js';
 
@@ -20,17 +21,13 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
   if (denied) return denied;
 
   let lastTests: ToolResult | null = null;
-  const tctx = toolContext(ctx, wt.path);
+  const tctx = toolContext(ctx, wt.path, taskId);
   if (ctx.testCommand === null && detectTestCommand(tctx) === null) {
     // Nothing to verify with: a question about the environment for the human, not a failed verification
     // (which would start fix attempts that cannot help).
     const message = `no test command: none configured and none detected (looked for ${LOOKED_FOR})`;
-    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message });
-    return {
-      kind: 'escalate',
-      reason: 'environment_broken',
-      message: `${message} — tell ACIA how this project runs its tests: start the run again with --test-command "<cmd>", or set testCommand in .acia/config.json (\`acia config\` shows what it detects); answer skip to finish without this verification`,
-    };
+    const human = `${message} — tell ACIA how this project runs its tests: start the run again with --test-command "<cmd>", or set testCommand in .acia/config.json (\`acia config\` shows what it detects); answer skip to finish without this verification`;
+    return fatal(ctx, taskId, attempt, message, 'environment_broken', human);
   }
   const extra = [...(setupNote === null ? [] : [setupNote]), ...(task.guidance ? [`Guidance from the human: ${task.guidance}`] : [])];
   const outcome = await runTaskAgent(ctx, {
@@ -45,8 +42,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     },
   });
   if (outcome.kind === 'loop_detected') {
-    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: `loop detected: ${outcome.message}` });
-    return { kind: 'escalate', reason: 'loop_detected', message: `${actor} is looping: ${outcome.message}` };
+    return fatal(ctx, taskId, attempt, `loop detected: ${outcome.message}`, 'loop_detected', `${actor} is looping: ${outcome.message}`);
   }
 
   let source: 'qa_run' | 'team_run' = 'qa_run';
@@ -83,21 +79,22 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     ...(!passed && typeof data.cannotRun === 'string' ? { cannotRun: data.cannotRun } : {}),
   });
 
-  // The same gates as a dev task: policy judges the files QA changed, the task's expressions must hold.
-  if (commit) {
-    const post = await policyCheck(ctx, 'task.post', spec, files);
-    if (!post.allow && !task.policyOverride) {
+  // The same gates as a dev task: policy judges the task's result (also when QA changed no file: the
+  // verdict itself is the result), the task's expressions must hold.
+  const post = await policyCheck(ctx, 'task.post', spec, files);
+  if (!post.allow && !task.policyOverride) {
+    if (commit) {
       await ctx.workspace.prepareTask(taskId, wt.baseCommit);
       await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
-      return compensationRequired(ctx, taskId, attempt, post.reason);
     }
+    return compensationRequired(ctx, taskId, attempt, post.reason);
   }
   const output: Record<string, unknown> = { passed, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null };
   if (passed) {
     const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
     if (failedCheck !== null) {
       const message = `verification ${failedCheck} is false`;
-      if (attempt < maxAttempts(spec)) {
+      if (attempt < maxAttempts(ctx, spec, 'FATAL_ERROR')) {
         await ctx.rec.record('team', 'RETRY_SCHEDULED', { taskId, attempt: attempt + 1, delayMs: 0, reason: message });
         return runQaTask(ctx, taskId, attempt + 1);
       }
@@ -108,7 +105,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
   if (commit) {
     const merged = await ctx.workspace.merge(taskId);
     await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
-    if (merged.conflict) return { kind: 'escalate', reason: 'merge_conflict', message: `tests written by ${taskId} conflict with merged work` };
+    if (merged.conflict) return fatal(ctx, taskId, attempt, `merge conflict in ${merged.files.join(', ')}`, 'merge_conflict', `tests written by ${taskId} conflict with merged work`);
   }
   const summary = claim?.summary ?? `no QA report (${outcome.kind}); verdict from the team's own test run`;
   if (passed) {
@@ -118,14 +115,9 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
   if (typeof data.cannotRun === 'string') {
     // A broken environment is no code bug: a fix task could only burn an iteration on it. Ask the human now.
     const why = `the test command could not run: ${data.cannotRun}`;
-    await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: why });
     const advice = typeof data.advice === 'string' ? data.advice : "install the project's dependencies in your checkout (npm install, pip install into .venv), or set testCommand / setup in .acia/config.json";
-    return {
-      kind: 'escalate',
-      reason: 'environment_broken',
-      message: `${why} — the environment, not the code ($ ${typeof data.command === 'string' ? data.command : (ctx.testCommand ?? '?')}): ${advice}; then answer retry`,
-      lastFailure: failureExcerpt(tests?.forModel ?? '', { maxBytes: 6000 }),
-    };
+    const human = `${why} — the environment, not the code ($ ${typeof data.command === 'string' ? data.command : (ctx.testCommand ?? '?')}): ${advice}; then answer retry`;
+    return fatal(ctx, taskId, attempt, why, 'environment_broken', human, failureExcerpt(tests?.forModel ?? '', { maxBytes: 6000 }));
   }
   const message = `verification failed: exit code ${exitCode ?? 'none'}${typeof data.failed === 'number' ? `, ${data.failed} failed` : ''}${claim?.passed ? ' (the QA agent claimed a pass)' : ''}`;
   await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message, ...lessonsOf(claim?.passed === passed ? claim : null) });

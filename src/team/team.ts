@@ -28,6 +28,7 @@ import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js'
 
 export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
+import { goalCard } from './goal-card.js';
 import { finish, manifestOf, resultOf, saveManifest, writeBundle, type DriveOutcome, type RunResult } from './run-end.js';
 import { detectTestCommandInGit, gitReader } from './repo-reader.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
@@ -89,7 +90,14 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
   // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
   // the same Context Packet and the plan's contextRef can be checked against it.
-  const goal: Goal = { id: opts.planSet?.goalId ?? opts.contextPacket?.goalId ?? `goal-${runId}`, intent: opts.goal, constraints: {}, contextRequired: true };
+  const goal: Goal = goalCard({
+    id: opts.planSet?.goalId ?? opts.contextPacket?.goalId ?? `goal-${runId}`,
+    intent: opts.goal,
+    runId,
+    createdAt: now.toISOString(),
+    aciaVersion: deps.runtime.aciaVersion,
+    config: deps.config,
+  });
   const contextPacketRef = opts.contextPacket ? await ctx.rec.blob(canonicalJson(opts.contextPacket)) : undefined;
   const exec = opts.planSet ? { planSetRef: await ctx.rec.blob(canonicalJson(opts.planSet)), rebindContext: opts.rebindContext ?? false } : undefined;
   return beginRun(ctx, {
@@ -172,7 +180,8 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     if (anchored?.status !== state.completed.reason) {
       // A crash after RUN_COMPLETED but before the manifest: anchor the head now (bundle first), redo nothing.
       await ledger.close();
-      await writeBundle(ctx, manifestOf(ctx, state.completed.reason));
+      const failed = await writeBundle(ctx, manifestOf(ctx, state.completed.reason));
+      if (failed !== null) throw new AciaError('LEDGER_IO', `run ${runId} finished, but its replay bundle could not be written: ${failed}`, { hint: `try again: acia resume ${runId}` });
       await saveManifest(ctx, state.completed.reason);
       await deps.store.renderWiki(repo).catch(() => undefined);
       return resultOf(ctx, state.completed.reason, `already finished: ${state.completed.message}`);

@@ -19,6 +19,18 @@ export interface ToolboxOptions {
   taskId: string;
   /** Sees every finished call (the QA runner keeps the last run_tests result). */
   onResult?: (call: ToolCall, result: ToolResult) => void;
+  /**
+   * The planner's reads are internal context (ACM v0.5 §5.3.4): each successful read-only call's output is
+   * also recorded as CONTEXT_INTERNALIZED with its digest, so the bundle can carry what planning saw.
+   */
+  internalize?: boolean;
+}
+
+/** What a read names: its path, or its query. */
+function describeInput(input: unknown): string {
+  const i = (input ?? {}) as { path?: unknown; pattern?: unknown };
+  if (typeof i.pattern === 'string') return `${i.pattern}${typeof i.path === 'string' ? ` in ${i.path}` : ''}`;
+  return typeof i.path === 'string' ? i.path : JSON.stringify(input ?? null);
 }
 
 export function makeToolbox(o: ToolboxOptions): AgentToolbox {
@@ -44,8 +56,9 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
           };
       const outputRef = await o.recorder.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
       // Its effects happened already; the next call that can change something (or the task's next step)
-      // waits for this entry with its own.
-      await o.recorder.note(o.actor, 'TOOL_RESULT', {
+      // waits for this entry with its own. A planner's read is internal context: its record is appended
+      // right after, with no await between, so reads running side by side cannot come between the two.
+      const written = o.recorder.note(o.actor, 'TOOL_RESULT', {
         taskId: o.taskId,
         toolUseId: call.id,
         name: call.name,
@@ -54,6 +67,16 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
         ...(result.data === undefined ? {} : { data: result.data }),
         durationMs: o.recorder.now() - started,
       });
+      const internalized =
+        o.internalize && result.ok && tool?.readOnly === true
+          ? o.recorder.note(o.actor, 'CONTEXT_INTERNALIZED', {
+              taskId: o.taskId,
+              artifacts: [{ uri: `${call.name}:${describeInput(call.input)}`, tool: call.name, toolUseId: call.id, input: call.input ?? null, digest: outputRef, scope: 'internal' }],
+              rationale: `read by ${o.actor} while planning, beyond the Context Packet`,
+            })
+          : undefined;
+      await written;
+      await internalized;
       o.onResult?.(call, result);
       return result;
     },

@@ -47,7 +47,7 @@ describe('resume: the latest run that can go on, credentials first', () => {
     expect(resumed.stdout).toMatch(new RegExp(`^run ${waiting!}: verification failed — task \\S+ was skipped by a human`));
     expect(ledgerOf(repo, waiting!).find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'skip' });
     expectCleanError(acia(['resume', '--repo', repo]), 2, /no run in .* can go on: the latest, .* is finished \(it succeeded\)/);
-  });
+  }, 120_000);
 });
 
 describe('from a subdirectory', () => {

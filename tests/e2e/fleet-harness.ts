@@ -63,6 +63,8 @@ const UNFINISHED = ['queued', 'running'];
 
 export class FleetHarness {
   readonly workers = new Map<string, ChildProcess>();
+  /** Each worker's --cache directory, by name. */
+  readonly caches = new Map<string, string>();
   /** Every worker's stderr, in arrival order. */
   log = '';
   /** Each worker's own stderr, by name. */
@@ -94,7 +96,9 @@ export class FleetHarness {
 
   /** A worker process; `url` lets a test put it behind a proxy, `extra` adds flags (--db-patience). */
   startWorker(name: string, o: { url?: string; concurrency?: number; taskConcurrency?: number; extra?: string[] } = {}): ChildProcess {
-    const args = [CLI, 'worker', '--db', o.url ?? this.url, '--concurrency', String(o.concurrency ?? 2), '--name', name, '--cache', tempDir(`cache-${name}`)];
+    const cache = tempDir(`cache-${name}`);
+    this.caches.set(name, cache);
+    const args = [CLI, 'worker', '--db', o.url ?? this.url, '--concurrency', String(o.concurrency ?? 2), '--name', name, '--cache', cache];
     if (o.taskConcurrency !== undefined) args.push('--task-concurrency', String(o.taskConcurrency));
     args.push(...(o.extra ?? []));
     const w = spawn(process.execPath, args, { env: cliEnv({ XDG_CONFIG_HOME: this.workerConfigHome }), stdio: ['ignore', 'ignore', 'pipe'] });
@@ -105,6 +109,11 @@ export class FleetHarness {
     });
     this.workers.set(name, w);
     return w;
+  }
+
+  /** The --cache directory of the worker started under `name` (its runs' replay bundles are in bundles/). */
+  cacheOf(name: string): string {
+    return this.caches.get(name)!;
   }
 
   /** SIGKILLs every worker started so far (the next test starts its own). */

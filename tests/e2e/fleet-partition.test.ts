@@ -58,7 +58,11 @@ describe.skipIf(!fleetAvailable())('a worker cut off from the database', () => {
     expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
     expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
     // Each attempt says where it ran.
-    expect(rows.filter((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1').map((r) => r.data.worker)).toEqual(['cutoff', 'rescuer']);
+    // (On a loaded machine the rescuer may start t1 more than once, a retry of its own; it still completes once.)
+    const starts = rows.filter((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1').map((r) => r.data.worker);
+    expect(starts[0]).toBe('cutoff');
+    expect(starts.slice(1).length).toBeGreaterThan(0);
+    expect(new Set(starts.slice(1))).toEqual(new Set(['rescuer']));
     fleet.exportAndVerify(runId, 'partition-export');
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
   }, 180_000);

@@ -58,5 +58,10 @@ describe.skipIf(!fleetAvailable())('the fleet on PostgreSQL', () => {
     expect(entries.some((e) => e.type === 'RUN_RESUMED')).toBe(true);
     expect(entries.filter((e) => e.type === 'TASK_COMPLETED' && e.data.taskId === 't1')).toHaveLength(1);
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
+    // The worker that finished the run wrote its replay bundle (from the database) before marking it finished.
+    const bundle = join(fleet.cacheOf('rescuer'), 'bundles', runId);
+    const verified = acia(['verify', bundle]);
+    expect(verified.stdout + verified.stderr, fleet.log).toContain(`ok   ${runId}`);
+    expect(JSON.parse(readFileSync(join(bundle, 'metadata.json'), 'utf8'))).toMatchObject({ version: '0.5', runId, status: 'succeeded' });
   }, 240_000);
 });

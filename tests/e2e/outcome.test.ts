@@ -95,7 +95,11 @@ describe('acia exec and the Context Packet a plan was made from', () => {
     expect(ofType(second, 'RUN_STARTED')[0]).toMatchObject({ exec: { rebindContext: true } });
     expect(acia(['verify', id2, '--repo', f.repo]).code).toBe(0);
     const goalCard = JSON.parse(readFileSync(join(f.repo, '.acia', 'bundles', id2, 'goal', 'goal.json'), 'utf8')) as Record<string, unknown>;
-    expect(goalCard).toMatchObject({ id: 'goal-saved', context_required: true, contextRef: ofType(second, 'CONTEXT_BUILT')[0]!.contextRef });
+    // The Goal Card in the spec's form (its contextRef the spec's sha256-), which acia validate accepts as a goal.
+    expect(goalCard).toMatchObject({ kind: 'GoalCard', id: 'goal-saved', context_required: true, contextRef: String(ofType(second, 'CONTEXT_BUILT')[0]!.contextRef).replace('sha256:', 'sha256-') });
+    for (const field of ['actors', 'acceptance', 'policy_context', 'metadata']) expect(goalCard[field], field).toBeDefined();
+    const validated = acia(['validate', '--kind', 'goal', join(f.repo, '.acia', 'bundles', id2, 'goal', 'goal.json')]);
+    expect(validated.code, validated.stdout + validated.stderr).toBe(0);
     const replay = acia(['replay', id2, '--repo', f.repo]);
     expect(replay.stdout + replay.stderr).toContain('identical');
     expect(replay.code).toBe(0);
@@ -178,9 +182,11 @@ describe('the replay bundle, written when the run ends', () => {
     // Complete: its head is the ledger's last entry (RUN_COMPLETED), and it verifies.
     expect(manifest.head.seq).toBe(entries.at(-1)!.seq);
     expect(entries.at(-1)!.type).toBe('RUN_COMPLETED');
-    const chosen = read('plans/chosen.json') as { planId: string; replans: unknown[]; plan: { id: string } };
-    expect(chosen.planId).toBe('plan-B');
-    expect(chosen.replans).toHaveLength(1);
+    // The plan in force (metadata.json), each plan of the set in its own file, the re-plan beside them.
+    expect(read('metadata.json')).toMatchObject({ version: '0.5', runId, planId: 'plan-B' });
+    const selection = JSON.parse(readFileSync(join(dir, 'plans', 'selection.yaml'), 'utf8').replace(/^#.*\n/, '')) as { replans: unknown[]; executed: { id: string } };
+    expect(selection.executed.id).toBe('plan-B');
+    expect(selection.replans).toHaveLength(1);
     const started = new Set(ofType(entries, 'TASK_STARTED').map((d) => d.taskId as string));
     const specs = Object.keys(manifest.files).filter((p) => p.startsWith('task-specs/')).map((p) => p.slice('task-specs/'.length, -'.json'.length));
     expect(new Set(specs)).toEqual(started);
@@ -191,7 +197,7 @@ describe('the replay bundle, written when the run ends', () => {
     const pmCalls = ofType(entries, 'LLM_CALL').filter((d) => d.caller === 'pm');
     expect(pmCalls.length).toBeGreaterThan(0);
     for (const c of pmCalls) expect(manifest.files).toHaveProperty(`planner/prompts/${(c.requestHash as string).slice('sha256:'.length)}`);
-    expect(read('plans/chosen.acm.json')).toMatchObject({ id: 'plan-B', tasks: expect.arrayContaining([expect.objectContaining({ capabilityRef: 'dev.implement@acia-caps@1' })]) as unknown });
+    expect(read('plans/plan-B.json')).toMatchObject({ id: 'plan-B', alternatives: ['plan-A'], tasks: expect.arrayContaining([expect.objectContaining({ capabilityRef: 'dev.implement@acia-caps@1' })]) as unknown });
     expect(acia(['verify', dir]).code).toBe(0);
     // A third party holding only the bundle replays the run, re-planning included, without the repository.
     const copy = join(tempDir('outcome-bundle-copy'), 'bundle');

@@ -49,11 +49,11 @@ describe('acia verify (built cli)', () => {
       expect(Object.keys(manifest.files).some((f) => f.startsWith(dir))).toBe(true);
     }
     expect(acia(['verify', out], repo).code).toBe(0);
-    const chosen = join(out, 'plans', 'chosen.json');
-    writeFileSync(chosen, readFileSync(chosen, 'utf8').replace('plan-A', 'plan-B'));
+    const chosen = join(out, 'plans', 'plan-A.json');
+    writeFileSync(chosen, readFileSync(chosen, 'utf8').replace('"plan-A"', '"plan-B"'));
     const tampered = acia(['verify', out], repo);
     expect(tampered.code).toBe(1);
-    expect(tampered.stdout).toContain('plans/chosen.json does not match its sha256');
+    expect(tampered.stdout).toContain('plans/plan-A.json does not match its sha256');
   });
 
   it('rebuilds, lists and shows wiki pages and prints memory', async () => {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { lastOf } from '../../src/core/ledger/entry.js';
-import { executedPlan } from '../../src/core/ledger/bundle-artifacts.js';
+import { specFiles } from '../../src/core/ledger/bundle-spec.js';
 import { readLedgerEntries } from '../../src/core/ledger/line-reader.js';
 import { readManifest } from '../../src/core/ledger/manifest.js';
 import { verifyRun } from '../../src/core/ledger/verify.js';
@@ -122,8 +122,11 @@ describe('ledger fixtures from earlier versions', () => {
       const wiki = summarizeRun(runId, entries, await readManifest(join(DIR, runId)));
       expect({ plan: wiki.chosen?.id ?? null, tasks: Object.fromEntries([...wiki.tasks.values()].filter((t) => !t.abandoned).map((t) => [t.id, t.verdict])), outcome: wiki.terminal?.reason ?? null }).toEqual(fold);
 
-      const bundle = executedPlan(entries).chosen;
-      expect({ plan: bundle.planId, tasks: bundle.plan?.tasks.map((t) => t.id) }).toEqual({ plan: fold.plan, tasks: Object.keys(fold.tasks) });
+      // The bundle: metadata.json names the plan in force; plans/selection.yaml (JSON is YAML) holds it as executed.
+      const bundle = specFiles(entries, foldRun(entries), () => null);
+      const selection = JSON.parse(bundle.text.get('plans/selection.yaml')!.replace(/^#.*\n/, '')) as { executed: { tasks: { id: string }[] } | null };
+      const metadata = bundle.json.get('metadata.json') as { planId: string | null };
+      expect({ plan: metadata.planId, tasks: selection.executed?.tasks.map((t) => t.id) }).toEqual({ plan: fold.plan, tasks: Object.keys(fold.tasks) });
 
       expect(acpView(entries)).toEqual(Object.fromEntries(view.tasks.map((t) => [t.id, ACP_STATUS[t.status]])));
 

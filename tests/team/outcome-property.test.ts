@@ -1,9 +1,12 @@
 // Property: over many generated small plans (random DAGs with guards, error edges, joins, failing and
 // passing tasks, a human answering at random), whenever the executor reports `succeeded`, the outcome
-// rule holds on the ledger — checked here from the raw entries, independently of the team's own fold.
+// rule holds on the ledger — checked here from the raw entries, independently of the team's own fold —
+// and in every run each guard value, join skip and verification is what the raw ledger says it must be
+// (ledger-oracle.ts). scripts/mutation-check.mjs breaks guards, joins and checks and sees this fail.
 import { describe, expect, it } from 'vitest';
-import type { Edge, ErrorKind, Join, Plan, PlanSet } from '../../src/core/acm/contracts.js';
+import type { Edge, ErrorKind, Join } from '../../src/core/acm/contracts.js';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
+import { decisionViolation, finalPlan } from './ledger-oracle.js';
 import type { HumanAnswer } from '../../src/team/deps.js';
 import { runPlanInProcess, scriptedHuman, type GeneratedPlan, type TaskPlan } from './inprocess.js';
 import { rng } from '../helpers/rng.js';
@@ -48,22 +51,9 @@ const dataOf = <T>(e: LedgerEntry) => e.data as T;
 
 /** The outcome rule, re-derived from the entries alone. Returns the first violation, or null. */
 function violation(entries: readonly LedgerEntry[]): string | null {
-  let planSet: PlanSet | null = null;
-  let plan: Plan | null = null;
-  let base = '';
-  for (const e of entries) {
-    if (e.type === 'RUN_STARTED') base = dataOf<{ baseCommit: string }>(e).baseCommit;
-    if (e.type === 'PLAN_PROPOSED' && dataOf<{ valid: boolean }>(e).valid) planSet = dataOf<{ planSet: PlanSet }>(e).planSet;
-    if (e.type === 'PLAN_SELECTED' || e.type === 'REPLAN_TRIGGERED') {
-      const id = e.type === 'PLAN_SELECTED' ? dataOf<{ planId: string }>(e).planId : dataOf<{ toPlanId: string }>(e).toPlanId;
-      plan = structuredClone(planSet!.plans.find((p) => p.id === id)!);
-    }
-    if (e.type === 'TASK_ADDED') {
-      const d = dataOf<{ task: Plan['tasks'][number]; edges: Edge[] }>(e);
-      plan!.tasks.push(d.task);
-      plan!.edges.push(...d.edges);
-    }
-  }
+  const plan = finalPlan(entries);
+  const started = entries.find((e) => e.type === 'RUN_STARTED');
+  const base = started ? dataOf<{ baseCommit: string }>(started).baseCommit : '';
   if (!plan) return 'no plan';
   const replaced = new Map<string, string>();
   for (const e of entries) if (e.type === 'TASK_ADDED') {
@@ -149,6 +139,8 @@ describe('outcome property over generated plans', () => {
       if (process.env.SHOW_REASONS) process.stderr.write(`${seed} ${result.reason} ${result.message.slice(0, 100)}\n`);
       const label = `seed ${seed}: ${JSON.stringify(plan)} -> ${result.reason}: ${result.message}`;
       expect(result.reason, label).not.toBe('error');
+      // Every run, whatever its end: guards, joins, policy and checks as the raw ledger says they must be.
+      expect(decisionViolation(entries), label).toBeNull();
       if (result.reason === 'succeeded') {
         seen.succeeded++;
         expect(violation(entries), label).toBeNull();

@@ -35,7 +35,9 @@ describe('demo scenarios, in-process (were tests/e2e/scenarios.test.ts)', () => 
     const { rig, expected, outcome } = run('plan-b');
     const { exitCode, result, entries } = await outcome;
     expect(exitCode, result.message).toBe(expected.exitCode);
-    expect(ofType(entries, 'REPLAN_TRIGGERED')[0]).toMatchObject({ fromPlanId: 'plan-A', toPlanId: 'plan-B' });
+    // Cause, scope and a diff summary (ACM v0.5 §6.1, audit P3), and the selection before it with its rationale.
+    expect(ofType(entries, 'REPLAN_TRIGGERED')[0]).toMatchObject({ fromPlanId: 'plan-A', toPlanId: 'plan-B', cause: expect.stringContaining('verification') as unknown, scope: 'whole plan', diff: expect.stringContaining('2 task(s) dropped, 2 added') as unknown });
+    expect(ofType(entries, 'PLAN_SELECTED')[0]).toMatchObject({ planId: 'plan-A', method: 'llm', rationale: expect.stringMatching(/\S/) as unknown, alternatives: ['plan-B'] });
     expect(ofType(entries, 'TASK_COMPLETED').some((d) => d.taskId === 'b2')).toBe(true);
     expect(testsPassOn(rig.repo, result.runBranch)).toBe(true);
     expect(await replaysIdentically(rig.repo, result.runId)).toBe(true);

@@ -16,6 +16,7 @@ import { buildDeps } from '../../src/app/build-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
 import { noHuman, type TeamDeps } from '../../src/team/deps.js';
+import type { PolicyEngine } from '../../src/core/policy/policy.js';
 import { resumeRun, startRun, type RunResult, type StartOptions } from '../../src/team/team.js';
 import { editedScript } from '../e2e/cli-helpers.js';
 import { git, ledgerOf, tempDir } from '../e2e/helpers.js';
@@ -70,6 +71,10 @@ export interface RigOptions {
    * wiki, for tests that replay or verify what is on disk.
    */
   ledger?: 'memory' | 'file';
+  /** A policy decision point in place of the default one (the PDP is a seam: TeamDeps.governance.policy). */
+  policy?: PolicyEngine;
+  /** Changes each session's deps before it starts (a store that fails, a seam to observe). */
+  tweak?: (deps: TeamDeps) => void;
 }
 
 export function teamRig(opts: RigOptions = {}): TeamRig {
@@ -91,7 +96,11 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
     }
     const { config } = loadConfig({ repo, env: {}, userFile: null, flags: { model: `scripted:${file}`, sandbox: 'off', testCommand: TEST_CMD, ...session.flags } });
     const deps = await buildDeps({ repo, config, env: process.env, escalator: noHuman, warn: (m) => warnings.push(m) });
-    const quick: TeamDeps = { ...deps, runtime: { ...deps.runtime, sleep: () => Promise.resolve() } };
+    const quick: TeamDeps = {
+      ...deps,
+      runtime: { ...deps.runtime, sleep: () => Promise.resolve() },
+      ...(opts.policy ? { governance: { ...deps.governance, policy: opts.policy } } : {}),
+    };
     const abortWhen = session.abortWhen;
     if (abortWhen) {
       const interrupt = new AbortController();
@@ -100,6 +109,7 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
         if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
       };
     }
+    opts.tweak?.(quick);
     if (opts.ledger === 'file') return quick;
     // No file ledger: nothing on disk to anchor, bundle or render a wiki from.
     const { anchor: _anchor, writeBundle: _bundle, ...rest } = quick.store;
@@ -139,7 +149,7 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
   };
 }
 
-type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown> };
+type TaskSpec = { id: string; capability: string; input?: Record<string, unknown>; verification?: string[]; retry?: Record<string, unknown>; idemKey?: string; policyInput?: Record<string, unknown>; compensation?: Record<string, unknown> };
 
 /** A plan set of one hand-written plan, chosen by a human, checked as `acia exec` checks a saved file. */
 export function savedPlanSet(tasks: TaskSpec[], edges: Record<string, unknown>[], contextRef = `sha256:${'0'.repeat(64)}`): PlanSet {

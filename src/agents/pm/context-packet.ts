@@ -1,6 +1,6 @@
 // Builds the frozen Context Packet (ACM §9) the PM plans from: file tree, manifest, README, instruction
 // files, wiki memory and the test command. Its content address is every plan's contextRef.
-import { contentAddress, sha256Hex } from '../../core/acm/canonical-json.js';
+import { canonicalJson, contentAddress, sha256Hex } from '../../core/acm/canonical-json.js';
 import type { ContextPacket, Goal } from '../../core/acm/contracts.js';
 
 export interface RepoReader {
@@ -11,6 +11,8 @@ export interface RepoReader {
   /** Several files at once (one git process instead of one per file); readText per file without it. */
   readTexts?(paths: readonly string[], maxBytes: number): Promise<Map<string, string | null>>;
   head(): Promise<string>;
+  /** The head commit's committer date (ISO 8601), when known: the packet's version is ordered by it. */
+  committedAt?(): Promise<string | null>;
 }
 
 export interface ContextInputs {
@@ -37,7 +39,10 @@ export interface InstructionFile {
 export async function buildContextPacket(inp: ContextInputs): Promise<{ packet: ContextPacket; contextRef: string; instructions: InstructionFile[] }> {
   const files = (await inp.repo.listFiles()).sort();
   const head = await inp.repo.head();
-  const sources: ContextPacket['sources'] = [{ uri: `git:${head}` }];
+  const committedAt = (await inp.repo.committedAt?.()) ?? null;
+  const tree = files.slice(0, MAX_TREE_FILES);
+  // The snapshot (ACM v0.5 §4): the commit, with a digest of what was taken from it (its file list).
+  const sources: ContextPacket['sources'] = [{ uri: `git:${head}`, type: 'git_commit', digest: `sha256:${sha256Hex(canonicalJson({ head, files }))}` }];
   const instructionPaths = files.filter((f) => INSTRUCTION_FILES.includes(f.split('/').pop() ?? f));
   const readme = files.find((f) => /^readme(\.md|\.txt)?$/i.test(f));
   const manifest = MANIFESTS.find((m) => files.includes(m));
@@ -61,15 +66,23 @@ export async function buildContextPacket(inp: ContextInputs): Promise<{ packet: 
     sources.push({ uri: `${MEMORY_URI}${m.page}`, digest: `sha256:${sha256Hex(text)}`, excerpt: text });
   }
 
+  // Augment (ACM v0.5 §4): what the builder derived from the sources, each addressed by its digest.
+  const augmentations: NonNullable<ContextPacket['augmentations']> = [
+    { type: 'file_tree', artifact: 'facts.files', digest: `sha256:${sha256Hex(canonicalJson(tree))}` },
+    { type: 'test_command', artifact: 'facts.testCommand', digest: `sha256:${sha256Hex(canonicalJson(inp.testCommand))}` },
+    ...sources.filter((s) => s.uri.startsWith('file:') && s.digest !== undefined).map((s) => ({ type: 'excerpt', artifact: s.uri, digest: s.digest! })),
+  ];
   const packet: ContextPacket = {
     id: `ctx-${inp.goal.id}`,
-    version: '1',
+    // Version (ACM v0.5 §4): ordered by the snapshot's commit date, tied to its commit; a packet from a
+    // later commit has a later version. '1' when the commit date is unknown.
+    version: committedAt === null ? '1' : `${committedAt.replace(/[-:]/g, '').replace(/\.\d+/, '').replace(/(Z|[+-]\d{4})$/, '')}.${head.slice(0, 12)}`,
     goalId: inp.goal.id,
     sources,
     facts: {
       repoHead: head,
       fileCount: files.length,
-      files: files.slice(0, MAX_TREE_FILES),
+      files: tree,
       filesTruncated: files.length > MAX_TREE_FILES,
       testCommand: inp.testCommand,
       manifest: manifest ?? null,
@@ -77,7 +90,8 @@ export async function buildContextPacket(inp: ContextInputs): Promise<{ packet: 
     },
     assumptions: inp.testCommand === null ? ['the project has no detectable test command'] : [],
     constraints: inp.constraints,
-    provenance: { builder: 'acia-context@1', createdAt: inp.createdAt, repoHead: head },
+    augmentations,
+    provenance: { builder: 'acia-context@2', createdAt: inp.createdAt, repoHead: head, ...(committedAt === null ? {} : { repoCommittedAt: committedAt }) },
   };
   return { packet, contextRef: contentAddress(packet), instructions };
 }
@@ -118,10 +132,12 @@ export function packetReader(packet: ContextPacket): RepoReader | null {
   for (const s of packet.sources) if (s.uri.startsWith('file:') && s.excerpt !== undefined) texts.set(s.uri.slice('file:'.length), s.excerpt);
   if (instructionFiles.some((f) => typeof f !== 'string' || !texts.has(f))) return null;
   const head = typeof packet.facts.repoHead === 'string' ? packet.facts.repoHead : '';
+  const committedAt = packet.provenance.repoCommittedAt ?? null;
   return {
     listFiles: () => Promise.resolve(files.filter((f): f is string => typeof f === 'string')),
     readText: (path, maxBytes) => Promise.resolve(texts.get(path)?.slice(0, maxBytes) ?? null),
     head: () => Promise.resolve(head),
+    committedAt: () => Promise.resolve(committedAt),
   };
 }
 

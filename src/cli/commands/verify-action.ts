@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { RunId } from '../../core/acm/ids.js';
 import { AciaError } from '../../core/errors.js';
 import { readBundleManifest, verifyBundle } from '../../core/ledger/bundle.js';
+import { looksLikeSpecBundle, verifyForeignBundle } from '../../core/ledger/spec-bundle.js';
 import { runDirOf } from '../../core/ledger/manifest.js';
 import { readAnchor } from '../../core/ledger/anchor.js';
 import { verifyAll, verifyRun, type RunVerification, type VerifyReport } from '../../core/ledger/verify.js';
@@ -24,6 +25,11 @@ async function buildReport(target: string | undefined, repoDir: string): Promise
     const run = await verifyBundle(resolve(target));
     return { ok: run.ok, runs: [run] };
   }
+  if (target !== undefined && (await looksLikeSpecBundle(resolve(target)))) {
+    // Another implementation's bundle: acia says what it checked and that it cannot vouch for it.
+    const run = await verifyForeignBundle(resolve(target));
+    return { ok: false, runs: [run] };
+  }
   // Run ids are looked up from any directory inside the repository, as git does.
   const repo = await repoOf(repoDir, true);
   if (target === undefined) return verifyAll(repo, anchorOf);
@@ -35,9 +41,9 @@ async function buildReport(target: string | undefined, repoDir: string): Promise
   return { ok: run.ok, runs: [run] };
 }
 
-/** Run ids are directory names a clone could choose: the line is shown with terminal controls stripped. */
+/** Run ids are directory names a clone could choose: each line is shown with terminal controls stripped. */
 function describe(run: RunVerification): string {
-  return forTerminal(describeRaw(run));
+  return describeRaw(run).split('\n').map((line) => forTerminal(line)).join('\n');
 }
 
 function describeRaw(run: RunVerification): string {
@@ -47,6 +53,10 @@ function describeRaw(run: RunVerification): string {
   }
   const first = run.problems[0]!;
   const where = first.seq === null ? '' : ` at seq ${first.seq}`;
+  if (first.code === 'NOT_ACIA_BUNDLE') {
+    // Every finding, one per line: there is no first bad seq to point at.
+    return [`NOT VERIFIED ${run.runId}: ${first.message}`, ...run.problems.slice(1).map((p) => `  ${p.code} ${p.message}`)].join('\n');
+  }
   const more = run.problems.length > 1 ? ` (+${run.problems.length - 1} more)` : '';
   return `FAIL ${run.runId}${where}: ${first.code} ${first.message}${more}`;
 }

@@ -50,58 +50,113 @@ const inputSchema = (name: CapabilityName): Record<string, unknown> => {
   return schema;
 };
 
+/**
+ * What each kind of task records as its output (TASK_COMPLETED.output): guards and verification
+ * expressions read these fields. Open objects: a Dev agent's reported facts ride along.
+ */
+const DevOutput = z.looseObject({ summary: z.string(), filesChanged: z.number().int().min(0), commit: z.string().nullable() });
+const QaOutput = z.looseObject({
+  passed: z.boolean(),
+  exitCode: z.number().int().nullable(),
+  claimedPassed: z.boolean().nullable(),
+  passedCount: z.number().int().nullable(),
+  failedCount: z.number().int().nullable(),
+});
+const ApproveOutput = z.strictObject({ approved: z.literal(true), note: z.string().optional() });
+const ReplanOutput = z.strictObject({ replanned: z.boolean(), toPlanId: z.string().optional(), diff: z.string().optional() });
+const outputSchema = (schema: z.ZodType): Record<string, unknown> => {
+  const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'output' });
+  return json;
+};
+
+/** The built-in tools each actor's agent works with (their descriptors: `acia tool`). */
+const TOOLS = {
+  dev: ['read_file', 'write_file', 'edit_file', 'list_dir', 'search', 'run_command', 'run_tests', 'git_status', 'git_diff'],
+  qa: ['read_file', 'list_dir', 'search', 'write_file', 'edit_file', 'run_tests', 'run_command', 'git_diff'],
+};
+const tools = (names: readonly string[]) => names.map((name) => ({ name, version: '1' }));
+const DEV_EFFECTS = ['commits to the task branch acia-tasks/<run>/<task>', 'merges into the run branch acia/<run>'];
+
 export const defaultCapabilityMap: CapabilityMap = {
   version: ACIA_CAPS_VERSION,
   capabilities: [
     {
       name: 'dev.implement',
+      version: '1.0.0',
       actor: 'dev',
-      sideEffects: true,
+      sideEffects: DEV_EFFECTS,
       description: 'Change code in a task worktree to implement the instructions; each attempt is a commit.',
       inputSchema: inputSchema('dev.implement'),
+      outputSchema: outputSchema(DevOutput),
+      invariants: ['the run branch only moves by a merge of the task branch', 'task.post allowed every changed file'],
+      tools: tools(TOOLS.dev),
     },
     {
       name: 'dev.fix',
+      version: '1.0.0',
       actor: 'dev',
-      sideEffects: true,
+      sideEffects: DEV_EFFECTS,
       description: 'Fix a failure reported by QA or a merge conflict, given the failure output in the instructions.',
       inputSchema: inputSchema('dev.fix'),
+      outputSchema: outputSchema(DevOutput),
+      invariants: ['tests are not weakened or deleted to pass', 'task.post allowed every changed file'],
+      tools: tools(TOOLS.dev),
     },
     {
       name: 'dev.merge',
+      version: '1.0.0',
       actor: 'dev',
-      sideEffects: true,
+      sideEffects: DEV_EFFECTS,
       description:
         "Resolve a merge conflict between a task's branch and the run branch, with both sides, the conflict hunks and both tasks' instructions in view; the team adds it when a merge conflicts.",
       inputSchema: inputSchema('dev.merge'),
+      outputSchema: outputSchema(DevOutput),
+      invariants: ['no conflict markers are left in the conflicted files'],
+      tools: tools(TOOLS.dev),
     },
     {
       name: 'qa.verify',
+      version: '1.0.0',
       actor: 'qa',
-      sideEffects: false,
+      sideEffects: [],
       description: "Run the project's real test command (optionally one test path) and report a verdict from its exit code.",
       inputSchema: inputSchema('qa.verify'),
+      outputSchema: outputSchema(QaOutput),
+      invariants: ['passed == (exitCode == 0): the verdict is the exit code of a real test run, never the agent\'s claim'],
+      tools: tools(TOOLS.qa),
     },
     {
       name: 'qa.write_tests',
+      version: '1.0.0',
       actor: 'qa',
-      sideEffects: true,
+      sideEffects: ['commits test files to the task branch', 'merges them into the run branch'],
       description: 'Write or extend tests that pin down the behaviour described in the instructions.',
       inputSchema: inputSchema('qa.write_tests'),
+      outputSchema: outputSchema(QaOutput),
+      invariants: ['passed == (exitCode == 0)'],
+      tools: tools(TOOLS.qa),
     },
     {
       name: 'human.approve',
+      version: '1.0.0',
       actor: 'human',
-      sideEffects: false,
+      sideEffects: [],
       description: 'Stop and ask the human a question; the run continues with their recorded answer.',
       inputSchema: inputSchema('human.approve'),
+      outputSchema: outputSchema(ApproveOutput),
+      invariants: ['completes only on a recorded human answer (HUMAN_RESPONSE)'],
+      tools: [],
     },
     {
       name: 'pm.replan',
+      version: '1.0.0',
       actor: 'pm',
-      sideEffects: false,
-      description: 'Ask the PM for a new plan over the same context, recording why.',
+      sideEffects: ['resets the run branch to the base commit when it switches plans'],
+      description: 'Switch to the plan set\'s alternative plan over the same context (once per run), recording why.',
       inputSchema: inputSchema('pm.replan'),
+      outputSchema: outputSchema(ReplanOutput),
+      invariants: ['the new plan has the same contextRef'],
+      tools: [],
     },
   ],
 };

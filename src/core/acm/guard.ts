@@ -18,14 +18,21 @@ export function parseGuard(source: string): GuardNode {
 
 /** The task ids a guard reads (`$t3` -> 't3'), sorted and without duplicates. */
 export function guardTaskRefs(node: GuardNode): string[] {
+  return guardPathRefs(node, (p) => p.taskId);
+}
+
+/** What `pick` names of each path a guard reads (undefined: nothing), sorted and without duplicates. */
+export function guardPathRefs(node: GuardNode, pick: (path: GuardNode & { kind: 'path' }) => string | undefined): string[] {
   const refs = new Set<string>();
   const visit = (n: GuardNode): void => {
     switch (n.kind) {
       case 'literal':
         return;
-      case 'path':
-        if (n.taskId !== undefined) refs.add(n.taskId);
+      case 'path': {
+        const ref = pick(n);
+        if (ref !== undefined) refs.add(ref);
         return;
+      }
       case 'not':
         visit(n.operand);
         return;

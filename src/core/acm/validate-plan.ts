@@ -2,7 +2,7 @@
 // A plan that passes is safe to hand to the executor; every problem names a JSON path into the document.
 import { z } from 'zod';
 import { Plan, PlanSet, type Capability, type CapabilityMap } from './contracts.js';
-import { guardTaskRefs, GuardSyntaxError, parseGuard } from './guard.js';
+import { checkPlanExpressions } from './plan-expressions.js';
 import { ancestorsOf, findCycles, reachableFromRoots } from './plan-graph.js';
 import { zodProblems, type Problem } from './zod-paths.js';
 
@@ -12,14 +12,19 @@ export interface PlanValidation {
   warnings: Problem[];
 }
 
-export function validatePlan(plan: unknown, caps: CapabilityMap): PlanValidation & { plan?: Plan } {
+export interface PlanCheckOptions {
+  /** The Context Packet's facts, when known: guards, expressions and keys that read others are errors. */
+  facts?: Record<string, unknown> | null;
+}
+
+export function validatePlan(plan: unknown, caps: CapabilityMap, options: PlanCheckOptions = {}): PlanValidation & { plan?: Plan } {
   const parsed = Plan.safeParse(plan);
   if (!parsed.success) return { ok: false, errors: zodProblems(parsed.error), warnings: [] };
-  const result = finish(checkPlan(parsed.data, caps, '$'));
+  const result = finish(checkPlan(parsed.data, caps, '$', options.facts ?? null));
   return result.ok ? { ...result, plan: parsed.data } : result;
 }
 
-export function validatePlanSet(planSet: unknown, caps: CapabilityMap): PlanValidation & { planSet?: PlanSet } {
+export function validatePlanSet(planSet: unknown, caps: CapabilityMap, options: PlanCheckOptions = {}): PlanValidation & { planSet?: PlanSet } {
   const parsed = PlanSet.safeParse(planSet);
   if (!parsed.success) return { ok: false, errors: zodProblems(parsed.error), warnings: [] };
   const set = parsed.data;
@@ -35,10 +40,15 @@ export function validatePlanSet(planSet: unknown, caps: CapabilityMap): PlanVali
     if (plan.goalId !== set.goalId) {
       acc.errors.push({ path: `${base}.goalId`, code: 'GOAL_MISMATCH', message: `plan '${plan.id}' is for goal '${plan.goalId}', the set for '${set.goalId}'` });
     }
-    const inner = checkPlan(plan, caps, base);
+    const inner = checkPlan(plan, caps, base, options.facts ?? null);
     acc.errors.push(...inner.errors);
     acc.warnings.push(...inner.warnings);
   });
+  set.plans.forEach((plan, i) =>
+    (plan.alternatives ?? []).forEach((alt, j) => {
+      if (alt === plan.id || !set.plans.some((p) => p.id === alt)) acc.errors.push({ path: `$.plans[${i}].alternatives[${j}]`, code: 'UNKNOWN_PLAN', message: `alternative '${alt}' is not another plan of this set` });
+    }),
+  );
   if (!seen.has(set.selection.chosenPlanId)) {
     acc.errors.push({
       path: '$.selection.chosenPlanId',
@@ -59,7 +69,7 @@ function finish(acc: Acc): PlanValidation {
   return { ok: acc.errors.length === 0, errors: acc.errors, warnings: acc.warnings };
 }
 
-function checkPlan(plan: Plan, caps: CapabilityMap, base: string): Acc {
+function checkPlan(plan: Plan, caps: CapabilityMap, base: string, facts: Record<string, unknown> | null): Acc {
   const acc: Acc = { errors: [], warnings: [] };
   const err = (path: string, code: string, message: string): void => void acc.errors.push({ path: base + path, code, message });
   const warn = (path: string, code: string, message: string): void => void acc.warnings.push({ path: base + path, code, message });
@@ -78,7 +88,17 @@ function checkPlan(plan: Plan, caps: CapabilityMap, base: string): Acc {
       err(`.tasks[${i}].capability`, 'UNKNOWN_CAPABILITY', `unknown capability '${task.capability}'; known: ${[...byName.keys()].join(', ')}`);
       return;
     }
-    for (const p of checkInput(cap, task.input, `${base}.tasks[${i}].input`)) acc.errors.push(p);
+    const version = task.capabilityVersion;
+    if (version !== undefined && version !== plan.capabilityMapVersion && version !== cap.version) {
+      err(`.tasks[${i}].capabilityVersion`, 'CAPABILITY_VERSION', `capabilityRef ${task.capability}@${version}: the map is '${plan.capabilityMapVersion}'${cap.version === undefined ? '' : ` and ${task.capability} is '${cap.version}'`}`);
+    }
+    // An input given by reference is not here to check (and the task is refused at run time).
+    if (task.inputRef === undefined) for (const p of checkInput(cap, task.input, `${base}.tasks[${i}].input`)) acc.errors.push(p);
+    if (task.inputRef !== undefined) warn(`.tasks[${i}].inputRef`, 'INPUT_REF', `acia does not read inputRef '${task.inputRef}': the task's input is what the plan gives (acia exec refuses to run it)`);
+    const comp = task.compensation;
+    const compCap = comp === undefined ? undefined : byName.get(comp.capability);
+    if (comp !== undefined && compCap === undefined) err(`.tasks[${i}].compensation.capability`, 'UNKNOWN_CAPABILITY', `compensation capability '${comp.capability}' is not in the map`);
+    if (comp !== undefined && compCap !== undefined) for (const p of checkInput(compCap, comp.input ?? {}, `${base}.tasks[${i}].compensation.input`)) acc.errors.push(p);
   });
   const nodes = [...ids];
 
@@ -111,26 +131,10 @@ function checkPlan(plan: Plan, caps: CapabilityMap, base: string): Acc {
     });
   });
 
-  plan.edges.forEach((edge, i) => {
-    if (edge.guard === undefined) return;
-    let refs: string[];
-    try {
-      refs = guardTaskRefs(parseGuard(edge.guard));
-    } catch (e) {
-      if (!(e instanceof GuardSyntaxError)) throw e;
-      err(`.edges[${i}].guard`, 'GUARD_SYNTAX', `column ${e.column}: ${e.detail}`);
-      return;
-    }
-    if (!ids.has(edge.from)) return;
-    const allowed = ancestorsOf(edge.from, nodes, plan.edges);
-    allowed.add(edge.from);
-    for (const ref of refs) {
-      if (!ids.has(ref)) err(`.edges[${i}].guard`, 'GUARD_UNKNOWN_TASK', `guard reads $${ref}, which is not a task of this plan`);
-      else if (!allowed.has(ref)) {
-        err(`.edges[${i}].guard`, 'GUARD_NOT_PREDECESSOR', `guard reads $${ref}, which does not run before '${edge.from}', so its output is not recorded yet`);
-      }
-    }
-  });
+  const expressions = checkPlanExpressions(plan, base, facts);
+  acc.errors.push(...expressions.errors);
+  acc.warnings.push(...expressions.warnings);
+  for (const w of joinAllWarnings(plan, nodes)) warn(w.path, w.code, w.message);
 
   const reachable = reachableFromRoots(nodes, plan.edges);
   const touched = new Set(plan.edges.flatMap((e) => [e.from, e.to]));
@@ -146,6 +150,42 @@ function checkPlan(plan: Plan, caps: CapabilityMap, base: string): Acc {
     }
   });
   return acc;
+}
+
+/**
+ * A task that waits for all of its branches (a join `all`, or a fan-in with no join, which is `all`) where a
+ * guard decides whether one branch runs: when the guard is false the join cannot be met and the run fails
+ * (its outcome names the join), so the plan is told before it runs. Alternatives merge with a join `any`.
+ */
+function joinAllWarnings(plan: Plan, nodes: string[]): Problem[] {
+  const out: Problem[] = [];
+  const guarded = plan.edges.filter((e) => e.guard !== undefined && e.onError === undefined);
+  /** Guarded edges on some path into `id` (including the edges into it). */
+  const guardsBefore = (id: string): Set<string> => {
+    const upstream = ancestorsOf(id, nodes, plan.edges);
+    upstream.add(id);
+    return new Set(guarded.filter((e) => upstream.has(e.to)).map((e) => `${e.from} -> ${e.to}`));
+  };
+  const into = new Map<string, Plan['edges']>();
+  for (const e of plan.edges) if (e.onError === undefined) into.set(e.to, [...(into.get(e.to) ?? []), e]);
+  plan.tasks.forEach((task, i) => {
+    const incoming = into.get(task.id) ?? [];
+    if (incoming.length < 2 || plan.joins.find((j) => j.task === task.id)?.mode === 'any') return;
+    const sets = incoming.map((e) => {
+      const g = guardsBefore(e.from);
+      if (e.guard !== undefined) g.add(`${e.from} -> ${e.to}`);
+      return g;
+    });
+    // A guard every branch shares closes all of them at once (a plain skip); one only some share can split them.
+    const splitting = [...new Set(sets.flatMap((g) => [...g]))].filter((g) => !sets.every((set) => set.has(g)));
+    if (splitting.length === 0) return;
+    out.push({
+      path: `.tasks[${i}]`,
+      code: 'JOIN_ALL_GUARDED',
+      message: `task '${task.id}' waits for all of ${incoming.map((e) => e.from).join(', ')}, but the guard on ${splitting[0]} can close one branch and not the others; then '${task.id}' cannot run and the run fails (declare a join 'any' on it if the branches are alternatives)`,
+    });
+  });
+  return out;
 }
 
 const inputSchemas = new WeakMap<Capability, z.ZodType | Error>();

@@ -6,9 +6,12 @@ import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularAt, readRegularFile } from '../contain/no-follow.js';
 import { dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
-import { dataOf, firstOf, taskIdOf, type LedgerEntry } from './entry.js';
+import { dataOf, taskIdOf, type LedgerEntry } from './entry.js';
 import { ACM_VERSION } from '../acm/acm-version.js';
-import { capabilityMapOf, executedPlan, planInSpecNames } from './bundle-artifacts.js';
+import { safeName, specFiles } from './bundle-spec.js';
+import { inspectSpecBundle, layoutProblems } from './spec-bundle.js';
+import { foldRun } from '../run/reducer.js';
+import { SPEC_API_VERSION } from '../acm/spec-names.js';
 import type { RunManifest } from './events.js';
 import { AciaError, errorMessage } from '../errors.js';
 import { hexOf } from './blob-store.js';
@@ -22,9 +25,18 @@ import { verifyRun } from './verify.js';
 
 export const BUNDLE_KIND = 'acia-replay-bundle';
 
+/** The bundle layout this acia writes: 2 is the ACM v0.5 layout (bundle-spec.ts) with ACIA's ledger in memory-ledger/acia/. */
+export const BUNDLE_VERSION = 2;
+
+/** Where a bundle keeps ACIA's hash-chained ledger, laid out as a run directory (verify and replay read it). */
+export function bundleLedgerDir(dir: string, manifest: BundleManifest): string {
+  return manifest.version === 1 ? join(dir, 'memory-ledger') : join(dir, 'memory-ledger', 'acia');
+}
+
 export interface BundleManifest {
   kind: typeof BUNDLE_KIND;
-  version: 1;
+  /** 1: the first layout (ACIA's ledger in memory-ledger/); 2: the ACM v0.5 layout. */
+  version: 1 | 2;
   /** The ACM version the bundle's layout and artifacts conform to. */
   acmVersion?: string;
   runId: string;
@@ -106,27 +118,22 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   };
   const ofType = (...types: string[]): LedgerEntry[] => entries.filter((e) => types.includes(e.type));
 
-  const started = firstOf(entries, 'RUN_STARTED');
-  // The Goal Card with the context it was bound to at planning (ACM 002 §15: context_required, contextRef).
-  const boundTo = firstOf(entries, 'CONTEXT_BUILT')?.data.contextRef;
-  const goal = started?.data.goal ?? null;
-  json('goal/goal.json', goal ? { ...goal, context_required: goal.contextRequired, ...(boundTo === undefined ? {} : { contextRef: boundTo }) } : null);
-  jsonl('goal/amendments.jsonl', ofType('GOAL_AMENDED'));
+  // The ACM v0.5 layout other ACM tools read (metadata.json, the Goal Card, context/context.json, one Plan per
+  // file, Task Specs, policy records, verification, the spec-form ledger, the engine trace, task I/O...).
+  const state = foldRun(entries);
+  const spec = specFiles(entries, state, readBlob);
+  for (const [path, value] of spec.json) json(path, value);
+  for (const [path, text] of spec.text) files.set(path, Buffer.from(text));
+  for (const [path, ref] of spec.blobs) putBlob(path, ref);
 
+  // ACIA's own records beside them: the entries each artifact came from, and the recorded packet bytes.
+  jsonl('goal/amendments.jsonl', ofType('GOAL_AMENDED'));
   jsonl('context/context-built.jsonl', ofType('CONTEXT_BUILT'));
   for (const { packetRef } of dataOf(entries, 'CONTEXT_BUILT')) {
     const packet = readBlob(packetRef);
     if (packet) files.set(`context/${hexOf(packetRef)}.json`, packet);
   }
-
-  const planSets = ofType('PLAN_PROPOSED');
-  jsonl('plans/proposed.jsonl', planSets);
-  const executed = executedPlan(entries);
-  json('plans/chosen.json', executed.chosen);
-  if (executed.chosen.plan) json('plans/chosen.acm.json', planInSpecNames(executed.chosen.plan));
-  json('capability-map/capability-map.json', capabilityMapOf(executed.chosen.plan?.capabilityMapVersion ?? null));
-
-  for (const [id, spec] of executed.specs) json(`task-specs/${safeName(id)}.json`, spec);
+  jsonl('plans/proposed.jsonl', ofType('PLAN_PROPOSED'));
 
   for (const e of entries) {
     if (e.type !== 'POLICY_DECISION') continue;
@@ -149,7 +156,6 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   }
 
   const planner = entries.filter((e) => e.type === 'LLM_CALL' && (e.actor === 'pm' || e.actor.startsWith('pm:')));
-  jsonl('planner/llm-calls.jsonl', planner);
   blobsInto('planner', planner);
   // The planner's prompts: each call's model-visible request, stored under its requestHash.
   const requests = (prefix: string, list: readonly LedgerEntry[]): void => {
@@ -157,21 +163,24 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   };
   requests('planner/prompts', planner);
 
-  // memory-ledger/ is laid out as a run directory so verifyRun checks it as it checks a live run.
-  files.set(`memory-ledger/${LEDGER_FILE}`, await readFile(ledgerPath));
+  // memory-ledger/acia/ is ACIA's ledger laid out as a run directory, so verifyRun checks it as it checks a
+  // live run and replay runs from it; memory-ledger/ledger.jsonl is the same ledger in the spec's schema.
+  files.set(`${NATIVE}/${LEDGER_FILE}`, await readFile(ledgerPath));
   const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : readRegularFile(repoRoot, join(runDir, MANIFEST_FILE));
-  if (runManifest) files.set(`memory-ledger/${MANIFEST_FILE}`, runManifest);
-  blobsInto('memory-ledger', entries);
+  if (runManifest) files.set(`${NATIVE}/${MANIFEST_FILE}`, runManifest);
+  blobsInto(NATIVE, entries);
   // Requests too, so a replay from the bundle serves every model call (their hashes are not blob refs).
-  requests('memory-ledger/blobs', ofType('LLM_CALL'));
+  requests(`${NATIVE}/blobs`, ofType('LLM_CALL'));
 
   const last = entries.at(-1);
-  const manifest: BundleManifest = { kind: BUNDLE_KIND, version: 1, acmVersion: ACM_VERSION, runId, head: last ? { seq: last.seq, hash: last.hash } : null, files: {} };
+  const manifest: BundleManifest = { kind: BUNDLE_KIND, version: BUNDLE_VERSION, acmVersion: ACM_VERSION, runId, head: last ? { seq: last.seq, hash: last.hash } : null, files: {} };
+  const sums = new Map([...files].map(([path, content]) => [path, sources.get(path) ?? sha256Hex(content)]));
+  files.set(SPEC_MANIFEST, Buffer.from(specManifest(runId, state.started?.goal.id ?? null, entries.at(-1)?.ts ?? null, sums)));
   const made = new Set<string>();
   for (const path of [...files.keys()].sort()) {
     const content = files.get(path)!;
     const source = sources.get(path);
-    manifest.files[path] = source ?? sha256Hex(content);
+    manifest.files[path] = sums.get(path) ?? sha256Hex(content);
     const parent = dirname(join(dir, path));
     if (!made.has(parent)) {
       mkdirSync(parent, { recursive: true });
@@ -206,7 +215,9 @@ export async function verifyBundle(dir: string): Promise<{ runId: string; ok: bo
   for (const path of await listFiles(dir)) {
     if (path !== MANIFEST_FILE && !(path in manifest.files)) problems.push({ seq: null, code: 'BUNDLE_CHECKSUM', message: `${path} is not listed in the bundle manifest` });
   }
-  const ledger = await verifyRun(join(dir, 'memory-ledger'), { runId: manifest.runId });
+  const ledger = await verifyRun(bundleLedgerDir(dir, manifest), { runId: manifest.runId });
+  // The ACM v0.5 layout the bundle promises other tools (bundles of the first layout promised none).
+  if (manifest.version !== 1) problems.push(...layoutProblems(await inspectSpecBundle(dir)));
   if (manifest.head && (ledger.head?.seq !== manifest.head.seq || ledger.head.hash !== manifest.head.hash)) {
     problems.push({ seq: manifest.head.seq, code: 'ANCHOR_MISMATCH', message: 'the ledger head differs from the head in the bundle manifest' });
   }
@@ -238,9 +249,41 @@ async function prepareOutDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
 }
 
-/** Task ids are identifiers by contract; anything else is neutralised so it cannot escape the bundle. */
-function safeName(id: string): string {
-  return id.replace(/[^A-Za-z0-9_-]/g, '_');
+const NATIVE = 'memory-ledger/acia';
+const SPEC_MANIFEST = 'manifest.yaml';
+
+/**
+ * The spec's ReplayBundleManifest (§5.10.3), what the bundle holds and where; its checksum is the sha256
+ * of the canonical JSON of every other file's sha256 (ACIA's manifest.json lists the same sums, and this
+ * file's). JSON is YAML, so the file is both; the comment says what it is.
+ */
+function specManifest(runId: string, goalId: string | null, generatedAt: string | null, sums: ReadonlyMap<string, string>): string {
+  const paths = [...sums.keys()].sort();
+  const under = (prefix: string) => paths.filter((p) => p.startsWith(prefix));
+  const doc = {
+    apiVersion: SPEC_API_VERSION,
+    kind: 'ReplayBundleManifest',
+    metadata: { goalId, runId, generatedAt, engine: 'acia' },
+    contents: {
+      metadata: 'metadata.json',
+      goal: 'goal/goal.json',
+      context: 'context/context.json',
+      plans: under('plans/').filter((p) => p.endsWith('.json')),
+      selection: 'plans/selection.yaml',
+      capabilityMap: 'capability-map/capability-map.json',
+      taskSpecs: under('task-specs/'),
+      policy: { requests: 'policy/requests/', responses: 'policy/responses/', records: 'policy/requests.jsonl', sheet: 'policy/policy-sheet.json' },
+      verification: 'verification/results.json',
+      verificationSheet: 'verification/sheet.json',
+      memoryLedger: 'memory-ledger/ledger.jsonl',
+      acmLedger: `${NATIVE}/${LEDGER_FILE}`,
+      engineTrace: 'engine-trace/run.json',
+      taskIO: 'task-io/',
+      planner: { llmCalls: 'planner/llm-calls.jsonl', prompts: 'planner/prompts/', internalContext: 'planner/internal-context/manifest.json' },
+    },
+    checksum: { algorithm: 'sha256', value: `sha256-${sha256Hex(canonicalJson(Object.fromEntries(paths.map((p) => [p, sums.get(p)]))))}`, over: 'the canonical JSON of {path: sha256} of every file but manifest.json and this one' },
+  };
+  return `# ACM v0.5 ReplayBundleManifest (spec §5.10.3), written by acia as JSON, which is YAML.\n${JSON.stringify(doc, null, 2)}\n`;
 }
 
 function pad(seq: number): string {

@@ -79,6 +79,25 @@ export const EventData = {
   }),
   RUN_RESUMED: z.object({ pid: z.number(), answer: z.string().optional() }),
   CONTEXT_BUILT: z.object({ contextRef: BlobRef, packetRef: BlobRef, summary: z.string() }),
+  /**
+   * What the planner read from the repository beyond the packet (ACM v0.5 §5.3.4 internal context scope):
+   * each read's output, content-addressed (the blob `digest`), private to the planning step.
+   */
+  CONTEXT_INTERNALIZED: z.object({
+    taskId: z.string(),
+    artifacts: z.array(
+      z.object({
+        /** `<tool>:<what it read>`, e.g. `read_file:src/cli.ts`. */
+        uri: z.string(),
+        tool: z.string(),
+        toolUseId: z.string(),
+        input: z.unknown(),
+        digest: BlobRef,
+        scope: z.literal('internal'),
+      }),
+    ),
+    rationale: z.string(),
+  }),
   PLAN_PROPOSED: z.object({
     attempt: z.number(),
     planSet: PlanSet.optional(),
@@ -106,7 +125,8 @@ export const EventData = {
     hook: z.enum(['plan.admit', 'task.pre', 'task.post', 'agent.permission']),
     taskId: z.string().optional(),
     request: z.unknown(),
-    response: z.object({ allow: z.boolean(), reason: z.string().optional() }).loose(),
+    /** `limits`: what an allow granted the task (its commands' timeout, its retries). */
+    response: z.object({ allow: z.boolean(), reason: z.string().optional(), limits: z.object({ timeoutMs: z.number().optional(), retries: z.number().optional() }).optional() }).loose(),
   }),
   REPLAN_TRIGGERED: z.object({
     cause: z.string(),
@@ -122,7 +142,8 @@ export const EventData = {
     task: TaskSpec,
     /** Edges that wire the new task into the plan. */
     edges: z.array(Edge).default([]),
-    reason: z.enum(['fix', 'reverify', 'replan', 'human', 'merge']),
+    /** compensation: the compensation a failed task's spec declares (ACM v0.5 §5.5 `compensation`), wired by an error edge. */
+    reason: z.enum(['fix', 'reverify', 'replan', 'human', 'merge', 'compensation']),
     parent: z.string().optional(),
     /** A task this one supersedes: edges out of the replaced task now leave from this one. */
     replaces: z.string().optional(),
@@ -232,13 +253,20 @@ export const EventData = {
     summary: z.string(),
     /** Lessons the agent proposed for the memory page `lessons`; the team appends them when the session ends. */
     lessons: z.array(z.string()).optional(),
+    /** Idempotency: the task whose recorded result this one reused (same idemKey), nothing having run again. */
+    reusedFrom: z.string().optional(),
+    /** The resolved idemKey the result was reused under. */
+    idemKey: z.string().optional(),
   }),
   TASK_FAILED: z.object({ taskId: z.string(), attempt: z.number(), errorKind: ErrorKind, message: z.string(), lessons: z.array(z.string()).optional() }),
   TASK_SKIPPED: z.object({
     taskId: z.string(),
     reason: z.string(),
-    /** guard: every way in was a guard that held false; human: a human answered skip; upstream: a predecessor failed or was skipped. */
-    cause: z.enum(['guard', 'human', 'upstream']).optional(),
+    /**
+     * guard: every way in was a guard that held false; human: a human answered skip; upstream: a predecessor
+     * failed or was skipped; join: a join waiting for all its branches saw one taken and another closed.
+     */
+    cause: z.enum(['guard', 'human', 'upstream', 'join']).optional(),
   }),
   /**
    * The roles a session runs with: each one's definition as a blob (prompt, tools, model, budget, max turns),

@@ -18,7 +18,9 @@ import type { RunAnchor } from './anchor.js';
 export type VerifyCode =
   | 'NO_LEDGER' | 'TORN_TAIL' | 'PARSE' | 'SCHEMA' | 'SEQ_GAP' | 'CHAIN_BROKEN' | 'HASH_MISMATCH'
   | 'TS_NOT_MONOTONIC' | 'RUN_ID' | 'BLOB_MISSING' | 'BLOB_ALTERED' | 'MANIFEST' | 'TRUNCATED'
-  | 'ANCHOR_MISMATCH' | 'MISSING_ANCHOR' | 'BUNDLE_CHECKSUM' | 'UNANCHORED';
+  | 'ANCHOR_MISMATCH' | 'MISSING_ANCHOR' | 'BUNDLE_CHECKSUM' | 'UNANCHORED'
+  /** A bundle's ACM v0.5 layout (spec-bundle.ts); and a bundle another implementation wrote, which acia cannot verify. */
+  | 'BUNDLE_LAYOUT' | 'NOT_ACIA_BUNDLE';
 
 export interface VerifyProblem {
   /** The ledger seq the problem is at, or null when it concerns the run as a whole. */

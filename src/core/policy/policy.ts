@@ -4,25 +4,41 @@ import picomatch from 'picomatch';
 
 export type PolicyHook = 'plan.admit' | 'task.pre' | 'task.post';
 
+/**
+ * The PDP input every task exposes (ACM 002 §14.1). `metrics` carries the spec's snake_case names and the
+ * camelCase ones ACIA's own hooks were written against; `policyInput` is the Task Spec's declared payload.
+ */
 export interface PolicyRequest {
   action: PolicyHook;
-  task?: { id: string; capability: string; input: unknown; idemKey?: string };
+  task?: { id: string; capability: string; input: unknown; idemKey: string; policyInput?: Record<string, unknown> };
   goal: { id: string };
   plan: { id: string; contextRef: string; capabilityMapVersion: string; taskCount: number };
   run: { engine: 'acia'; runId: string };
-  metrics: { costUsd: number; elapsedSec: number };
-  /** task.post only: files the task changed. */
+  metrics: { costUsd: number; elapsedSec: number; cost_usd: number; elapsed_sec: number };
+  /** task.post only: files the task changed (empty for a task that changed none). */
   filesChanged?: string[];
+}
+
+/** Limits an allow may carry (seed 000 §3, §16), applied to the task it allows. */
+export interface PolicyLimits {
+  /** The task's commands may run this long at most. */
+  timeoutMs?: number;
+  /** Retries after the first attempt, at most. */
+  retries?: number;
 }
 
 export interface PolicyDecision {
   allow: boolean;
   reason?: string;
+  limits?: PolicyLimits;
 }
 
 export interface PolicyEngine {
   evaluate(request: PolicyRequest): Promise<PolicyDecision>;
 }
+
+/** The default policy's plan size limit (plan.admit). */
+export const MAX_TASKS_PER_PLAN = 40;
 
 export interface DefaultPolicyOptions {
   // Path prefixes or globs no task may change, e.g. `migrations/`, `*.lock`, `**/migrations/**`.

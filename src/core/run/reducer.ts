@@ -97,6 +97,8 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
     // nor does the allow an attempt gets after a human overrode the denial (policy never said yes).
     const overridden = t?.policyOverride === true && t.policy?.hook === 'task.post' && !t.policy.allow;
     if (t && !overridden && (d.hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook: d.hook, ...response };
+    // What an allow grants (limits) holds for the attempts that allow let start.
+    if (t && d.hook === 'task.pre') t.limits = d.response.allow ? (d.response.limits ?? null) : null;
   },
   GOAL_AMENDED: (s, d) => {
     s.goalAmendments.push(d.delta);
@@ -107,6 +109,7 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
       t.status = 'completed';
       t.output = d.output;
       t.summary = d.summary;
+      t.approvalToRecord = false;
     }
     for (const text of d.lessons ?? []) s.lessons.push({ taskId: d.taskId, text, seq: e.seq });
   },
@@ -117,6 +120,7 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
       t.lastError = { kind: d.errorKind, message: d.message };
       t.summary = `${d.errorKind}: ${d.message}`;
       t.failedSeq = e.seq;
+      t.approvalToRecord = false;
     }
     for (const text of d.lessons ?? []) s.lessons.push({ taskId: d.taskId, text, seq: e.seq });
   },
@@ -224,6 +228,8 @@ function newTask(spec: TaskSpec, addedBy: string | null): TaskState {
     failedSeq: -1,
     skipCause: null,
     policy: null,
+    limits: null,
+    approvalToRecord: false,
     checks: {},
     skipLogged: false,
   };
@@ -279,8 +285,10 @@ function applyHumanAnswer(state: RunState, esc: PendingEscalation, a: EventDataO
   switch (esc.reason) {
     case 'human_approve':
       // approve, retry and guidance all let the checkpoint pass; the text is kept as a note.
+      // The team then records task.post over the approval and the task's TASK_COMPLETED (approvalToRecord).
       t.status = 'completed';
       t.output = { approved: true, ...(a.text === undefined ? {} : { note: a.text }) };
+      t.approvalToRecord = true;
       return;
     case 'fixes_exhausted':
       state.extraIterations++;

@@ -4,6 +4,7 @@
 // cannot disagree. This file is the state's shape and the questions asked of it.
 import type { Plan, PlanSet, TaskSpec } from '../acm/contracts.js';
 import type { EscalationReason, EventDataOf, HumanAction } from '../ledger/events.js';
+import type { PolicyLimits } from '../policy/policy.js';
 
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 
@@ -35,13 +36,21 @@ export interface TaskState {
   skipCause: SkipCause | null;
   /** The last recorded PDP response about this task (task.post wins over task.pre): guards read it as `policy`. */
   policy: { hook: string; allow: boolean; reason?: string } | null;
+  /** What the last task.pre allow granted the task's attempts (seed 000 §16: allow decisions may carry limits). */
+  limits: { [K in keyof PolicyLimits]?: PolicyLimits[K] | undefined } | null;
+  /** A human passed this human.approve checkpoint; its task.post and TASK_COMPLETED are still to be recorded. */
+  approvalToRecord: boolean;
   /** The last recorded value of each of the task's verification expressions. */
   checks: Record<string, boolean>;
   /** A TASK_SKIPPED entry records the skip (a human's skip is applied before one is written). */
   skipLogged: boolean;
 }
 
-export type SkipCause = 'guard' | 'human' | 'upstream';
+/**
+ * `join`: the task waits for all its incoming branches (a declared `all` join, or a fan-in without a join,
+ * which is `all`), some were taken and a guard closed another: the plan asked for all, so it cannot run.
+ */
+export type SkipCause = 'guard' | 'human' | 'upstream' | 'join';
 
 /** A real test run (not a verification expression) as recorded. */
 export interface TestRun {

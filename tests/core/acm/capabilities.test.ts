@@ -30,4 +30,17 @@ describe('defaultCapabilityMap', () => {
     expect(CAPABILITY_INPUTS['qa.verify'].safeParse({}).success).toBe(true);
     expect(CAPABILITY_INPUTS['pm.replan'].safeParse({ reason: 'tests keep failing' }).success).toBe(true);
   });
+
+  it('gives every entry what ACM v0.5 §5.2 lists: a semver version, input and output schemas, invariants, side effects and tools', () => {
+    for (const c of defaultCapabilityMap.capabilities) {
+      expect(c.version, c.name).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(c.inputSchema, c.name).toMatchObject({ type: 'object' });
+      expect(c.outputSchema, c.name).toMatchObject({ type: 'object' });
+      expect(c.invariants?.length, c.name).toBeGreaterThan(0);
+      expect(Array.isArray(c.sideEffects), c.name).toBe(true);
+      expect(Array.isArray(c.tools), c.name).toBe(true);
+    }
+    const qa = defaultCapabilityMap.capabilities.find((c) => c.name === 'qa.verify');
+    expect(qa?.outputSchema).toMatchObject({ required: expect.arrayContaining(['passed', 'exitCode']) as unknown });
+  });
 });

@@ -1,7 +1,7 @@
 // Plans written with the ACM texts' own names are read onto ACIA's contracts, or rejected with a path.
 import { describe, expect, it } from 'vitest';
 import { validateDocument } from '../../../src/core/acm/validate-document.js';
-import { planFromSpec, planSetFromSpec } from '../../../src/core/acm/spec-names.js';
+import { planFromSpec } from '../../../src/core/acm/spec-names.js';
 
 const REF = `sha256:${'a'.repeat(64)}`;
 const specPlan = (over: Record<string, unknown> = {}) => ({
@@ -46,12 +46,34 @@ describe('ACM spec names', () => {
   });
 
   it('rejects what cannot be mapped with the JSON path and the reason', () => {
-    const badAlt = planSetFromSpec({ goalId: 'G', contextRef: REF, plans: [specPlan({ alternatives: ['plan-Z'] })] });
-    expect(badAlt.errors).toEqual([{ path: '$.plans[0].alternatives[0]', code: 'UNKNOWN_PLAN', message: "alternative 'plan-Z' is not a plan of this set" }]);
+    const badAlt = validateDocument(JSON.stringify({ goalId: 'G', contextRef: REF, plans: [specPlan({ alternatives: ['plan-Z'] })] }), 'set.json');
+    expect(badAlt).toMatchObject({ ok: false, errors: [{ path: '$.plans[0].alternatives[0]', code: 'UNKNOWN_PLAN', message: "alternative 'plan-Z' is not another plan of this set" }] });
     const wrongVersion = validateDocument(JSON.stringify(specPlan({ tasks: [{ id: 'a', capabilityRef: 'dev.implement@other-map', input: { instructions: 'x' } }], edges: [], join: undefined })), 'p.json');
-    expect(wrongVersion).toMatchObject({ ok: false, errors: [expect.objectContaining({ path: '$.tasks[0].capability', message: expect.stringContaining("unknown capability 'dev.implement@other-map'") as unknown })] });
+    expect(wrongVersion).toMatchObject({ ok: false, errors: [expect.objectContaining({ path: '$.tasks[0].capabilityVersion', code: 'CAPABILITY_VERSION', message: expect.stringContaining('dev.implement@other-map') as unknown })] });
     const badKind = validateDocument(JSON.stringify(specPlan({ edges: [{ from: 'a', to: 'j', on_error: 'OOPS' }] })), 'p.json');
     expect(badKind).toMatchObject({ ok: false, errors: [expect.objectContaining({ path: '$.edges[0].onError' })] });
+  });
+
+  it('reads a bare plan with alternatives[], the spec retryPolicy, sha256- refs, both edge spellings, and a capability at its own version', () => {
+    // The reference SDK's plan shape (audit interop/ref-plan.json) with ACIA capabilities.
+    const plan = specPlan({
+      contextRef: `sha256-${'a'.repeat(64)}`,
+      alternatives: ['plan-B'],
+      tasks: [
+        { id: 'a', capabilityRef: 'dev.implement@1.0.0', input: { instructions: 'x' }, retryPolicy: { maxAttempts: 3, backoffSeconds: [5, 15], retryOn: ['RETRYABLE_ERROR'] } },
+        { id: 'j', capability: 'qa.verify' },
+        { id: 'undo', capability: 'dev.fix', input: { instructions: 'undo a' } },
+      ],
+      edges: [{ from: 'a', to: 'j' }, { from: 'a', to: 'undo', on_error: 'COMPENSATION_REQUIRED', onError: 'COMPENSATION_REQUIRED' }],
+    });
+    const r = planFromSpec(plan);
+    expect(r.value).toMatchObject({
+      contextRef: REF,
+      alternatives: ['plan-B'],
+      tasks: expect.arrayContaining([expect.objectContaining({ id: 'a', capability: 'dev.implement', capabilityVersion: '1.0.0', retry: { attempts: 3, delaysMs: [5000, 15000], retryOn: ['RETRYABLE_ERROR'], backoff: 'fixed', jitter: false } })]) as unknown,
+      edges: expect.arrayContaining([{ from: 'a', to: 'undo', onError: 'COMPENSATION_REQUIRED' }]) as unknown,
+    });
+    expect(validateDocument(JSON.stringify(plan), 'p.json')).toMatchObject({ status: 'checked', kind: 'plan', ok: true });
   });
 });
 

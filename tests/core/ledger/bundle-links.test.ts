@@ -19,12 +19,12 @@ describe('bundle blobs', () => {
   it('are hard links to the run blobs, listed under their sha256, and the bundle verifies', async () => {
     const { repo, runId, blobs } = await sample();
     const { dir } = await buildBundle(repo, runId);
-    const hex = readdirSync(join(dir, 'memory-ledger', 'blobs'))[0]!;
-    const inBundle = statSync(join(dir, 'memory-ledger', 'blobs', hex));
+    const hex = readdirSync(join(dir, 'memory-ledger', 'acia', 'blobs'))[0]!;
+    const inBundle = statSync(join(dir, 'memory-ledger', 'acia', 'blobs', hex));
     expect(inBundle.ino).toBe(statSync(join(blobs, hex)).ino);
     expect(inBundle.nlink).toBeGreaterThan(1);
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, string> };
-    expect(manifest.files[`memory-ledger/blobs/${hex}`]).toBe(hex);
+    expect(manifest.files[`memory-ledger/acia/blobs/${hex}`]).toBe(hex);
     expect((await verifyBundle(dir)).ok).toBe(true);
   });
 
@@ -33,10 +33,10 @@ describe('bundle blobs', () => {
     const hex = readdirSync(blobs)[0]!;
     writeFileSync(join(blobs, hex), 'altered after the run');
     const { dir } = await buildBundle(repo, runId);
-    const copy = join(dir, 'memory-ledger', 'blobs', hex);
+    const copy = join(dir, 'memory-ledger', 'acia', 'blobs', hex);
     expect(statSync(copy).ino).not.toBe(statSync(join(blobs, hex)).ino);
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, string> };
-    expect(manifest.files[`memory-ledger/blobs/${hex}`]).toBe(sha256Hex('altered after the run'));
+    expect(manifest.files[`memory-ledger/acia/blobs/${hex}`]).toBe(sha256Hex('altered after the run'));
     const verdict = await verifyBundle(dir);
     expect(verdict.ok).toBe(false);
     expect(verdict.problems.map((p) => p.message).join('\n')).toContain('does not hash to its name');
@@ -50,7 +50,7 @@ describe('bundle blobs', () => {
     rmSync(join(blobs, hex));
     symlinkSync(secret, join(blobs, hex));
     const { dir } = await buildBundle(repo, runId);
-    expect(readdirSync(join(dir, 'memory-ledger', 'blobs'))).not.toContain(hex);
+    expect(readdirSync(join(dir, 'memory-ledger', 'acia', 'blobs'))).not.toContain(hex);
     const verdict = await verifyBundle(dir);
     expect(verdict.ok).toBe(false);
     expect(verdict.problems.map((p) => p.message).join('\n')).toContain(`blob sha256:${hex} is missing`);
@@ -60,8 +60,8 @@ describe('bundle blobs', () => {
     const { repo, runId, blobs } = await sample();
     const out = join(tempDir('bundle-out-'), 'b');
     await buildBundle(repo, runId, out);
-    const hex = readdirSync(join(out, 'memory-ledger', 'blobs'))[0]!;
-    expect(statSync(join(out, 'memory-ledger', 'blobs', hex)).ino).not.toBe(statSync(join(blobs, hex)).ino);
+    const hex = readdirSync(join(out, 'memory-ledger', 'acia', 'blobs'))[0]!;
+    expect(statSync(join(out, 'memory-ledger', 'acia', 'blobs', hex)).ino).not.toBe(statSync(join(blobs, hex)).ino);
     expect((await verifyBundle(out)).ok).toBe(true);
   });
 
@@ -71,7 +71,7 @@ describe('bundle blobs', () => {
     rmSync(join(blobs, hex));
     execFileSync('mkfifo', [join(blobs, hex)]);
     const { dir } = await buildBundle(repo, runId);
-    expect(readdirSync(join(dir, 'memory-ledger', 'blobs'))).not.toContain(hex);
+    expect(readdirSync(join(dir, 'memory-ledger', 'acia', 'blobs'))).not.toContain(hex);
   });
 
   it('a run whose blobs directory, ledger or manifest is a link or a FIFO is refused with one line naming it', async () => {
