@@ -13,8 +13,11 @@ type Delivery = EventDataOf<'MESSAGE_DELIVERED'>;
 type Received = EventDataOf<'MESSAGE_RECEIVED'>;
 
 export interface Mailbox {
-  /** Starts taking messages in for the session (a live run polls its inbox); `stop` when the session ends. */
-  start(ctx: RunContext): void;
+  /**
+   * Starts taking messages in for the session (a live run polls its inbox); `stop` when the session ends.
+   * Resolves once what waited in the inbox is recorded, so an agent's first request has it.
+   */
+  start(ctx: RunContext): Promise<void>;
   stop(): void;
   /** The inbox of one agent session: messages to `to` (a task id, or `pm`), recorded as delivered to `taskId`'s `caller`. */
   inboxFor(ctx: RunContext, to: string, taskId: string, caller: string): AgentInbox;
@@ -53,13 +56,14 @@ export class LiveMailbox implements Mailbox {
 
   constructor(private readonly pollMs = 200) {}
 
-  start(ctx: RunContext): void {
+  start(ctx: RunContext): Promise<void> {
     const poll = () => {
       this.polling = this.polling.then(() => this.takeIn(ctx)).catch(() => undefined);
     };
     poll();
     this.timer = setInterval(poll, this.pollMs);
     this.timer.unref();
+    return this.polling;
   }
 
   stop(): void {
@@ -125,7 +129,9 @@ export class ReplayMailbox implements Mailbox {
     this.deliveries = dataOf(entries, 'MESSAGE_DELIVERED');
   }
 
-  start(): void {}
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
   stop(): void {}
 
   private async hand(ctx: RunContext, match: (d: Delivery) => boolean): Promise<Delivery[]> {

@@ -326,7 +326,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   const create = ctx.state.lastSeq <= 0;
   const opening = lazy(() => ctx.workspace.openRun(base, create));
   ctx.workspaceReady = opening;
-  ctx.mailbox.start(ctx);
+  await ctx.mailbox.start(ctx);
   try {
     const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
     ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment?.(ctx.repo) ?? {});
