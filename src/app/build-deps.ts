@@ -30,7 +30,8 @@ import { commitBundle } from './bundle-commit.js';
 import { defaultCapabilityMap } from '../core/acm/capabilities.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { LlmClient, LlmRequest } from '../core/llm/types.js';
-import type { Escalator, ModelDeps, TeamDeps, TeamEvent } from '../team/deps.js';
+import type { AgentEndpoint, Escalator, ModelDeps, TeamDeps, TeamEvent } from '../team/deps.js';
+import type { AgentApi } from '../team/agents-acp/proxy-common.js';
 import { fileCancelWatch } from '../team/cancel.js';
 import { readVersion } from './version.js';
 import type { TrustPredicate } from '../core/tools/mcp/config.js';
@@ -54,6 +55,16 @@ export interface BuildDepsOptions {
   isMcpJsonTrusted?: TrustPredicate;
   /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
   prefetchModelClient?: boolean;
+}
+
+/** Where external agents' model calls go, per API, with the user's key for it (the demo: its fake server). */
+function agentEndpoints(o: BuildDepsOptions): Partial<Record<AgentApi, AgentEndpoint>> {
+  if (o.anthropic) return { anthropic: { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey, keyVar: 'ANTHROPIC_API_KEY' } };
+  return {
+    anthropic: { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY, keyVar: 'ANTHROPIC_API_KEY' },
+    openai: { baseURL: o.config.openaiBaseUrl ?? o.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: o.env.OPENAI_API_KEY, keyVar: 'OPENAI_API_KEY' },
+    gemini: { baseURL: o.env.GOOGLE_GEMINI_BASE_URL ?? 'https://generativelanguage.googleapis.com', apiKey: o.env.GEMINI_API_KEY ?? o.env.GOOGLE_API_KEY, keyVar: 'GEMINI_API_KEY' },
+  };
 }
 
 /**
@@ -146,9 +157,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
       id: model,
       spec: o.config.model,
       forSpec,
-      endpoint: o.anthropic
-        ? { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey }
-        : { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY },
+      endpoints: agentEndpoints(o),
     },
     tools: { ...base.tools, runnerFor, fs: nodeFs, environment: (repo) => ({ venv: findProjectVenv(repo, o.env) }), ...(mcp ? { mcp } : {}) },
     store: {

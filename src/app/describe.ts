@@ -25,7 +25,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
     d.reason === 'merge'
       ? `added ${d.task.id} (${d.task.capability}) to resolve ${d.parent ?? ''}'s merge conflict`
       : `added ${d.task.id} (${d.task.capability}), ${d.reason} iteration ${d.iteration}`,
-  TASK_STARTED: (d) => `${d.taskId} started (${d.capability}, attempt ${d.attempt})`,
+  TASK_STARTED: (d) => `${d.taskId} started (${d.capability}, attempt ${d.attempt}${d.worker === undefined ? '' : `, on worker ${d.worker}`})`,
   LLM_CALL: (d) => {
     const u = d.usage;
     const cost = d.costUsd === null ? '' : ` $${d.costUsd.toFixed(4)}`;

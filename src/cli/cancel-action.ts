@@ -14,7 +14,7 @@ export async function cancelCommand(runId: string, f: CancelFlags): Promise<numb
   let result: CancelRunResult | FleetCancelResult;
   let where: string;
   if (f.db !== undefined) {
-    const fleet = await openFleetClient(databaseUrl(typeof f.db === 'string' ? f.db : undefined, process.env));
+    const fleet = await openFleetClient(databaseUrl(f.db, process.env));
     try {
       result = await cancelFleetRun(fleet, runId, o);
     } finally {

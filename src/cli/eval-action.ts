@@ -8,7 +8,9 @@ import { loadConfig } from '../core/config/load.js';
 import { detectSandbox } from '../core/sandbox/detect.js';
 import { noHuman } from '../team/deps.js';
 import { resolveDevAgents } from '../team/agents-acp/dev-agent-choice.js';
-import { loadInstances } from '../eval/instances.js';
+import { goalOf, loadInstances, type LoadedInstance } from '../eval/instances.js';
+import { defaultRemotesDir, runInstanceOnFleet } from '../fleet/eval-runs.js';
+import { databaseUrl, openFleetClient } from '../fleet/fleet-db.js';
 import { compareEvals } from '../eval/report.js';
 import { instanceModelSpec, modelNameOf, runEval, type EvalProgress } from '../eval/run-eval.js';
 import { buildDeps, preflightModel } from '../app/build-deps.js';
@@ -24,9 +26,6 @@ const isDir = (p: string): boolean => {
 };
 
 export async function evalCommand(tasks: string, flags: EvalFlags): Promise<number> {
-  if (flags.db !== undefined) {
-    throw new AciaError('USAGE', '--db is not available for eval yet: instances run on this machine (queueing one fleet job per instance is not built)', { hint: 'run without --db; --parallel N runs N instances at once' });
-  }
   if (!/^[1-9][0-9]*$/.test(flags.parallel ?? '1')) throw new AciaError('USAGE', `--parallel expects a positive whole number, got "${flags.parallel ?? ''}"`);
   const parallel = Number(flags.parallel ?? '1');
   let maxCost: number | undefined;
@@ -61,6 +60,8 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
     if (sb.status === 'unavailable') throw new AciaError('SANDBOX_UNAVAILABLE', `no sandbox can start: ${sb.reason}`, { hint: `install it (${sb.install}), or pass --sandbox off` });
   }
   const out = resolve(flags.out);
+  if (flags.db === undefined && (flags.remotes !== undefined || flags.runTimeout !== undefined)) throw new AciaError('USAGE', '--remotes and --run-timeout go with --db (instances run here without it)');
+  const onFleet = flags.db === undefined ? null : await fleetRunner(flags, instances, out, { model, maxCost });
 
   const stderr = process.stderr;
   const tty = stderr.isTTY && !flags.quiet;
@@ -78,6 +79,7 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
   let summary;
   try {
     summary = await runEval({
+      ...(onFleet ? { runInstance: (repo, inst) => onFleet.run(repo, inst, controller.signal) } : {}),
       instances,
       out,
       parallel,
@@ -107,6 +109,7 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
   } finally {
     process.off('SIGINT', onSigint);
     if (tty) stderr.write('\n');
+    await onFleet?.close();
   }
   for (const f of summary.failed) stderr.write(`${chalk.red('could not run')} ${f.instance_id}: ${f.message}\n`);
   const resolved = summary.results.filter((r) => r.resolved).length;
@@ -120,6 +123,40 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
   );
   if (summary.interrupted) return EXIT.INTERRUPTED;
   return summary.failed.length > 0 ? EXIT.FAILED : EXIT.OK;
+}
+
+/**
+ * `--db`: each instance's run goes to the fleet with the settings `acia submit` would send (the model per
+ * instance, its test command, the sandbox and the budget); what a worker's policy lets a submitter set is
+ * all there is, so instances with setup commands and other Dev agents are refused here, before anything runs.
+ */
+async function fleetRunner(flags: EvalFlags, instances: LoadedInstance[], out: string, o: { model: string | undefined; maxCost: number | undefined }) {
+  const withSetup = instances.find((i) => i.setup.length > 0);
+  if (withSetup) throw new AciaError('USAGE', `--db: instance ${withSetup.instance_id} (${withSetup.origin}) has setup commands, which fleet workers do not run for a submitter`, { hint: 'run those instances without --db' });
+  if (flags.devAgent !== undefined) throw new AciaError('USAGE', '--db runs the fleet’s own Dev agents; --dev-agent is not available with it');
+  const minutes = Number(flags.runTimeout ?? '30');
+  if (!Number.isFinite(minutes) || minutes <= 0) throw new AciaError('USAGE', `--run-timeout expects minutes, got "${flags.runTimeout ?? ''}"`);
+  const fleet = await openFleetClient(databaseUrl(flags.db, process.env));
+  const remotesDir = resolve(flags.remotes ?? defaultRemotesDir(out));
+  return {
+    run: (repo: string, inst: LoadedInstance, signal: AbortSignal) =>
+      runInstanceOnFleet(
+        fleet,
+        repo,
+        {
+          instance_id: inst.instance_id,
+          goal: goalOf(inst),
+          settings: {
+            ...(o.model === undefined ? {} : { model: instanceModelSpec(o.model, inst.instance_id, isDir) }),
+            testCommand: inst.test_command,
+            ...(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox }),
+            ...(o.maxCost === undefined ? {} : { budget: { maxCostUsd: o.maxCost } }),
+          },
+        },
+        { remotesDir, timeoutMs: minutes * 60_000, signal },
+      ),
+    close: () => fleet.close(),
+  };
 }
 
 function progressLine(p: EvalProgress): string {

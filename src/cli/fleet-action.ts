@@ -5,13 +5,14 @@ import { AciaError, errorMessage } from '../core/errors.js';
 import { isTransientDbError, setDbOutageTolerance } from '../core/ledger/pg-retry.js';
 import { forTerminal } from '../core/text/terminal.js';
 import { loadConfig } from '../core/config/load.js';
-import { databaseUrl, listFleetRuns, openFleet, openFleetClient, RUN_QUEUE, type FleetClient } from '../fleet/fleet-db.js';
+import { databaseUrl, listFleetRuns, openFleet, openFleetClient, type DbFlag, type FleetClient } from '../fleet/fleet-db.js';
 import { isRepoRule } from '../fleet/worker-policy.js';
-import { LEASE_SECONDS } from '../fleet/liveness.js';
+import { readFleetStatus } from '../fleet/status.js';
+import { renderFleetStatus } from './fleet-status-text.js';
 import { exportRun } from '../fleet/export.js';
 import { answerRun, submitRun } from '../fleet/submit.js';
 import { startWorker } from '../fleet/worker.js';
-import type { SubmitFlags } from './commands/fleet.js';
+import type { SubmitFlags, WorkerFlags } from './commands/fleet.js';
 
 const positive = (v: string | undefined, name: string): number | undefined => {
   if (v === undefined) return undefined;
@@ -21,7 +22,7 @@ const positive = (v: string | undefined, name: string): number | undefined => {
 };
 
 /** Opens the fleet database as a client (the queue only for the tables' owner), runs `fn` on it, and closes it whatever happens. */
-async function withFleet<T>(db: string | undefined, fn: (fleet: FleetClient) => Promise<T>): Promise<T> {
+async function withFleet<T>(db: DbFlag, fn: (fleet: FleetClient) => Promise<T>): Promise<T> {
   const fleet = await openFleetClient(databaseUrl(db, process.env));
   try {
     return await fn(fleet);
@@ -48,7 +49,7 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
   });
 }
 
-export async function workerCommand(f: { db?: string; concurrency: string; taskConcurrency?: string; cache?: string; name?: string; dbPatience: string }): Promise<number> {
+export async function workerCommand(f: WorkerFlags): Promise<number> {
   const concurrency = positive(f.concurrency, '--concurrency') ?? 1;
   const taskConcurrency = f.taskConcurrency === undefined ? concurrency : Number(f.taskConcurrency);
   if (!Number.isInteger(taskConcurrency) || taskConcurrency < 0) throw new AciaError('USAGE', `--task-concurrency expects a whole number (0 or more), got "${f.taskConcurrency}"`);
@@ -57,6 +58,9 @@ export async function workerCommand(f: { db?: string; concurrency: string; taskC
   const policy = loadConfig({ repo: null, env: process.env, flags: {} }).config.fleetWorker;
   const bad = policy.repos.find((r) => !isRepoRule(r));
   if (bad !== undefined) throw new AciaError('CONFIG_INVALID', `fleetWorker.repos: ${JSON.stringify(bad)} is not a repository URL prefix (https://host/path, ssh://user@host/path, git://host, file:///dir or an absolute path)`);
+  const metricsPort = f.metricsPort === undefined ? undefined : Number(f.metricsPort);
+  if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) throw new AciaError('USAGE', `--metrics-port expects a port number (0 for any free one), got "${f.metricsPort}"`);
+  const forgetAfterHours = positive(f.forgetWorkersAfter, '--forget-workers-after');
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   if (policy.repos.length === 0) log('worker: fleetWorker.repos is empty in this worker’s config: every submitted run will be refused');
@@ -75,6 +79,8 @@ export async function workerCommand(f: { db?: string; concurrency: string; taskC
     ...(f.name === undefined ? {} : { name: f.name }),
     log,
     policy,
+    ...(metricsPort === undefined ? {} : { metricsAt: { host: f.metricsHost, port: metricsPort } }),
+    ...(forgetAfterHours === undefined ? {} : { forgetAfterHours }),
   });
   await new Promise<void>((done) => {
     const stop = () => {
@@ -89,7 +95,7 @@ export async function workerCommand(f: { db?: string; concurrency: string; taskC
   return 0;
 }
 
-export async function exportCommand(runId: string, f: { db?: string; repo: string }): Promise<number> {
+export async function exportCommand(runId: string, f: { db?: DbFlag; repo: string }): Promise<number> {
   return withFleet(f.db, async (fleet) => {
     const r = await exportRun(fleet.db, runId, resolve(f.repo));
     process.stdout.write(`wrote ${r.dir}: ${r.entries} entries, ${r.blobs} blobs (check it: acia verify ${runId} --repo ${resolve(f.repo)})\n`);
@@ -97,7 +103,7 @@ export async function exportCommand(runId: string, f: { db?: string; repo: strin
   });
 }
 
-export async function listFleetRunsCommand(db: string | undefined, json: boolean): Promise<void> {
+export async function listFleetRunsCommand(db: DbFlag, json: boolean): Promise<void> {
   await withFleet(db, async (fleet) => {
     const rows = await listFleetRuns(fleet.db);
     if (json) {
@@ -113,7 +119,7 @@ export async function listFleetRunsCommand(db: string | undefined, json: boolean
   });
 }
 
-export async function resumeFleetCommand(runId: string | undefined, answer: string | undefined, db: string): Promise<number> {
+export async function resumeFleetCommand(runId: string | undefined, answer: string | undefined, db: DbFlag): Promise<number> {
   if (runId === undefined) throw new AciaError('USAGE', 'a fleet run is resumed by its id: acia resume <runId> [--answer "..."] --db <url>');
   return withFleet(db, async (fleet) => {
     await answerRun(fleet, runId, answer);
@@ -122,40 +128,10 @@ export async function resumeFleetCommand(runId: string | undefined, answer: stri
   });
 }
 
-export async function fleetStatusCommand(db: string | undefined, json: boolean): Promise<number> {
+export async function fleetStatusCommand(db: DbFlag, json: boolean): Promise<number> {
   return withFleet(db, async (fleet) => {
-    const workers = (
-      await fleet.db.query<{ name: string; concurrency: number; seen_s: number; stopped: boolean; runs: string }>(
-        `SELECT w.name, w.concurrency, EXTRACT(EPOCH FROM now() - w.seen_at)::float AS seen_s, w.stopped,
-                (SELECT count(*) FROM acia_runs r WHERE r.worker = w.name AND r.status = 'running') AS runs
-         FROM acia_workers w ORDER BY w.name`,
-      )
-    ).rows.map((w) => {
-      // stopped: it left gracefully; stale: no heartbeat for a lease (dead or cut off; its runs get requeued).
-      const state = w.stopped ? 'stopped' : w.seen_s < LEASE_SECONDS ? 'alive' : 'stale';
-      return { name: w.name, state, alive: state === 'alive', concurrency: w.concurrency, lastSeenSeconds: Math.round(w.seen_s), running: Number(w.runs) };
-    });
-    // A lease: the run a worker holds now, and since when (the worker's clock when it took the run).
-    const leases = (
-      await fleet.db.query<{ run_id: string; worker: string; leased_at: Date | null; held_s: number | null }>(
-        `SELECT run_id, worker, leased_at, EXTRACT(EPOCH FROM now() - leased_at)::float AS held_s FROM acia_runs
-         WHERE status = 'running' AND worker IS NOT NULL ORDER BY leased_at NULLS LAST, run_id`,
-      )
-    ).rows.map((l) => ({ runId: l.run_id, worker: l.worker, since: l.leased_at?.toISOString() ?? null, heldSeconds: l.held_s === null ? null : Math.round(l.held_s) }));
-    const byStatus = Object.fromEntries((await fleet.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM acia_runs GROUP BY status ORDER BY status')).rows.map((r) => [r.status, Number(r.n)]));
-    // A submitter's role cannot read the queue: its own runs waiting for a worker are what it can see.
-    const queued = fleet.boss ? await fleet.boss.getQueueSize(RUN_QUEUE) : Number((await fleet.db.query<{ n: string }>("SELECT count(*) AS n FROM acia_runs WHERE status = 'queued'")).rows[0]?.n ?? 0);
-    if (json) {
-      process.stdout.write(`${JSON.stringify({ workers, queued, leases, runs: byStatus })}\n`);
-      return 0;
-    }
-    const lines = [`queue: ${queued} run(s) waiting for a worker`, `runs: ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`, 'workers:'];
-    for (const w of workers) lines.push(`  ${forTerminal(w.name).padEnd(24)} ${w.state.padEnd(7)} ${String(w.running).padStart(2)}/${w.concurrency} running, last seen ${w.lastSeenSeconds}s ago`);
-    if (workers.length === 0) lines.push('  none');
-    lines.push('leases:');
-    for (const l of leases) lines.push(`  ${l.runId}  held by ${forTerminal(l.worker)} since ${l.since ?? '?'}${l.heldSeconds === null ? '' : ` (${l.heldSeconds}s)`}`);
-    if (leases.length === 0) lines.push('  none');
-    process.stdout.write(`${lines.join('\n')}\n`);
+    const st = await readFleetStatus(fleet);
+    process.stdout.write(json ? `${JSON.stringify(st)}\n` : `${renderFleetStatus(st)}\n`);
     return 0;
   });
 }

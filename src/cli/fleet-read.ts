@@ -11,7 +11,7 @@ import { Git } from '../team/git.js';
 import { AciaError, isAciaError } from '../core/errors.js';
 import type { RunAnchor } from '../core/ledger/anchor.js';
 import type { RunManifest } from '../core/ledger/events.js';
-import { connectFleetDb, databaseUrl } from '../fleet/fleet-db.js';
+import { connectFleetDb, databaseUrl, type DbFlag } from '../fleet/fleet-db.js';
 import { exportRun } from '../fleet/export.js';
 import { checkRegularOrMissing, ensureRealDir } from '../core/contain/no-follow.js';
 import { buildBundle, bundleDirOf } from '../core/ledger/bundle.js';
@@ -21,8 +21,7 @@ import { wikiCommand } from './commands/wiki-action.js';
 import { replayCommand } from './replay-action.js';
 import { repoOf, showOutputCommand, showRunCommand } from './runs-action.js';
 
-/** `--db [url]`: a bare `--db` (true) reads ACIA_DATABASE_URL; databaseUrl says so when it is unset. */
-export type DbFlag = string | boolean | undefined;
+export type { DbFlag } from '../fleet/fleet-db.js';
 
 export interface FleetCopy {
   /** A git repository holding `.acia/runs/<runId>` for each run asked for. */
@@ -39,7 +38,7 @@ const isMissingTable = (e: unknown): boolean => (e as { code?: string }).code ==
 export async function withFleetRuns<T>(db: DbFlag, runIds: readonly string[] | undefined, fn: (copy: FleetCopy) => Promise<T>): Promise<T> {
   for (const id of runIds ?? []) if (!RunId.safeParse(id).success) throw new AciaError('USAGE', `${id} is not a run id`, { hint: 'list fleet runs with `acia runs --db ...`' });
   // For reading only: no migration, no queue.
-  const pool = await connectFleetDb(databaseUrl(typeof db === 'string' ? db : undefined, process.env), 2);
+  const pool = await connectFleetDb(databaseUrl(db, process.env), 2);
   const repo = await mkdtemp(join(tmpdir(), 'acia-fleet-read-'));
   try {
     let ids: string[];

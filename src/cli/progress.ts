@@ -48,13 +48,21 @@ const NOTABLE = new Set<LedgerEntry['type']>([
   'RUN_COMPLETED',
 ]);
 
+/** `mm:ss` of a duration: the time column of plain progress and of `acia logs`. */
+export function elapsedStamp(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** One line of plain progress: the time, the actor, what the entry says. */
+export function plainLine(stamp: string, e: LedgerEntry): string {
+  return `${stamp} ${forTerminal(e.actor).padEnd(10)} ${describeEntry(e)}`;
+}
+
 export function createProgress(o: ProgressOptions): Progress {
   const now = o.now ?? Date.now;
   const start = now();
-  const stamp = () => {
-    const ms = now() - start;
-    return `${String(Math.floor(ms / 60000)).padStart(2, '0')}:${String(Math.floor((ms % 60000) / 1000)).padStart(2, '0')}`;
-  };
+  const stamp = () => elapsedStamp(now() - start);
   switch (o.mode) {
     case 'quiet':
       return { onEvent: () => undefined, suspend: () => undefined, hold: () => undefined, release: () => undefined, close: () => undefined };
@@ -73,7 +81,7 @@ export function createProgress(o: ProgressOptions): Progress {
       return {
         onEvent: (ev) => {
           if (ev.kind !== 'entry') return;
-          o.stderr.write(`${stamp()} ${forTerminal(ev.entry.actor).padEnd(10)} ${describeEntry(ev.entry)}\n`);
+          o.stderr.write(`${plainLine(stamp(), ev.entry)}\n`);
         },
         suspend: () => undefined,
         hold: () => undefined,

@@ -37,9 +37,14 @@ export async function prepareCheckout(git: Git, inst: LoadedInstance, target: st
   return base;
 }
 
-/** A plain source directory (the offline suite ships its buggy sources this way) becomes one commit. */
+/**
+ * A plain source directory (the offline suite ships its buggy sources this way) becomes one commit.
+ * Links are copied as links, their targets verbatim: by default cpSync rewrites a relative link into an
+ * absolute one into the source tree, which made base_commit depend on where the task set lives and left
+ * the checkout pointing back at it.
+ */
 async function materialise(git: Git, inst: LoadedInstance, src: string, target: string): Promise<string> {
-  cpSync(src, target, { recursive: true });
+  cpSync(src, target, { recursive: true, verbatimSymlinks: true });
   await git.run(target, ['init', '-q', '-b', 'acia-eval-base']);
   await git.run(target, ['add', '-A']);
   await git.run(target, ['commit', '-q', '--no-verify', '-m', `${inst.instance_id} at its base`], { env: MATERIALISE_ENV });

@@ -15,7 +15,37 @@ export interface Distribution {
   total: number;
 }
 
-export interface EvalReport {
+/** One test list's outcome as SWE-bench's harness reports it: the tests that passed and those that did not. */
+export interface TestsOutcome {
+  success: string[];
+  failure: string[];
+}
+
+/**
+ * The lists SWE-bench's harness reports (`make_run_report`, schema_version 2), so tools that read its
+ * report read ACIA's: submitted = has a prediction; empty patch = its prediction changes nothing (not
+ * graded, as the harness does); completed = graded (the tests ran); error = graded but the tests could
+ * not run (the test patch did not apply, setup failed); incomplete = never ran.
+ */
+export interface SwebenchLists {
+  total_instances: number;
+  submitted_instances: number;
+  completed_instances: number;
+  resolved_instances: number;
+  unresolved_instances: number;
+  empty_patch_instances: number;
+  error_instances: number;
+  completed_ids: string[];
+  incomplete_ids: string[];
+  empty_patch_ids: string[];
+  submitted_ids: string[];
+  resolved_ids: string[];
+  unresolved_ids: string[];
+  error_ids: string[];
+  schema_version: 2;
+}
+
+export interface EvalReport extends SwebenchLists {
   total: number;
   finished: number;
   resolved: number;
@@ -43,6 +73,11 @@ export interface EvalReport {
     ledger: string | null;
     gradeError?: string;
     tampered_files?: string[];
+    /** SWE-bench's per-instance report fields. */
+    patch_is_None: boolean;
+    patch_exists: boolean;
+    patch_successfully_applied: boolean;
+    tests_status: { FAIL_TO_PASS: TestsOutcome; PASS_TO_PASS: TestsOutcome; FAIL_TO_FAIL: TestsOutcome; PASS_TO_FAIL: TestsOutcome };
   }[];
 }
 
@@ -66,6 +101,42 @@ function tally(s: Record<string, string>): string {
   return `${names.filter((n) => s[n] === 'passed').length}/${names.length}`;
 }
 
+const outcome = (statuses: Record<string, string>): TestsOutcome => ({
+  success: Object.keys(statuses).filter((t) => statuses[t] === 'passed'),
+  failure: Object.keys(statuses).filter((t) => statuses[t] !== 'passed'),
+});
+const NONE: TestsOutcome = { success: [], failure: [] };
+
+/** SWE-bench's lists over the set: `results` holds the instances that finished. */
+export function swebenchLists(instances: readonly Pick<EvalInstance, 'instance_id'>[], results: Map<string, InstanceResult>): SwebenchLists {
+  const sorted = (xs: string[]) => [...xs].sort();
+  const done = instances.flatMap((i) => results.get(i.instance_id) ?? []);
+  const empty = done.filter((r) => r.model_patch.trim() === '');
+  const graded = done.filter((r) => r.model_patch.trim() !== '');
+  const errors = graded.filter((r) => r.gradeError !== undefined);
+  const completed = graded.filter((r) => r.gradeError === undefined);
+  const ids = (rs: InstanceResult[]) => sorted(rs.map((r) => r.instance_id));
+  const resolved = completed.filter((r) => r.resolved);
+  const unresolved = completed.filter((r) => !r.resolved);
+  return {
+    total_instances: instances.length,
+    submitted_instances: done.length,
+    completed_instances: completed.length,
+    resolved_instances: resolved.length,
+    unresolved_instances: unresolved.length,
+    empty_patch_instances: empty.length,
+    error_instances: errors.length,
+    completed_ids: ids(completed),
+    incomplete_ids: sorted(instances.filter((i) => !results.has(i.instance_id)).map((i) => i.instance_id)),
+    empty_patch_ids: ids(empty),
+    submitted_ids: ids(done),
+    resolved_ids: ids(resolved),
+    unresolved_ids: ids(unresolved),
+    error_ids: ids(errors),
+    schema_version: 2,
+  };
+}
+
 export function buildReport(instances: readonly Pick<EvalInstance, 'instance_id'>[], results: Map<string, InstanceResult>): EvalReport {
   const done = instances.flatMap((i) => results.get(i.instance_id) ?? []);
   const exits: Record<string, number> = Object.fromEntries(TERMINAL_REASONS.map((r) => [r, 0]));
@@ -73,6 +144,7 @@ export function buildReport(instances: readonly Pick<EvalInstance, 'instance_id'
   const resolved = done.filter((r) => r.resolved).length;
   const known = done.flatMap((r) => (r.costUsd === null ? [] : [r.costUsd]));
   return {
+    ...swebenchLists(instances, results),
     total: instances.length,
     finished: done.length,
     resolved,
@@ -100,6 +172,10 @@ export function buildReport(instances: readonly Pick<EvalInstance, 'instance_id'
         ledger: r?.ledger ?? null,
         ...(r?.gradeError === undefined ? {} : { gradeError: r.gradeError }),
         ...(r?.tampered_files === undefined ? {} : { tampered_files: r.tampered_files }),
+        patch_is_None: r === undefined,
+        patch_exists: r !== undefined && r.model_patch.trim() !== '',
+        patch_successfully_applied: r !== undefined && r.model_patch.trim() !== '' && r.gradeError === undefined,
+        tests_status: { FAIL_TO_PASS: r ? outcome(r.failToPass) : NONE, PASS_TO_PASS: r ? outcome(r.passToPass) : NONE, FAIL_TO_FAIL: NONE, PASS_TO_FAIL: NONE },
       };
     }),
   };

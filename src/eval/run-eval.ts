@@ -38,6 +38,12 @@ export interface EvalOptions {
   /** The deps of one instance's run on its checkout (the CLI passes buildDeps with the eval's settings). */
   makeDeps: (repo: string, inst: LoadedInstance) => Promise<TeamDeps>;
   gradeTimeoutMs: number;
+  /**
+   * Runs the team on an instance's checkout `repo` (at its base commit) and returns how the run ended,
+   * its ledger under `repo/.acia/runs`; null when interrupted. Default: here, with `startRun`.
+   * `acia eval --db` runs it on the fleet and exports its ledger into the checkout.
+   */
+  runInstance?: (repo: string, inst: LoadedInstance, deps: TeamDeps) => Promise<RunResult | null>;
   signal?: AbortSignal;
   onProgress?: (p: EvalProgress) => void;
   now?: () => number;
@@ -168,8 +174,8 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
     }
   }
 
-  const run: RunResult = await startRun(deps, { dir: repo, goal: goalOf(inst) });
-  if (run.reason === 'aborted' && o.signal?.aborted) return null;
+  const run = o.runInstance ? await o.runInstance(repo, inst, deps) : await startRun(deps, { dir: repo, goal: goalOf(inst) });
+  if (run === null || (run.reason === 'aborted' && o.signal?.aborted)) return null;
   const commit = (await git.run(repo, ['rev-parse', '--verify', '--quiet', `${run.runBranch}^{commit}`], { allowFail: true })).stdout || base;
   // Raw stdout: Git.run trims, and a patch whose last context line is blank would lose it.
   const diff = await safeGit(repo, ['diff', '--no-color', '--full-index', base, commit]);

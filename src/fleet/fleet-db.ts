@@ -49,6 +49,10 @@ ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_seq integer;
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS head_hash text;
 -- When the worker now holding the run took it (acia fleet status shows leases).
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS leased_at timestamptz;
+-- What each worker saw of the database (acia fleet status): transient errors it rode out, its last outage.
+ALTER TABLE acia_workers ADD COLUMN IF NOT EXISTS db_errors bigint NOT NULL DEFAULT 0;
+ALTER TABLE acia_workers ADD COLUMN IF NOT EXISTS last_outage_at timestamptz;
+ALTER TABLE acia_workers ADD COLUMN IF NOT EXISTS last_outage_ms integer;
 -- acia cancel --db: who asked the run to stop, and when (the worker that runs or closes it records them).
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS cancel_requested_at timestamptz;
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS cancel_requested_by text;
@@ -71,10 +75,20 @@ export interface FleetClient {
   close(): Promise<void>;
 }
 
-/** The database URL from `--db` or ACIA_DATABASE_URL; a fleet command without one is a usage error. */
-export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  const url = flag ?? env.ACIA_DATABASE_URL;
-  if (!url) throw new AciaError('USAGE', 'no database: pass --db postgres://... or set ACIA_DATABASE_URL');
+/** `--db [url]` as commander gives it: the URL, true for a bare `--db`, undefined when absent. */
+export type DbFlag = string | boolean | undefined;
+
+/**
+ * The database URL, the same way for every command: `--db <url>`, else (a bare `--db`, or none where
+ * the command is a fleet command anyway) ACIA_DATABASE_URL; neither is a usage error. A value that is no
+ * connection string is refused too: `acia cancel --db <runId>` would otherwise take the run id for the URL.
+ */
+export function databaseUrl(flag: DbFlag, env: NodeJS.ProcessEnv): string {
+  const url = typeof flag === 'string' ? flag : env.ACIA_DATABASE_URL;
+  if (!url) throw new AciaError('USAGE', 'no database: pass --db postgres://... or set ACIA_DATABASE_URL (then a bare --db)');
+  if (!/^postgres(ql)?:\/\//i.test(url) && !/^\s*\w+\s*=/.test(url)) {
+    throw new AciaError('USAGE', `--db expects a postgres:// URL, got ${JSON.stringify(url.slice(0, 80))}`, { hint: 'a bare --db takes ACIA_DATABASE_URL; put it after the run id (acia cancel <runId> --db), or give the URL' });
+  }
   return url;
 }
 

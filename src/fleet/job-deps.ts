@@ -22,6 +22,7 @@ import { FleetWorkspace } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
 import type { FleetCancelWatch } from './cancel.js';
+import type { WorkerMetrics } from './metrics.js';
 
 export interface JobDeps {
   deps: TeamDeps;
@@ -44,12 +45,28 @@ export async function jobDeps(
     /** The worker's own directory where the runs it finishes leave their replay bundles (`<cache>/bundles`). */
     bundlesDir?: string;
     cancels?: FleetCancelWatch;
+    metrics?: WorkerMetrics;
   },
 ): Promise<JobDeps> {
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless allowed).
   const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings) }).config;
   const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
   deps.runtime.ids = { runId: () => asRunId(o.runId) };
+  const metrics = o.metrics;
+  if (metrics) {
+    // Every model call this worker makes, counted where it is made (a task's entries folded by its
+    // orchestrator are not counted twice).
+    const client = deps.model.client;
+    const model = deps.model;
+    deps.model.client = {
+      ...client,
+      complete: async (request, options) => {
+        const response = await client.complete(request, options);
+        metrics.modelCall(response.model, response.usage, model.costUsd(model.id, response.usage));
+        return response;
+      },
+    };
+  }
   // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
   if (o.cancels) deps.runtime.cancelWatch = o.cancels.watcher;
   else delete deps.runtime.cancelWatch;

@@ -24,6 +24,7 @@ import { announceTaskJob } from './wakeup.js';
 import type { RunJob } from './submit.js';
 import type { WorkerPolicy } from './worker-policy.js';
 import type { FleetCancelWatch } from './cancel.js';
+import type { WorkerMetrics } from './metrics.js';
 
 /** How often the orchestrator looks at a task job it waits for. */
 const POLL_MS = 100;
@@ -61,6 +62,8 @@ interface WorkerContext {
   policy: WorkerPolicy;
   /** The worker's watch for `acia cancel --db` over the runs it holds. */
   cancels?: FleetCancelWatch;
+  /** The worker's Prometheus metrics, when it serves them. */
+  metrics?: WorkerMetrics;
 }
 
 /** The orchestrator's side: TeamDeps.dispatchTask for a run this worker holds at `epoch`. */
@@ -94,7 +97,8 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
       if (end.kind === 'lost') {
         await fleet.boss.cancel(TASK_QUEUE, id).catch(() => undefined);
         lost = end.why;
-        w.log(`${job.runId}: task ${taskId}: ${lost}`);
+        w.log(`${job.runId}: task ${taskId}: ${lost}; handing it out again`);
+        w.metrics?.takeover('task');
         if (handout >= MAX_HANDOUTS) throw new AciaError('INTERNAL', `task ${taskId} was handed out ${handout} times and never finished: ${lost}`);
         continue;
       }
@@ -181,7 +185,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
     await checkFence(fleet.db, job.runId, fence, false);
     const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: w.policy });
-    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}) });
+    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}) });
     const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
     return { kind: 'outcome', outcome };

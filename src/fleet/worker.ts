@@ -27,6 +27,7 @@ import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
 import { startDispatcher } from './dispatch.js';
 import { admitJob, type WorkerPolicy } from './worker-policy.js';
 import { cancelRequestOf, closeFleetRun, FleetCancelWatch } from './cancel.js';
+import { serveMetrics, WorkerMetrics } from './metrics.js';
 
 export interface WorkerOptions {
   /** Runs this worker orchestrates at once. */
@@ -42,19 +43,31 @@ export interface WorkerOptions {
   policy: WorkerPolicy;
   /** Watches the rows of the runs this worker holds for `acia cancel --db` (startWorker makes one). */
   cancels?: FleetCancelWatch;
+  /** Serve Prometheus metrics here (`acia worker --metrics-port`); startWorker makes them. */
+  metricsAt?: { host: string; port: number };
+  /** Set by startWorker when metricsAt is given: what the worker's parts count. */
+  metrics?: WorkerMetrics;
+  /** Hours after which a silent worker is forgotten (`--forget-workers-after`). */
+  forgetAfterHours?: number;
 }
 
 export interface RunningWorker {
   name: string;
+  /** Where its Prometheus metrics are served, when they are. */
+  metricsUrl: string | null;
   /** Finishes the runs in hand, takes no new ones. */
   stop(): Promise<void>;
 }
 
 export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<RunningWorker> {
   const name = o.name ?? `${hostname()}:${process.pid}`;
-  const heartbeat = await startHeartbeat(fleet, name, o.concurrency, o.log);
   const runsInHand = new Set<Promise<unknown>>();
   const tasksInHand = new Set<Promise<unknown>>();
+  const metrics = o.metricsAt ? new WorkerMetrics({ worker: name, db: fleet.db, inHand: () => ({ runs: runsInHand.size, tasks: tasksInHand.size }) }) : undefined;
+  const heartbeat = await startHeartbeat(fleet, name, o.concurrency, o.log, {
+    ...(o.forgetAfterHours === undefined ? {} : { forgetAfterHours: o.forgetAfterHours }),
+    onOutage: (_at, ms) => metrics?.outage(ms),
+  });
   const hold = async <T>(set: Set<Promise<unknown>>, work: Promise<T>): Promise<T> => {
     set.add(work);
     try {
@@ -70,7 +83,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   const holding = new Set<string>();
   const orphans = startOrphanCheck(fleet, name, holding, o.log);
   const cancels = o.cancels ?? new FleetCancelWatch(fleet.db);
-  o = { ...o, cancels };
+  const wo: WorkerOptions & { name: string } = { ...o, name, cancels, ...(metrics ? { metrics } : {}) };
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
@@ -88,10 +101,11 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
         holding.add(job.data.runId);
         try {
           await setRunStatus(fleet.db, job.data.runId, { job_id: job.id, leased_at: new Date() });
-          const result = await hold(runsInHand, runJob(fleet, job.data, { ...o, name }));
+          const result = await hold(runsInHand, runJob(fleet, job.data, wo));
           // pg-boss completes the job without waiting or retrying; if the database is away at that moment
           // the job would stay active for its whole expiry and block the run's next job (an answer).
           await retryTransient(() => fleet.boss.complete(RUN_QUEUE, job.id)).catch(() => undefined);
+          metrics?.runEnded(result?.reason ?? 'dropped');
           if (result === null) return;
           o.log(`${job.data.runId}: ${result.reason} — ${result.message}`);
         } catch (e) {
@@ -100,6 +114,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
           // record of a failed job is not awaited, and a failure nobody recorded leaves the run `running`
           // on a live worker.
           o.log(`${job.data.runId}: ${errorMessage(e)}`);
+          metrics?.runEnded('failed_job');
           await retryTransient(() => fleet.boss.fail(RUN_QUEUE, job.id, { message: errorMessage(e) }), { toleranceMs: 10 * 60_000 }).catch(() => undefined);
         } finally {
           holding.delete(job.data.runId);
@@ -111,9 +126,11 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   const taskSlots = o.taskConcurrency ?? o.concurrency;
   for (let i = 0; i < taskSlots; i++) {
     taskIds.push(
-      await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<TaskJob>[]) => {
+      await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5, includeMetadata: true }, async ([job]: PgBoss.JobWithMetadata<TaskJob>[]) => {
         if (!job) return;
-        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, cancels }));
+        const taken = Date.now();
+        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, cancels, ...(metrics ? { metrics } : {}) }));
+        metrics?.taskEnded(output.kind === 'outcome' ? output.outcome.kind : output.kind === 'budget' ? 'budget_exceeded' : `error`, (Date.now() - taken) / 1000, (taken - job.createdOn.getTime()) / 1000);
         // The orchestrator waits for this output: recorded here, waiting out a database that is away, since
         // pg-boss's own record of it is not awaited (a lost one would leave the task active for a day).
         await retryTransient(() => fleet.boss.complete(TASK_QUEUE, job.id, output), { toleranceMs: 10 * 60_000 }).catch(() => undefined);
@@ -125,8 +142,11 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   // Submitters' requests (their roles cannot touch the queue) become jobs here.
   const dispatcher = await startDispatcher(fleet, o.log);
   o.log(`worker ${name}: taking runs (${o.concurrency} at a time) and tasks (${taskSlots} at a time)`);
+  const served = metrics && o.metricsAt ? await serveMetrics(metrics, o.metricsAt) : null;
+  if (served) o.log(`worker ${name}: metrics at ${served.url}`);
   return {
     name,
+    metricsUrl: served?.url ?? null,
     stop: async () => {
       stopping = true;
       // Graceful: the runs in hand finish (their heartbeats go on meanwhile), then the worker leaves.
@@ -140,6 +160,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       orphans.stop();
       cancels.stop();
       await heartbeat.stop();
+      await served?.close();
     },
   };
 }
@@ -188,7 +209,10 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   }
   const git = new Git(systemClock);
   // The fencing token: from here on, whoever took the run before this worker can no longer write to it.
-  const epoch = await takeLease(fleet.db, job.runId, '', o.name);
+  const epoch = await takeLease(fleet.db, job.runId, '', o.name, (previous, at) => {
+    o.log(`${job.runId}: taken over from worker ${previous} (lease epoch ${at}); resuming from its ledger`);
+    o.metrics?.takeover('run');
+  });
   const dir = join(o.cacheDir, 'runs', job.runId);
   // Running only if nobody cancelled it meanwhile (the submitter's cancel and this update lock the same row).
   const took = await retryTransient(() =>
@@ -205,9 +229,10 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   }
   try {
     const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: o.policy });
-    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy, bundlesDir: join(o.cacheDir, 'bundles'), ...(o.cancels ? { cancels: o.cancels } : {}) });
+    const seen = { ...(o.cancels ? { cancels: o.cancels } : {}), ...(o.metrics ? { metrics: o.metrics } : {}) };
+    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy, bundlesDir: join(o.cacheDir, 'bundles'), ...seen });
     const { deps } = run;
-    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, ...(o.cancels ? { cancels: o.cancels } : {}) }, () => run) };
+    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, ...seen }, () => run) };
     // The head is anchored in the database too (beside the local anchor), where `acia verify --db` finds it.
     const localAnchor = deps.store.anchor;
     if (localAnchor) {

@@ -1,5 +1,6 @@
 // Everything the team needs from lower layers, injected so tests can pass a scripted model, a fixed
 // clock, fixed ids or a fake runner, and replay can pass recorded ones.
+import type { AgentApi } from './agents-acp/proxy-common.js';
 import type { EnvironmentFacts } from '../core/tools/test-command.js';
 import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
@@ -60,15 +61,22 @@ export interface ModelDeps {
   costUsd: (model: string, usage: Usage) => number | null;
   estimate: (model: string, request: LlmRequest) => { usd: number | null; tokens: number };
   /**
-   * The model endpoint and key external ACP agents' calls are forwarded to by the metering proxy
+   * Per model API, the endpoint and key external ACP agents' calls are forwarded to by the metering proxy
    * (the agents themselves never see the key).
    */
-  endpoint?: { baseURL: string; apiKey: string | undefined };
   /**
    * The model deps for another model spec (a role's own model); `id`, when given, is the id its requests
    * carried as recorded (a replay). Absent: every role uses this model.
    */
   forSpec?: (spec: string, id: string | null) => Promise<ModelDeps>;
+  endpoints?: Partial<Record<AgentApi, AgentEndpoint>>;
+}
+
+export interface AgentEndpoint {
+  baseURL: string;
+  apiKey: string | undefined;
+  /** Where the user sets the key (`OPENAI_API_KEY`), for the message when it is missing or refused. */
+  keyVar: string;
 }
 
 /** What agents act with: the built-in tools, MCP servers' tools, and the sandbox they run in. */

@@ -100,6 +100,11 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
       return { kind: 'completed' };
     }
 
+    if (outcome.kind === 'auth_required') {
+      // No retry or other plan mends an agent that cannot log in: the task fails once and a human is asked.
+      await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message: outcome.message });
+      return { kind: 'escalate', reason: 'environment_broken', message: `${taskId} failed: ${outcome.message} — the environment, not the code: fix the agent's setup, then answer retry` };
+    }
     if (outcome.kind === 'loop_detected') {
       return fatal(ctx, taskId, attempt, `loop detected: ${outcome.message}`, 'loop_detected', `${actor} is looping: ${outcome.message}`);
     }

@@ -1,5 +1,6 @@
 // Per-task git worktrees under .acia/worktrees/<run>/, each on branch acia-tasks/<run>/<task>, and the
 // run branch acia/<run> they merge into. The user's checkout is never touched.
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { ensureRealDir } from '../core/contain/no-follow.js';
 import { removeRunWorktrees as removeWorktreeDir, runWorktreesDir } from '../core/contain/acia-state.js';
@@ -47,7 +48,10 @@ export interface RunWorkspace {
 
 export class Workspace implements RunWorkspace {
   private mergeChain: Promise<unknown> = Promise.resolve();
+  /** Worktree changes that prune (run one at a time, never during an add). */
   private worktreeChain: Promise<unknown> = Promise.resolve();
+  /** Fresh worktree adds under way (they may run together). */
+  private readonly adding = new Set<Promise<unknown>>();
   /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
   private readonly gitDirs = new Map<string, string>();
   /** The run worktree's HEAD as ACIA last moved it (merge, reset); null when it must be asked. */
@@ -127,11 +131,22 @@ export class Workspace implements RunWorkspace {
     const branch = this.taskBranch(taskId);
     const base = checkpoint ?? (await this.runHead());
     // addWorktree removes any old worktree at `path` and checks `branch` out fresh at `base`, so a
-    // restarted attempt starts from exactly that commit with nothing left over. Serialised: its
-    // `worktree prune` must not run while a parallel task's `worktree add` is half done (git then fails
-    // with "failed to read .git/worktrees/<task>/commondir").
-    const added = this.worktreeChain.then(() => this.git.addWorktree(this.repo, path, branch, base));
-    this.worktreeChain = added.catch(() => undefined);
+    // restarted attempt starts from exactly that commit with nothing left over. Its `worktree prune` must
+    // not run while a parallel task's `worktree add` is half done (git then fails with "failed to read
+    // .git/worktrees/<task>/commondir"): a remove-and-prune waits for every add under way and holds the
+    // next ones back. A first attempt's path needs no prune, and adds of distinct paths and branches may
+    // run at once (best-of-N prepares its candidates' worktrees together).
+    let added: Promise<void>;
+    if (existsSync(path)) {
+      const under = [...this.adding];
+      added = this.worktreeChain.then(() => Promise.allSettled(under)).then(() => this.git.addWorktree(this.repo, path, branch, base));
+      this.worktreeChain = added.catch(() => undefined);
+    } else {
+      added = this.worktreeChain.then(() => this.git.addWorktree(this.repo, path, branch, base));
+      const settled = added.catch(() => undefined);
+      this.adding.add(settled);
+      void settled.then(() => this.adding.delete(settled));
+    }
     await added;
     this.gitDirs.set(path, await this.git.gitDirOf(path));
     this.setupOutputs.delete(path);

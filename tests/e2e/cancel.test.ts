@@ -33,6 +33,8 @@ describe('acia cancel on a local run', () => {
     const deadline = Date.now() + 60_000;
     while (!/t1 started/.test(run.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const runId = onlyRunId(repo);
+    // Followed from another terminal while it runs: the same lines the run prints, until its session ends.
+    const follow = startAcia(['logs', runId, '--repo', repo, '--follow']);
     const started = Date.now();
     const cancel = acia(['cancel', runId, '--repo', repo]);
     expect(cancel.code, cancel.stdout + cancel.stderr).toBe(0);
@@ -43,6 +45,13 @@ describe('acia cancel on a local run', () => {
     expect(r.stdout).toMatch(new RegExp(`^run ${runId}: cancelled — cancelled by \\S+; it stopped at its next safe point`, 'm'));
     expect(r.stdout).toContain('cannot be resumed');
     endsCancelled(repo, runId, true);
+    const followed = await follow.done;
+    expect(followed.code, followed.stderr).toBe(0);
+    // `acia logs` prints what the progress view printed (its time column counts from the first entry).
+    const lines = (text: string) => text.split('\n').filter((l) => /^\d\d:\d\d /.test(l)).map((l) => l.slice(6));
+    expect(lines(followed.stdout)).toEqual(lines(r.stderr));
+    expect(lines(followed.stdout).at(-1)).toMatch(/^team\s+run cancelled: cancelled by/);
+    expect(lines(acia(['logs', runId, '--repo', repo]).stdout)).toEqual(lines(r.stderr));
     // Nothing after the request: the aborted task merged nothing, and the run branch is still the base.
     expect(ledgerOf(repo, runId).some((e) => e.type === 'MERGE' || e.type === 'TASK_COMPLETED')).toBe(false);
     expect(readFileSync(join(repo, '.acia', 'wiki', 'runs', `${runId}.md`), 'utf8')).toMatch(/\*\*cancelled\*\*: cancelled by/);

@@ -225,8 +225,10 @@ describe('acia eval: bad input', () => {
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('refuses --db as not available yet, and an undefined --dev-agent before any instance runs', () => {
-    expectCleanError(acia(['eval', SUITE, '--db', 'postgres://x']), 2, /--db is not available for eval yet/);
+  it('refuses --db for instances with setup, --remotes without --db, and an undefined --dev-agent before any instance runs', () => {
+    // The offline suite's flat instance installs its dependency in setup, which no fleet worker runs for a submitter.
+    expectCleanError(acia(['eval', SUITE, '--model', SCRIPTS, '--db', 'postgres://x']), 2, /--db: instance flat-\S+ .* has setup commands/);
+    expectCleanError(acia(['eval', SUITE, '--model', SCRIPTS, '--remotes', '/tmp']), 2, /--remotes and --run-timeout go with --db/);
     expectCleanError(acia(['eval', SUITE, '--model', SCRIPTS, '--dev-agent', 'nosuch']), 2, /devAgent "nosuch" is not defined in devAgents/);
   });
 });

@@ -48,9 +48,17 @@ describe.skipIf(!fleetAvailable())('fleet faults', () => {
     for (const id of ids) expect(rows.get(id)?.status, `${id}: ${rows.get(id)?.message}\n${fleet.log.slice(-4000)}`).toBe('succeeded');
     await checkLedgers(ids);
     for (const id of ids) expect(git(remote, 'show', `acia/${id}:src/title-case.js`)).toContain('titleCase');
-    // Both workers lived through it.
-    const status = JSON.parse(acia(['fleet', 'status', '--db', fleet.url, '--json']).stdout) as { workers: { name: string; alive: boolean }[] };
+    // Both workers lived through it, each said so in one line, and status shows the outage each rode out.
+    const status = JSON.parse(acia(['fleet', 'status', '--db', fleet.url, '--json']).stdout) as { workers: { name: string; alive: boolean; dbErrors: number; lastOutage: { seconds: number } | null }[] };
     expect(status.workers.filter((w) => w.alive).map((w) => w.name).sort()).toEqual(['p1', 'p2']);
+    for (const name of ['p1', 'p2']) {
+      const w = status.workers.find((x) => x.name === name)!;
+      expect(w.dbErrors, name).toBeGreaterThan(0);
+      // Heartbeats are 2 s apart: the outage as a worker saw it is the 10 s give or take a beat or two.
+      expect(w.lastOutage?.seconds, name).toBeGreaterThanOrEqual(7);
+      expect(w.lastOutage?.seconds, name).toBeLessThan(30);
+      expect(fleet.logs.get(name), name).toMatch(new RegExp(`^worker ${name}: the database was away for \\d+\\.\\d s \\(from \\S+\\); carrying on$`, 'm'));
+    }
   }, 240_000);
 
   it('the remote rejects pushes for a while: the worker retries and the run succeeds; always: the run stops with the reason', async () => {

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { acia, git, tempDir } from './helpers.js';
 import { expectCleanError, sampleRepo, startAcia, zeroLatencyScript } from './cli-helpers.js';
 import { useFleet, type FleetHarness, fleetAvailable, runFlags, scenarioOf, type Scenario } from './fleet-harness.js';
+import { prometheusBin, startPrometheus } from '../helpers/prometheus.js';
 
 const NAMES = ['happy', 'fix-loop', 'escalate', 'budget', 'parallel', 'plan-b'];
 const zeroLatency = (turns: { latencyMs?: number }[]) => {
@@ -17,6 +18,50 @@ const zeroLatency = (turns: { latencyMs?: number }[]) => {
 };
 
 let fleet: FleetHarness;
+
+/**
+ * Debian's Prometheus scrapes the three workers; what it reports must be what the database says happened:
+ * each worker's runs by outcome, and over all of them the model calls, tokens and dollars of every
+ * LLM_CALL entry, one task-latency observation per completed task job, no database error.
+ */
+async function metricsAgreeWithTheLedger(ids: string[]): Promise<void> {
+  if (prometheusBin() === null) return;
+  const targets = ['s1', 's2', 's3'].map((name) => {
+    const m = new RegExp(`worker ${name}: metrics at http://(127\\.0\\.0\\.1:\\d+)/metrics`).exec(fleet.logs.get(name) ?? '');
+    expect(m, fleet.logs.get(name)).not.toBeNull();
+    return m![1]!;
+  });
+  const prom = await startPrometheus(targets);
+  try {
+    const calls = await fleet.db.query<{ line: string }>(`SELECT line FROM acia_ledger WHERE run_id = ANY($1) AND line LIKE '%"LLM\\_CALL"%'`, [ids]);
+    const llm = calls.rows.map((r) => JSON.parse(r.line) as { type: string; data: { costUsd: number | null; usage: Record<string, number> } }).filter((e) => e.type === 'LLM_CALL');
+    const tokens = llm.reduce((n, e) => n + Object.values(e.data.usage).reduce((a, b) => a + b, 0), 0);
+    const usd = llm.reduce((n, e) => n + (e.data.costUsd ?? 0), 0);
+    const taskJobs = Number((await fleet.db.query<{ n: string }>("SELECT count(*) AS n FROM pgboss.job WHERE name = 'acia-tasks' AND state = 'completed'")).rows[0]!.n);
+    const byWorker = await fleet.db.query<{ worker: string; status: string; n: string }>('SELECT worker, status, count(*) AS n FROM acia_runs WHERE run_id = ANY($1) GROUP BY 1, 2', [ids]);
+    const one = async (q: string) => (await prom.query(q))[0]?.value ?? null;
+    // Scrapes come every second: wait until every target has been scraped since the runs ended.
+    await fleet.until(
+      'prometheus to scrape all three workers with the final figures',
+      async () => (await prom.query('up == 1')).length === 3 && (await one('sum(acia_model_calls_total)')) === llm.length && (await one('sum(acia_task_job_seconds_count)')) === taskJobs,
+      60_000,
+    );
+    expect(await one('sum(acia_model_tokens_total)')).toBe(tokens);
+    expect(await one('sum(acia_model_cost_usd_total)')).toBeCloseTo(usd, 6);
+    for (const row of byWorker.rows) expect(await one(`sum(acia_worker_runs_total{worker="${row.worker}",outcome="${row.status}"})`), `${row.worker} ${row.status}`).toBe(Number(row.n));
+    // The fleet as the database holds it, the same from every worker; nothing taken over, no database error.
+    expect(await one('max(acia_fleet_runs{status="succeeded"})')).toBe(8);
+    expect(await one('sum(acia_db_errors_total)')).toBe(0);
+    expect(await prom.query('acia_lease_takeovers_total')).toEqual([]);
+    expect((await prom.query('acia_worker_in_hand')).length).toBe(6);
+    expect((await prom.query('process_resident_memory_bytes')).map((x) => x.metric.worker).sort()).toEqual(['s1', 's2', 's3']);
+    expect(await one('sum(acia_task_job_seconds_bucket{le="+Inf"})')).toBe(taskJobs);
+  } catch (e) {
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- prometheus:\n${prom.log().slice(-2000)}`);
+  } finally {
+    prom.stop();
+  }
+}
 
 describe.skipIf(!fleetAvailable())('the fleet at scale: 3 workers, 12 runs', () => {
   useFleet((f) => (fleet = f));
@@ -41,7 +86,8 @@ describe.skipIf(!fleetAvailable())('the fleet at scale: 3 workers, 12 runs', () 
       const { runId, scenario } = fleet.submit(name, remote, zeroLatency);
       submitted.set(runId, scenario);
     }
-    for (const name of ['s1', 's2', 's3']) fleet.startWorker(name);
+    // Each worker serves its Prometheus metrics on a port of its choosing (it prints where).
+    for (const name of ['s1', 's2', 's3']) fleet.startWorker(name, { extra: ['--metrics-port', '0'] });
     await Promise.all(localRuns);
 
     const ids = [...submitted.keys()];
@@ -83,6 +129,8 @@ describe.skipIf(!fleetAvailable())('the fleet at scale: 3 workers, 12 runs', () 
     expect(fleetNow.queued).toBe(0);
     expect(fleetNow.leases).toEqual([]);
     expect(fleetNow.runs).toEqual({ succeeded: 8, awaiting_human: 2, budget_exhausted: 2 });
+
+    await metricsAgreeWithTheLedger(ids);
 
     // A run waiting for a human holds no worker; the answer (from any machine) queues it again, and a worker ends it.
     const [waiting] = [...submitted].find(([, s]) => s.name === 'escalate')!;

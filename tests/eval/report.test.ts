@@ -76,6 +76,42 @@ describe('report', () => {
     expect(md).toContain('1 run(s) used an unpriced model');
   });
 
+  it('reports SWE-bench harness lists and per-instance tests_status in the harness’s shape', () => {
+    const patch = 'diff --git a/x b/x\n';
+    const instances = ['res', 'unres', 'empty', 'err', 'notrun'].map((instance_id) => ({ instance_id }));
+    const results = new Map([
+      ['res', result('res', { model_patch: patch, resolved: true, passToPass: { b: 'passed' } })],
+      ['unres', result('unres', { model_patch: patch, failToPass: { a: 'failed', a2: 'missing' } })],
+      ['empty', result('empty', { model_patch: '', reason: 'error' })],
+      ['err', result('err', { model_patch: patch, gradeError: 'the test patch does not apply to the graded tree: x' })],
+    ]);
+    const r = buildReport(instances, results);
+    expect(r).toMatchObject({
+      total_instances: 5,
+      submitted_instances: 4,
+      completed_instances: 2,
+      resolved_instances: 1,
+      unresolved_instances: 1,
+      empty_patch_instances: 1,
+      error_instances: 1,
+      completed_ids: ['res', 'unres'],
+      incomplete_ids: ['notrun'],
+      empty_patch_ids: ['empty'],
+      submitted_ids: ['empty', 'err', 'res', 'unres'],
+      resolved_ids: ['res'],
+      unresolved_ids: ['unres'],
+      error_ids: ['err'],
+      schema_version: 2,
+    });
+    const row = (id: string) => r.instances.find((i) => i.instance_id === id)!;
+    expect(row('res')).toMatchObject({ patch_is_None: false, patch_exists: true, patch_successfully_applied: true, tests_status: { FAIL_TO_PASS: { success: ['a'], failure: [] }, PASS_TO_PASS: { success: ['b'], failure: [] } } });
+    expect(row('unres').tests_status.FAIL_TO_PASS).toEqual({ success: [], failure: ['a', 'a2'] });
+    expect(row('unres').tests_status.PASS_TO_FAIL).toEqual({ success: [], failure: [] });
+    expect(row('empty')).toMatchObject({ patch_exists: false, patch_successfully_applied: false });
+    expect(row('err')).toMatchObject({ patch_exists: true, patch_successfully_applied: false });
+    expect(row('notrun')).toMatchObject({ patch_is_None: true, patch_exists: false });
+  });
+
   it('compares two output directories', () => {
     const a = mkdtempSync(join(tmpdir(), 'acia-cmp-a-'));
     const b = mkdtempSync(join(tmpdir(), 'acia-cmp-b-'));

@@ -1,7 +1,7 @@
 // The eval harness through the library: checkouts without the repository's future, setup before the
 // agents and again before grading, a test patch that does not apply, atomic results and resume.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +35,34 @@ describe('prepareCheckout', () => {
     expect(sh(target, 'remote')).toBe('');
     expect(sh(target, 'log', '--all', '--format=%H')).toBe(base);
     expect(() => sh(target, 'cat-file', '-e', fix)).toThrow();
+  });
+});
+
+describe('prepareCheckout of a plain directory', () => {
+  it('keeps relative links as they are: the same base_commit wherever the task set lives, nothing pointing back at it', async () => {
+    const commitOf = async (root: string) => {
+      const src = join(root, 'set', 'src');
+      mkdirSync(join(src, 'lib'), { recursive: true });
+      writeFileSync(join(src, 'lib', 'real.js'), 'module.exports = 1;\n');
+      symlinkSync('lib/real.js', join(src, 'index.js'));
+      symlinkSync('../lib', join(src, 'lib', 'self'));
+      const target = join(root, 'repo');
+      const inst = { instance_id: 'links', repo: 'src', repoSource: src, origin: 'p', base_commit: '0000000', problem_statement: 'p', test_command: 't', test_patch: '', FAIL_TO_PASS: [], PASS_TO_PASS: [], setup: [] };
+      const given = await prepareCheckout(new Git(systemClock), inst, target).then(
+        () => '',
+        (e: Error) => /gives ([0-9a-f]{40})/.exec(e.message)?.[1] ?? '',
+      );
+      return { given, target, inst };
+    };
+    const a = await commitOf(mkdtempSync(join(tmpdir(), 'acia-links-a-')));
+    const b = await commitOf(join(mkdtempSync(join(tmpdir(), 'acia-links-b-')), 'elsewhere', 'deeper'));
+    expect(a.given).toMatch(/^[0-9a-f]{40}$/);
+    expect(b.given).toBe(a.given);
+    // With the right base_commit the checkout is made, and its links are the source's, relative.
+    const got = await prepareCheckout(new Git(systemClock), { ...a.inst, base_commit: a.given }, a.target);
+    expect(got).toBe(a.given);
+    expect(readlinkSync(join(a.target, 'index.js'))).toBe('lib/real.js');
+    expect(readlinkSync(join(a.target, 'lib', 'self'))).toBe('../lib');
   });
 });
 

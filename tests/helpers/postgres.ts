@@ -23,7 +23,7 @@ export function postgresBin(): string | null {
   return versions[0] ? join(root, versions[0], 'bin') : null;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

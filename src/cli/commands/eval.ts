@@ -7,7 +7,9 @@ export interface EvalFlags {
   model?: string;
   maxCostUsdPerTask?: string;
   sandbox?: string;
-  db?: string;
+  db?: string | boolean;
+  remotes?: string;
+  runTimeout?: string;
   devAgent?: string;
   quiet?: boolean;
 }
@@ -23,11 +25,13 @@ export function register(program: Command): void {
     .option('--max-cost-usd-per-task <usd>', 'each instance’s run stops before a model call would pass this cost')
     .option('--sandbox <mode>', 'auto | bwrap | off, for the agents’ commands, setup and grading')
     .option('--dev-agent <agent>', 'who does Dev tasks: acia (default), a name from devAgents in your config, acp:<command>, or several names (best-of-N)')
-    .option('--db <url>', 'not available for eval yet (instances run on this machine)')
+    .option('--db [url]', 'run the instances as fleet runs on this database (bare --db: $ACIA_DATABASE_URL); grading stays here')
+    .option('--remotes <dir>', 'with --db: where each instance’s repository is put for the workers (list it in their fleetWorker.repos; default <out>/remotes)')
+    .option('--run-timeout <minutes>', 'with --db: how long one instance’s fleet run may take, queue included (default: 30)')
     .option('--quiet', 'no progress line, only the final summary')
     .addHelpText(
       'after',
-      '\nEach instance: a fresh checkout at base_commit, an ordinary run with the problem statement as the goal,\nthen grading outside the agents’ reach (test_patch applied, FAIL_TO_PASS and PASS_TO_PASS run).\nExit codes: 0 every instance finished (resolved or not), 1 some could not run, 2 usage, 130 interrupted.\n\nExamples:\n  acia eval workspace/eval --model scripted:workspace/eval/scripts --out /tmp/eval-a\n  acia eval tasks.jsonl --model anthropic:claude-sonnet-5-5 --parallel 2 --max-cost-usd-per-task 1\n  acia eval tasks.jsonl --dev-agent claude --out /tmp/eval-claude-code\n  acia eval compare /tmp/eval-a /tmp/eval-b',
+      '\nEach instance: a fresh checkout at base_commit, an ordinary run with the problem statement as the goal,\nthen grading outside the agents’ reach (test_patch applied, FAIL_TO_PASS and PASS_TO_PASS run).\nExit codes: 0 every instance finished (resolved or not), 1 some could not run, 2 usage, 130 interrupted.\n\nExamples:\n  acia eval workspace/eval --model scripted:workspace/eval/scripts --out /tmp/eval-a\n  acia eval tasks.jsonl --model anthropic:claude-sonnet-5-5 --parallel 2 --max-cost-usd-per-task 1\n  acia eval tasks.jsonl --dev-agent claude --out /tmp/eval-claude-code\n  acia eval tasks.jsonl --db --remotes /srv/git/eval --parallel 8 --out /tmp/eval-fleet\n  acia eval compare /tmp/eval-a /tmp/eval-b',
     )
     .action(async (tasks: string, flags: EvalFlags) => {
       const { evalCommand } = await import('../eval-action.js');

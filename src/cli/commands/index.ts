@@ -20,12 +20,13 @@ import { register as fleet } from './fleet.js';
 import { register as evalCmd } from './eval.js';
 import { register as clean } from './clean.js';
 import { register as cancel } from './cancel.js';
+import { register as logs } from './logs.js';
 import { register as ui } from './ui.js';
 import { register as say } from './say.js';
 
 type Register = (program: Command) => void;
 
-const registrations: Register[] = [run, plan, demo, runs, say, cancel, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, mcp, acp, fleet, evalCmd, clean, ui];
+const registrations: Register[] = [run, plan, demo, runs, logs, say, cancel, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, mcp, acp, fleet, evalCmd, clean, ui];
 
 export function registerCommands(program: Command): void {
   for (const register of registrations) register(program);

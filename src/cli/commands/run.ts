@@ -69,12 +69,12 @@ export function register(program: Command): void {
       .description('continue a run from its ledger (the latest unfinished one when no id is given)')
       .argument('[runId]', 'the run to resume')
       .option('--answer <text>', 'your answer to the open escalation: guidance text, or retry | skip | approve | abort')
-      .option('--db <url>', 'a fleet run: record the answer there (or, without --answer, continue a run that stopped on an error) and queue it for a worker')
+      .option('--db [url]', 'a fleet run: record the answer there (or, without --answer, continue a run that stopped on an error) and queue it for a worker (bare --db: $ACIA_DATABASE_URL)')
       .option('--apply', 'after success, merge the run branch into your current branch')
       .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
   )
     .addHelpText('after', '\nExamples:\n  acia resume\n  acia resume 20261123-070102-ab12cd --answer "use Intl.Segmenter for words"\n  acia resume --answer skip')
-    .action(async (runId: string | undefined, flags: RunFlags & { db?: string }) => {
+    .action(async (runId: string | undefined, flags: RunFlags & { db?: string | boolean }) => {
       if (flags.db !== undefined) {
         const { resumeFleetCommand } = await import('../fleet-action.js');
         process.exitCode = await resumeFleetCommand(runId, flags.answer, flags.db);

@@ -13,7 +13,7 @@ export function register(program: Command): void {
     .action(async (opts: { repo: string; json?: boolean; db?: string | boolean }) => {
       if (opts.db !== undefined) {
         const { listFleetRunsCommand } = await import('../fleet-action.js');
-        return listFleetRunsCommand(typeof opts.db === 'string' ? opts.db : undefined, opts.json ?? false);
+        return listFleetRunsCommand(opts.db, opts.json ?? false);
       }
       const { listRunsCommand } = await import('../runs-action.js');
       await listRunsCommand(opts.repo, opts.json ?? false);

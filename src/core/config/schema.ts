@@ -88,8 +88,17 @@ export const Config = z.strictObject({
   roleModels: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'expected a role name'), ModelSpec).default({}),
   /** Stop after planning until a human approves the plan, picks the other one, edits it or rejects it (`--approve-plan`). */
   approvePlan: z.boolean().default(false),
-  /** Named external ACP agents, each a command line: `{"claude-code": "claude-code-acp"}`. */
-  devAgents: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'expected a lower-case name'), z.string().min(1)).default({}),
+  /**
+   * Named external ACP agents: a command line (`{"claude-code": "claude-code-acp"}`), or the command and
+   * the model API it speaks (`{"codex": {"command": "codex-acp", "api": "openai"}}`). Without `api`, the
+   * built-in names keep theirs (`codex`: openai, `gemini`: gemini) and others speak Anthropic's.
+   */
+  devAgents: z
+    .record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'expected a lower-case name'),
+      z.union([z.string().min(1), z.strictObject({ command: z.string().min(1), api: z.enum(['anthropic', 'openai', 'gemini']).optional() })]),
+    )
+    .default({}),
 });
 export type Config = z.infer<typeof Config>;
 

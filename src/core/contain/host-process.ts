@@ -89,19 +89,40 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
   };
 }
 
-/** Starts a host process (see hostProcess) and removes its private directory when it exits. */
-export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions): ChildProcess {
+/**
+ * Starts a host process (see hostProcess) and removes its private directory when it exits. With `group`,
+ * it leads a process group of its own, so `killGroup` ends it with everything it started (a shell's
+ * children too); the group is also ended when ACIA exits.
+ */
+export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions, opts: { group?: boolean } = {}): ChildProcess {
   const p = hostProcess(o);
   let child: ChildProcess;
   try {
-    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio });
+    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio, ...(opts.group ? { detached: true } : {}) });
   } catch (e) {
     p.dispose();
     throw e;
   }
   child.once('close', () => p.dispose());
   child.once('error', () => p.dispose());
+  if (opts.group) {
+    // Detached, it no longer gets the terminal's Ctrl-C with ACIA: ended here instead.
+    const onExit = () => killGroup(child, 'SIGKILL');
+    process.once('exit', onExit);
+    child.once('close', () => process.removeListener('exit', onExit));
+  }
   return child;
+}
+
+/** Signals the process group a `group` host process leads (or the process alone when it leads none). */
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    // The group outlives its leader while the leader's children run (the kernel keeps the id taken until then).
+    process.kill(-child.pid, signal);
+  } catch {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
 }
 
 /**

@@ -208,6 +208,8 @@ export const EventData = {
         files: z.number(),
         diffLines: z.number(),
         costUsd: z.number(),
+        /** Why it did not finish (its error, stop reason or time limit); absent when it finished. */
+        notFinished: z.string().optional(),
       }),
     ),
     winner: z.string().nullable(),

@@ -35,16 +35,23 @@ export interface LedgerFence {
   task?: { taskId: string; token: number };
 }
 
-/** Takes the lease of a run (scope '') or of one of its tasks: the epoch goes up by one, atomically. */
-export async function takeLease(db: Pool | PoolClient, runId: string, scope: string, holder: string): Promise<number> {
-  const r = await leaseQuery<{ epoch: string }>(
+/**
+ * Takes the lease of a run (scope '') or of one of its tasks: the epoch goes up by one, atomically.
+ * `onTakeover` hears of a lease another holder had (a takeover, which workers log and count).
+ */
+export async function takeLease(db: Pool | PoolClient, runId: string, scope: string, holder: string, onTakeover?: (previous: string, epoch: number) => void): Promise<number> {
+  const r = await leaseQuery<{ epoch: string; previous: string | null }>(
     db,
-    `INSERT INTO acia_leases (run_id, scope, epoch, holder) VALUES ($1, $2, 1, $3)
+    `WITH old AS (SELECT holder FROM acia_leases WHERE run_id = $1 AND scope = $2)
+     INSERT INTO acia_leases (run_id, scope, epoch, holder) VALUES ($1, $2, 1, $3)
      ON CONFLICT (run_id, scope) DO UPDATE SET epoch = acia_leases.epoch + 1, holder = $3, taken_at = now()
-     RETURNING epoch`,
+     RETURNING epoch, (SELECT holder FROM old) AS previous`,
     [runId, scope, holder],
   );
-  return Number(r.rows[0]!.epoch);
+  const row = r.rows[0]!;
+  const epoch = Number(row.epoch);
+  if (row.previous !== null && row.previous !== holder) onTakeover?.(row.previous, epoch);
+  return epoch;
 }
 
 export function fencedError(runId: string, what: string): AciaError {

@@ -24,6 +24,20 @@ const TRANSIENT_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPI
 // node-postgres reports a dropped socket with these messages and no code.
 const TRANSIENT_MESSAGE = /connection terminated|connection timeout|connection error|terminating connection|server closed the connection|not queryable/i;
 
+// Process-wide, like the tolerance: how many transient errors this process rode out (a worker's
+// metrics and its row in acia_workers report it).
+let transientSeen = 0;
+
+/** Transient database errors this process has waited out (or given up on) so far. */
+export function transientDbErrors(): number {
+  return transientSeen;
+}
+
+/** Counts one transient error that a caller handled itself (a heartbeat, a poll) rather than through retryTransient. */
+export function noteTransientDbError(): void {
+  transientSeen++;
+}
+
 export function isTransientDbError(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;
   const { code, message } = e as { code?: unknown; message?: unknown };
@@ -55,7 +69,9 @@ export async function retryTransient<T>(op: (attempt: number) => Promise<T>, o: 
     try {
       return await op(attempt);
     } catch (e) {
-      if (!isTransientDbError(e) || now() >= deadline) throw e;
+      if (!isTransientDbError(e)) throw e;
+      transientSeen++;
+      if (now() >= deadline) throw e;
       await sleep(Math.min(2_000, 200 * 2 ** Math.min(attempt, 4)));
     }
   }

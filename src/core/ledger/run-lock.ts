@@ -22,6 +22,13 @@ export interface RunLock {
   release(): Promise<void>;
 }
 
+/** The live writer of a run (this host's, or another host's, which cannot be checked), from its lock; null when nobody holds it. */
+export async function lockHolder(fs: LedgerFs, runDir: string): Promise<LockOwner | null> {
+  const holder = await readOwner(fs, join(runDir, 'lock'));
+  if (holder === null) return null;
+  return holder.host !== hostname() || ownerAlive(holder) ? holder : null;
+}
+
 /**
  * Takes `<runDir>/lock`. The lock file is written in full to a temp name and then hard-linked into
  * place, so it appears atomically with its content (link fails with EEXIST if someone holds it).

@@ -1,5 +1,6 @@
-// A local fake of Anthropic's Messages API (and OpenAI chat completions) that serves a script to the
-// real SDKs and records every request, for offline tests, `acia demo` and token/cache benchmarks.
+// A local fake of Anthropic's Messages API (and OpenAI chat completions, the OpenAI Responses API and the
+// Gemini API) that serves a script to the real SDKs and agents and records every request, for offline
+// tests, `acia demo` and token/cache benchmarks.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalJson } from '../acm/canonical-json.js';
@@ -7,6 +8,8 @@ import { isAciaError, errorMessage } from '../errors.js';
 import { PromptCacheEmulator } from './cache-emulation.js';
 import { anthropicErrorBody, writeAnthropicJson, writeAnthropicStream, type TurnReply } from './fake-anthropic-wire.js';
 import { openAiErrorBody, writeOpenAiJson, writeOpenAiStream } from './fake-openai-wire.js';
+import { writeResponsesJson, writeResponsesStream } from './fake-responses-wire.js';
+import { geminiErrorBody, writeGemini } from './fake-gemini-wire.js';
 import { OpenAiPrefixCacheEmulator } from './openai-cache-emulation.js';
 import { estimateTokens } from './pricing.js';
 import { anthropicRequestProblems, openAiRequestProblems } from './request-invariants.js';
@@ -24,8 +27,11 @@ export interface FakeServerOptions {
   checkInvariants?: boolean;
 }
 
+/** The wire a request came in on: Anthropic Messages, OpenAI chat completions, OpenAI Responses, Gemini. */
+export type FakeApi = 'anthropic' | 'openai' | 'responses' | 'gemini';
+
 export interface RecordedRequest {
-  api: 'anthropic' | 'openai';
+  api: FakeApi;
   path: string;
   caller: string;
   model: string;
@@ -59,7 +65,16 @@ export interface FakeServer {
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
-const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie']);
+/** `/<version>/models/<model>:<verb>` of the Gemini API (countTokens is not served: no script turn is a count). */
+const GEMINI_PATH = /^\/v1(?:beta|alpha)?\/models\/([A-Za-z0-9._-]+):(generateContent|streamGenerateContent)$/;
+/** What opens each API's prompt and which list ends its cacheable prefixes (see OpenAiPrefixCacheEmulator). */
+const PROMPT_SHAPE: Record<FakeApi, { lead: readonly string[]; items: string }> = {
+  anthropic: { lead: ['system', 'tools'], items: 'messages' },
+  openai: { lead: ['tools'], items: 'messages' },
+  responses: { lead: ['instructions', 'tools'], items: 'input' },
+  gemini: { lead: ['systemInstruction', 'tools'], items: 'contents' },
+};
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'proxy-authorization', 'cookie']);
 
 export async function startFakeAnthropicServer(options: FakeServerOptions): Promise<FakeServer> {
   const engine = options.script instanceof ScriptEngine ? options.script : new ScriptEngine(options.script);
@@ -81,8 +96,9 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const api = path === '/v1/messages' ? 'anthropic' : path.endsWith('/chat/completions') ? 'openai' : null;
+    const [path = '/', query = ''] = (req.url ?? '/').split('?');
+    const gemini = GEMINI_PATH.exec(path);
+    const api: FakeApi | null = path === '/v1/messages' ? 'anthropic' : path.endsWith('/chat/completions') ? 'openai' : path === '/v1/responses' ? 'responses' : gemini ? 'gemini' : null;
     if (req.method !== 'POST' || api === null) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(anthropicErrorBody('not_found_error', `fake server: no route ${req.method ?? ''} ${path}`, 'req_fake_404'));
@@ -96,19 +112,19 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
       return;
     }
     const caller = headerOf(req, 'x-acia-caller') ?? 'unknown';
-    const measure = api === 'anthropic' ? cache.measure(body) : openAiCache.measure(body);
+    const measure = api === 'anthropic' ? cache.measure(body) : openAiCache.measure(body, PROMPT_SHAPE[api]);
     const record: RecordedRequest = {
       api,
       path,
       caller,
-      model: typeof body['model'] === 'string' ? body['model'] : '',
-      stream: body['stream'] === true,
-      maxTokens: numberOf(body['max_tokens'] ?? body['max_completion_tokens']),
-      systemChars: charsOf(body['system']),
+      model: gemini?.[1] ?? (typeof body['model'] === 'string' ? body['model'] : ''),
+      stream: body['stream'] === true || gemini?.[2] === 'streamGenerateContent',
+      maxTokens: numberOf(body['max_tokens'] ?? body['max_completion_tokens'] ?? body['max_output_tokens'] ?? (body['generationConfig'] as Record<string, unknown> | undefined)?.['maxOutputTokens']),
+      systemChars: charsOf(body['system'] ?? body['instructions'] ?? body['systemInstruction']),
       toolsChars: charsOf(body['tools']),
-      messagesChars: charsOf(body['messages']),
+      messagesChars: charsOf(body[PROMPT_SHAPE[api].items]),
       toolCount: Array.isArray(body['tools']) ? body['tools'].length : 0,
-      messageCount: Array.isArray(body['messages']) ? body['messages'].length : 0,
+      messageCount: Array.isArray(body[PROMPT_SHAPE[api].items]) ? (body[PROMPT_SHAPE[api].items] as unknown[]).length : 0,
       estimatedInputTokens: measure.totalTokens,
       cacheReadTokens: measure.cacheReadTokens,
       cacheWriteTokens: measure.cacheWriteTokens,
@@ -120,7 +136,8 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
     requests.push(record);
 
     if (options.checkInvariants !== false) {
-      const problems = api === 'anthropic' ? anthropicRequestProblems(body) : openAiRequestProblems(body);
+      // The Responses and Gemini wires serve external agents' requests, not ACIA's: ACIA's invariants are not theirs.
+      const problems = api === 'anthropic' ? anthropicRequestProblems(body) : api === 'openai' ? openAiRequestProblems(body) : [];
       if (problems.length > 0) {
         violations.push(...problems.map((p) => `request ${n}: ${p}`));
         // Loud on purpose: the run fails with LLM_BAD_REQUEST and names the broken rule.
@@ -159,6 +176,11 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
     if (api === 'anthropic') {
       if (record.stream) await writeAnthropicStream(res, reply);
       else writeAnthropicJson(res, reply);
+    } else if (api === 'responses') {
+      if (record.stream) await writeResponsesStream(res, reply, body);
+      else writeResponsesJson(res, reply, body);
+    } else if (api === 'gemini') {
+      await writeGemini(res, reply, gemini?.[2] !== 'streamGenerateContent' ? 'whole' : new URLSearchParams(query).get('alt') === 'sse' ? 'sse' : 'array');
     } else if (record.stream) {
       const so = body['stream_options'];
       await writeOpenAiStream(res, reply, typeof so === 'object' && so !== null && (so as Record<string, unknown>)['include_usage'] === true);
@@ -186,7 +208,7 @@ export async function startFakeAnthropicServer(options: FakeServerOptions): Prom
 }
 
 /** Status-code faults; true when the response was sent. */
-async function sendStatusFault(res: ServerResponse, api: 'anthropic' | 'openai', turn: ServedTurn, requestId: string): Promise<boolean> {
+async function sendStatusFault(res: ServerResponse, api: FakeApi, turn: ServedTurn, requestId: string): Promise<boolean> {
   if (turn.latencyMs > 0 && (turn.fault === '429' || turn.fault === '529' || turn.fault === '500' || turn.fault === '401')) {
     await new Promise((r) => setTimeout(r, turn.latencyMs));
   }
@@ -214,11 +236,13 @@ async function sendStatusFault(res: ServerResponse, api: 'anthropic' | 'openai',
   }
 }
 
-function sendError(res: ServerResponse, api: 'anthropic' | 'openai', status: number, type: string, message: string, requestId: string): void {
+function sendError(res: ServerResponse, api: FakeApi, status: number, type: string, message: string, requestId: string): void {
   const body =
     api === 'anthropic'
       ? anthropicErrorBody(type, message, requestId)
-      : openAiErrorBody(type, message, status === 401 ? 'invalid_api_key' : null);
+      : api === 'gemini'
+        ? geminiErrorBody(status, message)
+        : openAiErrorBody(type, message, status === 401 ? 'invalid_api_key' : null);
   res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, 'x-request-id': requestId });
   res.end(body);
 }

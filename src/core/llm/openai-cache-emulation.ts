@@ -10,10 +10,14 @@ const CACHE_STEP_TOKENS = 128;
 export class OpenAiPrefixCacheEmulator {
   private readonly seen = new Set<string>();
 
-  measure(body: Record<string, unknown>): CacheMeasure {
-    const tools = body['tools'] === undefined ? '' : canonicalJson(body['tools']);
-    const messages: unknown[] = Array.isArray(body['messages']) ? body['messages'] : [];
-    const totalTokens = tokensOf(tools.length + (body['messages'] === undefined ? 0 : canonicalJson(body['messages']).length));
+  /**
+   * `lead` names the fields that open the prompt (chat completions: the tools; the Responses API adds
+   * `instructions`, Gemini its `systemInstruction`), `items` the list whose entries end prefixes.
+   */
+  measure(body: Record<string, unknown>, shape: { lead: readonly string[]; items: string } = { lead: ['tools'], items: 'messages' }): CacheMeasure {
+    const tools = shape.lead.map((k) => (body[k] === undefined ? '' : canonicalJson(body[k]))).join('');
+    const messages: unknown[] = Array.isArray(body[shape.items]) ? (body[shape.items] as unknown[]) : [];
+    const totalTokens = tokensOf(tools.length + (body[shape.items] === undefined ? 0 : canonicalJson(body[shape.items]).length));
     // Prefixes end at message boundaries: tools first (they lead the prompt), then each message.
     let running = sha256Hex(`tools:${tools}`);
     let chars = tools.length;

@@ -43,6 +43,16 @@ export const PRICES: Readonly<Record<string, ModelPrice>> = {
   'claude-sonnet-4-5-20250929': price(3, 15, 3.75, 0.3),
   'claude-haiku-4-5': price(1, 5, 1.25, 0.1),
   'claude-haiku-4-5-20251001': price(1, 5, 1.25, 0.1),
+  // Models of external Dev agents on other APIs (Codex, Gemini CLI), metered by ACIA's proxy. List prices
+  // for prompts under the long-context tier (272K tokens for GPT-5.5, 200K for Gemini 2.5 Pro), as the
+  // providers' pricing pages were summarised in 2026 (openai.com/api/pricing, ai.google.dev/pricing):
+  // neither charges for writing its cache, so a cache write is priced as input.
+  'gpt-5.5': price(5, 30, 5, 0.5),
+  'gpt-5.4': price(2.5, 15, 2.5, 0.25),
+  'gpt-5.4-mini': price(0.75, 4.5, 0.75, 0.075),
+  'gemini-2.5-pro': price(1.25, 10, 1.25, 0.125),
+  'gemini-2.5-flash': price(0.3, 2.5, 0.3, 0.03),
+  'gemini-2.5-flash-lite': price(0.1, 0.4, 0.1, 0.01),
   // The scripted model costs nothing by construction; pricing it avoids a warning on every demo call.
   scripted: price(0, 0, 0, 0),
 };

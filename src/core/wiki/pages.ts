@@ -147,7 +147,7 @@ function candidateTable(data: EventDataOf<'CANDIDATES_JUDGED'>): string[] {
     '',
     '| agent | tests | failing | diff lines | cost | branch |',
     '| --- | --- | --- | --- | --- | --- |',
-    ...sorted.map((c) => `| ${inline(c.agent)}${c.agent === winner ? ' (winner)' : ''} | ${c.finished ? (c.testsPassed ? 'passed' : 'failed') : 'did not finish'} | ${c.failedCount ?? '—'} | ${c.diffLines} | ${money(c.costUsd)} | \`${inline(c.branch)}\` |`),
+    ...sorted.map((c) => `| ${inline(c.agent)}${c.agent === winner ? ' (winner)' : ''} | ${c.finished ? (c.testsPassed ? 'passed' : 'failed') : `did not finish${c.notFinished ? `: ${inline(c.notFinished, 200)}` : ''}`} | ${c.failedCount ?? '—'} | ${c.diffLines} | ${money(c.costUsd)} | \`${inline(c.branch)}\` |`),
     '',
   ];
 }

@@ -4,18 +4,17 @@
 // Losing branches stay for inspection. No agent's words take part in the choice.
 import { canonicalJson } from '../../core/acm/canonical-json.js';
 import type { EventDataOf } from '../../core/ledger/events.js';
-import type { AgentOutcome } from '../../agents/agent-loop.js';
-import { devAgent, type DevOutput } from '../../agents/dev/dev-agent.js';
+import { devAgent } from '../../agents/dev/dev-agent.js';
 import type { RunContext } from '../run-context.js';
 import { runTaskAgent, toolContext } from '../task-common.js';
 import type { TaskWorktree } from '../workspace.js';
-import { runAcpDevAgent, type AcpDevAgent } from './acp-dev-worker.js';
+import { runAcpDevAgent, type AcpDevAgent, type AcpOutcome } from './acp-dev-worker.js';
 
 export type Candidate = EventDataOf<'CANDIDATES_JUDGED'>['candidates'][number];
 
 export interface BestOfResult {
-  /** The winner's outcome, to go on as the task's own. */
-  outcome: AgentOutcome<DevOutput>;
+  /** The winner's outcome, to go on as the task's own; without a winner, why none finished. */
+  outcome: AcpOutcome;
   /** The winner's checkpoint, for the task's worktree; null when no candidate changed anything. */
   commit: string | null;
 }
@@ -25,21 +24,22 @@ export async function runBestOf(
   ctx: RunContext,
   o: { taskId: string; attempt: number; base: string | null; task: string; agents: { name: string; agent: AcpDevAgent | null }[] },
 ): Promise<BestOfResult> {
-  const runs = await Promise.all(o.agents.map((a) => runCandidate(ctx, o, a)));
+  // Every candidate ends before the task goes on: one that stops the run (the budget, an interrupt) is
+  // rethrown only once the others have stopped too.
+  const settled = await Promise.allSettled(o.agents.map((a) => runCandidate(ctx, o, a)));
+  const thrown = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (thrown) throw thrown.reason;
+  const runs = settled.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof runCandidate>>>).value);
   const judged = runs.map((r) => r.candidate);
   const winner = pickWinner(judged);
-  const chosen = runs.find((r) => r.candidate.agent === winner?.agent) ?? null;
-  await ctx.rec.record('team', 'CANDIDATES_JUDGED', {
-    taskId: o.taskId,
-    attempt: o.attempt,
-    candidates: judged,
-    winner: winner?.agent ?? null,
-    rationale: winner ? rationaleOf(winner, judged) : 'no candidate finished with a result',
-  });
-  if (!chosen || !winner) {
-    const first = runs[0]?.outcome;
-    return { outcome: first && first.kind !== 'returned' ? first : { kind: 'protocol_error', turns: 0, message: 'no candidate finished' }, commit: null };
+  const chosen = winner === null ? undefined : runs.find((r) => r.candidate.agent === winner.agent);
+  const record = (rationale: string) => ctx.rec.record('team', 'CANDIDATES_JUDGED', { taskId: o.taskId, attempt: o.attempt, candidates: judged, winner: chosen ? (winner?.agent ?? null) : null, rationale });
+  if (winner === null || chosen === undefined) {
+    const lost = noWinner(judged, runs.map((r) => r.outcome));
+    await record(lost.message);
+    return { outcome: lost, commit: null };
   }
+  await record(rationaleOf(winner, judged));
   return { outcome: chosen.outcome, commit: winner.commit };
 }
 
@@ -47,16 +47,19 @@ async function runCandidate(
   ctx: RunContext,
   o: { taskId: string; attempt: number; base: string | null; task: string },
   a: { name: string; agent: AcpDevAgent | null },
-): Promise<{ candidate: Candidate; outcome: AgentOutcome<DevOutput> }> {
+): Promise<{ candidate: Candidate; outcome: AcpOutcome }> {
   const id = `${o.taskId}-${a.name}`;
   const actor = `dev:${id}`;
   const wt: TaskWorktree = await ctx.workspace.prepareTask(id, o.base);
   const costBefore = spentBy(ctx, actor);
-  const outcome = a.agent
+  const outcome: AcpOutcome = a.agent
     ? await runAcpDevAgent(ctx, { agent: { ...a.agent, name: a.name }, actor, taskId: o.taskId, root: wt.path, task: o.task })
     : await runTaskAgent(ctx, { def: devAgent, actor, taskId: o.taskId, root: wt.path, task: o.task });
   const summary = outcome.kind === 'returned' ? outcome.result.summary : `${outcome.kind}: ${outcome.message}`;
   const { commit, files } = await ctx.workspace.checkpoint(id, wt, `acia(${o.taskId}) by ${a.name}: ${summary.split('\n')[0]?.slice(0, 60) ?? ''}\n\nRun: ${ctx.runId}, attempt ${o.attempt}`);
+  // The diff's size is counted while the tests run: both are on the slowest candidate's path to the verdict.
+  const diffing = commit ? ctx.workspace.diffSize(wt.baseCommit, commit) : Promise.resolve(0);
+  diffing.catch(() => undefined); // awaited below; a failure must not go unhandled while the tests run
   let tests: { passed: boolean; exitCode: number | null; failed: number | null } = { passed: false, exitCode: null, failed: null };
   if (outcome.kind === 'returned') {
     const runTests = ctx.deps.tools.builtin.find((t) => t.name === 'run_tests');
@@ -78,7 +81,7 @@ async function runCandidate(
       commit: commit ?? wt.baseCommit,
     });
   }
-  const diffLines = commit ? await ctx.workspace.diffSize(wt.baseCommit, commit) : 0;
+  const diffLines = await diffing;
   return {
     outcome,
     candidate: {
@@ -92,6 +95,7 @@ async function runCandidate(
       files: files.length,
       diffLines,
       costUsd: spentBy(ctx, actor) - costBefore,
+      ...(outcome.kind === 'returned' ? {} : { notFinished: `${outcome.kind}: ${outcome.message}`.slice(0, 500) }),
     },
   };
 }
@@ -106,8 +110,18 @@ export function pickWinner(candidates: readonly Candidate[]): Candidate | null {
   return sorted[0] ?? null;
 }
 
+/**
+ * Without a winner, the task's outcome: asking for authentication when every candidate did (no retry
+ * mends that), else a failure the attempt may retry, naming each candidate's reason.
+ */
+function noWinner(judged: readonly Candidate[], outcomes: readonly AcpOutcome[]): Exclude<AcpOutcome, { kind: 'returned' }> {
+  const reasons = judged.map((c) => `${c.agent}: ${c.notFinished ?? (c.commit === null ? 'finished without changing anything' : 'not eligible')}`).join('; ');
+  if (outcomes.length > 0 && outcomes.every((x) => x.kind === 'auth_required')) return { kind: 'auth_required', turns: 0, message: `no candidate could reach its model: ${reasons}` };
+  return { kind: 'protocol_error', turns: 0, message: `no candidate finished with a change: ${reasons}` };
+}
+
 function rationaleOf(w: Candidate, all: readonly Candidate[]): string {
-  const others = all.filter((c) => c !== w).map((c) => `${c.agent}: ${c.testsPassed ? 'tests passed' : c.finished ? `tests failed (${c.failedCount ?? '?'} failing)` : 'did not finish'}, ${c.diffLines} diff lines, $${c.costUsd.toFixed(4)}`);
+  const others = all.filter((c) => c !== w).map((c) => `${c.agent}: ${c.testsPassed ? 'tests passed' : c.finished ? `tests failed (${c.failedCount ?? '?'} failing)` : `did not finish (${c.notFinished ?? 'no reason recorded'})`}, ${c.diffLines} diff lines, $${c.costUsd.toFixed(4)}`);
   return `${w.agent}: ${w.testsPassed ? 'tests passed' : `fewest failures (${w.failedCount ?? '?'})`}, ${w.diffLines} diff lines, $${w.costUsd.toFixed(4)}${others.length ? `; against ${others.join('; ')}` : ''}`;
 }
 

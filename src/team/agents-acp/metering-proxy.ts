@@ -1,8 +1,10 @@
-// The model endpoint an external agent sees: a local Anthropic Messages API proxy that lets through model
-// calls only (proxy-request.ts), from the holder of a random per-task token, reserves each call's worst
-// case against the run's budget (or the fleet's shared gate) before forwarding it upstream with the
-// user's key, settles it at what it cost, and records it as an LLM_CALL with its request and response
-// blobs, so an external agent's tokens and cost count and show like ACIA's own. A sandboxed agent
+// The model endpoint an external agent sees: a local proxy of the model API the agent speaks (Anthropic
+// Messages, OpenAI Responses or Gemini; proxy-anthropic.ts, proxy-openai.ts, proxy-gemini.ts) that lets
+// through model calls only, from the holder of a random per-task token, reserves each call's worst case
+// against the run's budget (or the fleet's shared gate) before forwarding it upstream with the user's key,
+// settles it at what it cost (usage read from that API's own fields, priced from the price table), and
+// records it as an LLM_CALL with its request and response blobs, so an external agent's tokens and cost
+// count and show like ACIA's own. A sandboxed agent
 // reaches it only through a Unix socket in a private directory that the sandbox bridges to its own
 // loopback; an agent on the host gets a 127.0.0.1 port, where the token is what keeps other local users out.
 import { randomBytes } from 'node:crypto';
@@ -12,10 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from '../../core/acm/canonical-json.js';
 import { estimateTokens } from '../../core/llm/pricing.js';
-import type { Usage } from '../../core/llm/types.js';
 import type { BudgetBreach, BudgetReservation } from '../budget.js';
 import { recordModelCall, releaseBudget, reserveBudget, type RunContext } from '../run-context.js';
-import { isRefusal, vetRequest, type ProxyPolicy } from './proxy-request.js';
+import { anthropicApi } from './proxy-anthropic.js';
+import { isRefusal, type AgentApi, type ProxyApi, type ProxyPolicy } from './proxy-common.js';
+import { geminiApi } from './proxy-gemini.js';
+import { openAiApi } from './proxy-openai.js';
+
+const APIS: Record<AgentApi, ProxyApi> = { anthropic: anthropicApi, openai: openAiApi, gemini: geminiApi };
 
 export interface MeteringProxy {
   /** For an agent on the host; null when the proxy listens only on its socket (a sandboxed agent). */
@@ -26,11 +32,17 @@ export interface MeteringProxy {
   token: string;
   /** Set once a call was refused for the budget: the task stops with it. */
   breach(): BudgetBreach | null;
+  /** The status the upstream answered a model call with when it refused the user's key (401/403), else null. */
+  keyRefused(): number | null;
+  /** Calls refused because they did not carry the task's token. */
+  tokenRefusals(): number;
   calls(): number;
   close(): Promise<void>;
 }
 
 export interface MeteringOptions {
+  /** The model API the agent speaks (default: Anthropic's). */
+  api?: AgentApi;
   actor: string;
   taskId: string;
   /** Where calls go: the user's endpoint (or the fake server in tests). */
@@ -44,14 +56,15 @@ export interface MeteringOptions {
   allow: Omit<ProxyPolicy, 'token'>;
 }
 
-interface Metered {
-  usage: Usage;
-  stopReason: string;
-  model: string;
-}
-
 export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): Promise<MeteringProxy> {
+  const api = APIS[o.api ?? 'anthropic'];
+  const reply = (res: http.ServerResponse, status: number, message: string): void => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(api.errorBody(status, api.errorType(status), message));
+  };
   let breach: BudgetBreach | null = null;
+  let keyRefused: number | null = null;
+  let tokenRefusals = 0;
   let calls = 0;
   const token = `acia-task-${randomBytes(24).toString('base64url')}`;
   const policy: ProxyPolicy = { token, ...o.allow };
@@ -62,29 +75,32 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
     // What this call holds against the budget until it is settled or released.
     let reservation: BudgetReservation | null = null;
     const call = collect(req).then(async (raw) => {
-      const vetted = vetRequest(req.method ?? 'GET', req.url ?? '', req.headers, raw, policy);
-      if (isRefusal(vetted)) return reply(res, vetted.status, vetted.type, vetted.message);
-      const metered = vetted.endpoint === 'messages';
+      const vetted = api.vet(req.method ?? 'GET', req.url ?? '', req.headers, raw, policy, ctx.deps.config.maxTokensPerCall);
+      if (isRefusal(vetted)) {
+        if (vetted.status === 401) tokenRefusals++;
+        res.writeHead(vetted.status, { 'content-type': 'application/json' });
+        return void res.end(api.errorBody(vetted.status, vetted.type, vetted.message));
+      }
+      const { metered, model } = vetted;
       const body = JSON.stringify(vetted.body);
-      const model = typeof vetted.body.model === 'string' ? vetted.body.model : 'unknown';
       if (metered) {
-        const maxTokens = typeof vetted.body.max_tokens === 'number' && vetted.body.max_tokens > 0 ? vetted.body.max_tokens : ctx.deps.config.maxTokensPerCall;
-        const checked = await reserveWorstCase(ctx, model, body, maxTokens);
+        const checked = await reserveWorstCase(ctx, model, body, vetted.maxOutputTokens);
         if ('breach' in checked) {
           breach = checked.breach;
-          return reply(res, 400, 'invalid_request_error', 'the run’s budget is exhausted (ACIA stopped this call)');
+          return reply(res, 400, 'the run’s budget is exhausted (ACIA stopped this call)');
         }
         reservation = checked.reservation;
       }
       const started = ctx.rec.now();
-      const headers: Record<string, string> = { ...vetted.headers, 'content-type': 'application/json', 'x-api-key': o.apiKey };
+      const headers: Record<string, string> = { ...vetted.headers, 'content-type': 'application/json', ...api.upstreamAuth(o.apiKey) };
       if (metered) headers['x-acia-caller'] = `${o.callerPrefix}${model === 'unknown' ? '' : model}`;
       let upstream: Response;
       try {
         upstream = await fetch(`${withSlash(o.upstream)}${vetted.path}`, { method: 'POST', headers, body });
       } catch (e) {
-        return reply(res, 502, 'api_error', `ACIA could not reach the model endpoint: ${(e as Error).message}`);
+        return reply(res, 502, `ACIA could not reach the model endpoint: ${(e as Error).message}`);
       }
+      if (metered && (upstream.status === 401 || upstream.status === 403)) keyRefused ??= upstream.status;
       res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
       const chunks: Buffer[] = [];
       if (upstream.body) {
@@ -98,7 +114,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       if (!metered || upstream.status !== 200) return;
       calls++;
       const text = Buffer.concat(chunks).toString('utf8');
-      const m = meter(text, (upstream.headers.get('content-type') ?? '').includes('event-stream'));
+      const m = api.meter(text, (upstream.headers.get('content-type') ?? '').includes('event-stream'));
       const costUsd = ctx.deps.model.costUsd(m.model || model, m.usage);
       const held = reservation;
       reservation = null;
@@ -115,7 +131,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
         blobs: () => [canonicalJson(vetted.body), text],
       });
     }).catch((e: unknown) => {
-      if (!res.headersSent) reply(res, 500, 'api_error', `ACIA metering proxy: ${(e as Error).message}`);
+      if (!res.headersSent) reply(res, 500, `ACIA metering proxy: ${(e as Error).message}`);
       else res.destroy();
     }).finally(() => {
       // A call that failed or was never metered costs nothing: its reservation goes back (or expires).
@@ -144,6 +160,8 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
     socketDir,
     token,
     breach: () => breach,
+    keyRefused: () => keyRefused,
+    tokenRefusals: () => tokenRefusals,
     calls: () => calls,
     close: async () => {
       for (const s of servers) {
@@ -167,50 +185,6 @@ function reserveWorstCase(ctx: RunContext, model: string, body: string, maxToken
   return reserveBudget(ctx, { usd: ctx.deps.model.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens });
 }
 
-/** Usage, stop reason and model from a Messages API reply, streamed (SSE) or whole. */
-export function meter(text: string, streamed: boolean): Metered {
-  const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  let stopReason = 'unknown';
-  let model = '';
-  const take = (u: Record<string, unknown> | undefined) => {
-    if (!u) return;
-    const n = (k: string) => (typeof u[k] === 'number' ? u[k] : undefined);
-    usage.inputTokens = n('input_tokens') ?? usage.inputTokens;
-    usage.outputTokens = n('output_tokens') ?? usage.outputTokens;
-    usage.cacheReadTokens = n('cache_read_input_tokens') ?? usage.cacheReadTokens;
-    usage.cacheWriteTokens = n('cache_creation_input_tokens') ?? usage.cacheWriteTokens;
-  };
-  const events: unknown[] = [];
-  if (streamed) {
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('data:')) continue;
-      try {
-        events.push(JSON.parse(line.slice(5).trim()));
-      } catch {
-        /* a keep-alive or a cut line: nothing to meter */
-      }
-    }
-  } else {
-    try {
-      events.push({ type: 'message', message: JSON.parse(text) as unknown });
-    } catch {
-      /* not JSON: nothing to meter */
-    }
-  }
-  for (const ev of events) {
-    const e = ev as { type?: string; message?: { model?: string; usage?: Record<string, unknown>; stop_reason?: string | null }; usage?: Record<string, unknown>; delta?: { stop_reason?: string | null } };
-    if (e.type === 'message_start' || e.type === 'message') {
-      model = e.message?.model ?? model;
-      take(e.message?.usage);
-      if (e.message?.stop_reason) stopReason = e.message.stop_reason;
-    } else if (e.type === 'message_delta') {
-      take(e.usage);
-      if (e.delta?.stop_reason) stopReason = e.delta.stop_reason;
-    }
-  }
-  return { usage, stopReason, model };
-}
-
 function collect(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
@@ -218,11 +192,6 @@ function collect(req: http.IncomingMessage): Promise<Buffer> {
     req.on('end', () => resolve(Buffer.concat(parts)));
     req.on('error', reject);
   });
-}
-
-function reply(res: http.ServerResponse, status: number, type: string, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ type: 'error', error: { type, message } }));
 }
 
 function withSlash(url: string): string {

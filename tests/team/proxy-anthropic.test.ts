@@ -1,7 +1,7 @@
 // What the metering proxy lets an external agent send upstream with the user's key: model calls from
 // the holder of the task's token, on the normalised path, with no server-side features unless allowed.
 import { describe, expect, it } from 'vitest';
-import { authorised, isRefusal, vetRequest, type ProxyPolicy } from '../../src/team/agents-acp/proxy-request.js';
+import { authorised, isRefusal, vetRequest, type ProxyPolicy } from '../../src/team/agents-acp/proxy-anthropic.js';
 
 const TOKEN = 'acia-task-0123456789abcdef0123456789abcdef';
 const policy: ProxyPolicy = { token: TOKEN, allowBetas: [], allowServerTools: false };
