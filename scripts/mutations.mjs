@@ -57,8 +57,8 @@ export const MUTATIONS = [
     rows: ['Y2'],
     why: 'a QA task that changed no file gets no task.post',
     file: 'src/team/task-qa.ts',
-    find: "  const post = await policyCheck(ctx, 'task.post', spec, files);",
-    replace: "  const post = commit ? await policyCheck(ctx, 'task.post', spec, files) : { allow: true };",
+    find: ": await policyCheck(ctx, 'task.post', spec, files, { hooks: false });",
+    replace: ": commit ? await policyCheck(ctx, 'task.post', spec, files, { hooks: false }) : { allow: true };",
     tests: ['tests/team/policy-hooks.test.ts'],
   },
   {

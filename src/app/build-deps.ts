@@ -22,7 +22,8 @@ import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
 import { devTools } from '../core/tools/tool-sets.js';
 import { runSetup } from '../core/tools/run-setup.js';
 import { callTool } from '../core/tools/define-tool.js';
-import { createRunner, probeSandbox } from '../core/sandbox/detect.js';
+import { probeSandbox } from '../core/sandbox/detect.js';
+import { sandboxRunner } from './sandbox-runner.js';
 import { findProjectVenv } from '../core/sandbox/python-env.js';
 import { evaluateGuard, parseGuard } from '../core/acm/guard.js';
 import { validatePlanSet } from '../core/acm/validate-plan.js';
@@ -34,10 +35,12 @@ import type { AgentEndpoint, Escalator, ModelDeps, TeamDeps, TeamEvent } from '.
 import type { AgentApi } from '../team/agents-acp/proxy-common.js';
 import { fileCancelWatch } from '../team/cancel.js';
 import { readVersion } from './version.js';
-import type { TrustPredicate } from '../core/tools/mcp/config.js';
+import type { LoadMcpOptions, TrustPredicate } from '../core/tools/mcp/config.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
 import { describeIgnoredRoles, findRoles } from './role-catalog.js';
+import { LiveHooks } from '../core/hooks/source.js';
+import { resolveHooks } from '../core/hooks/config.js';
 
 export interface BuildDepsOptions {
   repo: string;
@@ -53,6 +56,8 @@ export interface BuildDepsOptions {
   allowSandboxFallback?: boolean;
   /** Whether the repository's .mcp.json is trusted as it is now (default: src/app/mcp-trust.ts). */
   isMcpJsonTrusted?: TrustPredicate;
+  /** MCP servers an ACP client gave its session (the user's editor): started like the user's own, sandboxed. */
+  clientMcpServers?: LoadMcpOptions['client'];
   /** Load the model client at once, in parallel with the run's start-up (`acia run`), not at its first call. */
   prefetchModelClient?: boolean;
 }
@@ -185,7 +190,7 @@ export async function buildDeps(o: BuildDepsOptions): Promise<TeamDeps> {
         check: (runDir, runId) => checkRunAnchored(o.env, runDir, runId),
       },
     },
-    governance: { ...base.governance, escalator: o.escalator },
+    governance: { ...base.governance, escalator: o.escalator, ...liveHooks(o, mode) },
     runtime: {
       ...base.runtime,
       clock: systemClock,
@@ -233,12 +238,28 @@ export function staticDeps(config: Config, warn: (m: string) => void) {
   };
 }
 
+/**
+ * The configured hooks. Where the demo fell back to no sandbox (the user did not choose it), a hook meant
+ * for the sandbox would run with the user's permissions: it is left out, with a warning, rather than moved out.
+ */
+function liveHooks(o: BuildDepsOptions, mode: 'bwrap' | 'off'): { hooks?: LiveHooks } {
+  let hooks = resolveHooks(o.config.hooks);
+  if (mode === 'off' && o.config.sandbox !== 'off') {
+    const left = hooks.filter((h) => h.sandbox);
+    if (left.length > 0) o.warn(`hooks not run without the sandbox: ${left.map((h) => h.id).join(', ')}`);
+    hooks = hooks.filter((h) => !h.sandbox);
+  }
+  return hooks.length > 0 ? { hooks: new LiveHooks(hooks, o.env) } : {};
+}
+
 /** The run's MCP servers: the user's, and the repository's .mcp.json only when trusted. None: no hub. */
 function mcpHub(o: BuildDepsOptions, mode: 'bwrap' | 'off'): McpHub | null {
-  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust);
+  const set = configuredMcpServers(o.repo, o.config, o.env, o.isMcpJsonTrusted ?? repoMcpTrust, o.clientMcpServers);
   for (const b of set.blocked) o.warn(`MCP server ${b.name} from ${b.source} not started: ${b.reason}`);
-  if (set.servers.length === 0) return null;
-  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion() });
+  // A server meant to run but unusable is listed in the catalog with its reason, so the agents read why.
+  const unusable = set.blocked.filter((b) => b.unusable === true);
+  if (set.servers.length === 0 && unusable.length === 0) return null;
+  return new McpHub(set.servers, { sandbox: mode, parentEnv: o.env, warn: o.warn, clientVersion: readVersion(), unusable });
 }
 
 /** Decides the sandbox once, then hands out one runner per worktree. */
@@ -265,8 +286,7 @@ async function chooseRunner(o: BuildDepsOptions): Promise<{ runnerFor: (root: st
   const runnerFor = (root: string): CommandRunner => {
     let r = runners.get(root);
     if (!r) {
-      const { memoryMb, tmpMb } = o.config.sandboxLimits;
-      r = createRunner({ mode, root, allowedHosts: o.config.allowedHosts, parentEnv: o.env, limits: { maxMemoryBytes: memoryMb * 1024 * 1024, tmpBytes: tmpMb * 1024 * 1024 } });
+      r = sandboxRunner(o.config, o.env, mode, root);
       runners.set(root, r);
     }
     return r;

@@ -17,7 +17,8 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
   PLAN_PROPOSED: (d) => (d.valid ? `plan set proposed (attempt ${d.attempt})` : `invalid plan set (attempt ${d.attempt}): ${d.problems[0]?.message ?? ''}`),
   PLAN_SELECTED: (d) => `chose ${d.planId} (${d.method}): ${d.rationale}`,
   BRANCH_TAKEN: (d) => `guard ${d.from}->${d.to} \`${d.guard}\` is ${String(d.value)}`,
-  POLICY_DECISION: (d) => `policy ${d.hook}${d.taskId ? ` ${d.taskId}` : ''}: ${d.response.allow ? 'allow' : `deny (${d.response.reason ?? ''})`}`,
+  POLICY_DECISION: (d) =>
+    `${d.by ? `hook ${d.by.name} at ${d.hook}` : `policy ${d.hook}`}${d.taskId ? ` ${d.taskId}` : ''}: ${d.response.allow ? 'allow' : `deny (${(d.response.reason ?? '').split('\n')[0]}${d.response.feedback === true ? '; sent back to the agent' : ''})`}`,
   REPLAN_TRIGGERED: (d) => `re-plan ${d.fromPlanId} -> ${d.toPlanId}: ${d.cause}`,
   COMPENSATION_APPLIED: (d) => `compensation on ${d.taskId}: ${d.reason}`,
   GOAL_AMENDED: (d) => `goal amended by ${d.by}: ${d.delta}`,
@@ -41,7 +42,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
     return `${d.name} ${d.ok ? 'ok' : 'failed'}${exit}${why}`;
   },
   CHECKPOINT: (d) => `checkpoint ${d.taskId} ${short(d.commit, 10)} (${d.files.length} files)`,
-  MCP_TOOLS: (d) => `MCP servers: ${d.servers.map((x) => (x.error === null ? `${x.name} (${x.tools} tools)` : `${x.name} FAILED: ${x.error}`)).join(', ') || 'none'}`,
+  MCP_TOOLS: (d) => `MCP servers: ${d.servers.map((x) => (x.error !== null ? `${x.name} FAILED: ${x.error}` : x.pending === true ? `${x.name} still starting` : `${x.name} (${x.tools} tools)`)).join(', ') || 'none'}`,
   MERGE: (d) => (d.conflict ? `merge of ${d.taskId} CONFLICTS in ${d.files.join(', ')}` : `merged ${d.taskId} into ${d.into}`),
   CANDIDATES_JUDGED: (d) => `${d.taskId} best of ${d.candidates.length}: ${d.winner === null ? 'no winner' : `${d.winner} wins`} (${d.rationale})`,
   VERIFICATION: (d) => {

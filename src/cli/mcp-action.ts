@@ -11,20 +11,21 @@ import { probeServers } from '../core/tools/mcp/probe.js';
 import type { McpListFlags, McpServeFlags } from './commands/mcp.js';
 import { EXIT } from '../app/exit-codes.js';
 import { readVersion } from '../app/version.js';
+import { packagePath } from '../core/package-root.js';
 
 
 export async function mcpListCommand(flags: McpListFlags): Promise<number> {
   const repo = resolve(flags.repo);
   const { config } = loadConfig({ repo, env: process.env, flags: {} });
   const set = configuredMcpServers(repo, config, process.env);
-  const probed = await probeServers(set, { sandbox: sandboxChoice(config), parentEnv: process.env, clientVersion: readVersion() });
+  const probed = await probeServers(set, { sandbox: sandboxChoice(config), parentEnv: process.env, clientVersion: readVersion(), warn: (line) => process.stderr.write(`acia: ${line}\n`) });
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ servers: probed }, null, 2)}\n`);
   } else if (probed.length === 0) {
     process.stdout.write(`no MCP servers configured; add "mcpServers" to ${userConfigPath(process.env)} or a .mcp.json to the repository\n`);
   } else {
     for (const s of probed) {
-      const how = s.transport === 'http' ? 'http' : `stdio, ${s.sandboxed ? 'sandboxed' : chalk.yellow('NOT sandboxed')}`;
+      const how = s.transport === 'stdio' ? `stdio, ${s.sandboxed ? 'sandboxed' : chalk.yellow('NOT sandboxed')}` : s.transport === 'sse' ? 'sse (legacy HTTP+SSE)' : 'http';
       const state = s.error === null ? chalk.green(`starts, ${s.tools.length} tool(s)`) : chalk.red(s.trusted ? `does not start: ${s.error}` : s.error);
       process.stdout.write(`${chalk.bold(s.name)}  (${s.source}; ${how})  ${state}\n`);
       for (const t of s.tools) {
@@ -50,8 +51,16 @@ export async function mcpServeCommand(flags: McpServeFlags): Promise<number> {
   const port = flags.http === undefined ? undefined : Number(flags.http);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new AciaError('USAGE', `--http expects a port number, got "${flags.http}"`);
   const token = process.env.ACIA_MCP_TOKEN;
-  await serveMcp({ repo: resolve(flags.repo), env: process.env, version: readVersion(), ...(port === undefined ? {} : { httpPort: port }), ...(token ? { httpToken: token } : {}) });
+  // Each run in a child process of its own (`acia mcp run-job`), so a run outlives a client that leaves.
+  const jobCommand = { command: process.execPath, args: [packagePath('dist', 'bin', 'acia.js'), 'mcp', 'run-job'] };
+  await serveMcp({ repo: resolve(flags.repo), env: process.env, version: readVersion(), jobCommand, ...(port === undefined ? {} : { httpPort: port }), ...(token ? { httpToken: token } : {}) });
   return EXIT.OK;
+}
+
+/** `acia mcp run-job`: one run of `acia mcp`, in its own process (see src/serve/mcp/run-job.ts). */
+export async function mcpRunJobCommand(): Promise<number> {
+  const { runJobMain } = await import('../serve/mcp/run-job.js');
+  return runJobMain();
 }
 
 /** The MCP servers for `acia config`: each with its source, and the repository's untrusted ones marked. */
@@ -63,7 +72,7 @@ export function mcpServerLines(repo: string, config: Config): { lines: string[];
   ];
   const lines = json.length === 0 ? ['mcpServers  none'] : ['mcpServers'];
   for (const s of set.servers) {
-    const what = s.transport === 'http' ? s.url ?? '' : [s.command ?? '', ...s.args].join(' ');
+    const what = s.transport === 'stdio' ? [s.command ?? '', ...s.args].join(' ') : (s.url ?? '');
     lines.push(`  ${s.name}  ${s.transport} ${what}${s.transport === 'stdio' && !s.sandbox ? '  NOT sandboxed' : ''}  (${s.source})`);
   }
   for (const b of set.blocked) lines.push(`  ${b.name}  not started: ${b.reason}  (${b.source})`);

@@ -1,10 +1,7 @@
 // Quoting for the commands ACIA prints, so a hint pasted into a POSIX shell runs as printed.
+import { shellQuote } from '../core/text/shell-quote.js';
 
-/** One word for sh/bash/zsh: left bare when it has nothing a shell would read, else single-quoted. */
-export function shellQuote(word: string): string {
-  if (word !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote };
 
 /** A command line from words, each quoted as needed. */
 export function shellLine(words: readonly string[]): string {

@@ -12,6 +12,7 @@ import type { Config } from '../core/config/schema.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { LlmClient, LlmRequest, LlmToolSpec, Usage } from '../core/llm/types.js';
 import type { PolicyEngine } from '../core/policy/policy.js';
+import type { HookSource } from '../core/hooks/source.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { McpToolSource } from '../core/tools/mcp/catalog.js';
 import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/events.js';
@@ -130,6 +131,8 @@ export interface GovernanceDeps {
   /** Problems with a plan set (schema, references, cycles...), empty when valid. */
   /** `facts`: the run's Context Packet facts; what the plan's expressions read must be among them. */
   validatePlanSet: (planSet: unknown, facts?: Record<string, unknown>) => { path: string; message: string }[];
+  /** The user's hooks (docs/hooks.md): live, or a replay's recorded decisions. Absent: none configured. */
+  hooks?: HookSource;
 }
 
 /** Time, ids, cancellation and progress: what tests and replay fix to make a run deterministic. */

@@ -13,6 +13,7 @@ import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
 import { amendFromMessages } from './plan-amend.js';
+import { announcedTasks, escalationHooks, taskCreatedHooks } from './user-hooks.js';
 import { finishApproval, runApproveTask, runReplanTask } from './task-team.js';
 import { replan } from './replan.js';
 import { completedTwin, reuseResult, twinRunning } from './idempotency.js';
@@ -41,6 +42,8 @@ export const OPTIONS: Record<EscalationReason, HumanAction[]> = {
 export async function execute(ctx: RunContext): Promise<ExecOutcome> {
   const running = new Map<string, Promise<void>>();
   const resumed = new Set<string>();
+  // Tasks whose task.created hooks have run, in an earlier session (recorded) or in this one.
+  const announced = announcedTasks(ctx);
   // Interrupted tasks wait here for a free slot; they are no longer 'pending', so schedule() won't list them.
   const restart: string[] = [];
   let budgetError: BudgetExceededError | null = null;
@@ -92,6 +95,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
       continue;
     }
     if (failure.fatal === null && budgetError === null && (await reconcile(ctx))) continue;
+    await taskCreatedHooks(ctx, announced);
 
     const plan = ctx.state.plan!;
     const sched = schedule(ctx.state, plan);
@@ -160,6 +164,7 @@ export async function escalate(ctx: RunContext, reason: EscalationReason, taskId
     ...(lastFailure === undefined ? {} : { lastFailure }),
     options: OPTIONS[reason],
   });
+  await escalationHooks(ctx, { reason, taskId, message, options: OPTIONS[reason] });
 }
 
 async function askHuman(ctx: RunContext, seq: number): Promise<boolean> {

@@ -6,7 +6,7 @@ import type { AgentInbox, InboxPoint } from '../agents/inbox.js';
 import { takeMessageRequests } from '../core/contain/message-request.js';
 import { dataOf, type LedgerEntry } from '../core/ledger/entry.js';
 import type { EventDataOf } from '../core/ledger/events.js';
-import { pendingMessages, type RunMessage } from '../core/run/state.js';
+import { pendingMessages } from '../core/run/state.js';
 import type { RunContext } from './run-context.js';
 
 type Delivery = EventDataOf<'MESSAGE_DELIVERED'>;
@@ -181,9 +181,4 @@ export class ReplayMailbox implements Mailbox {
       },
     };
   }
-}
-
-/** The messages of a run that never reached their agent (the task ended first), for `acia show`. */
-export function undelivered(messages: readonly RunMessage[]): RunMessage[] {
-  return messages.filter((m) => m.refused === null && m.delivered === null);
 }

@@ -298,9 +298,12 @@ function mcpCapabilities(ctx: RunContext): string {
       roles.set(t.name, seen);
     }
   }
-  if (roles.size === 0) return '';
+  // Servers that did not start (or are still starting) are named with why, so the plan does not count on them.
+  const missing = (mcp.current()?.servers ?? []).filter((s) => s.error !== null || s.pending === true).map((s) => `  - ${s.name}: ${s.error ?? 'still starting; its tools may reach the dev and qa agents, but a task cannot name them'}`);
+  const down = missing.length === 0 ? '' : `\n\nMCP servers whose tools are not available to this plan:\n${missing.join('\n')}`;
+  if (roles.size === 0) return down;
   const lines = [...roles].map(([name, t]) => `  - ${name} (${t.roles.join(', ')}): ${t.description}`);
-  return `\n\nMCP tools from the user's servers. A dev.* or qa.write_tests task may name the ones its agent should use in input.tools:\n${lines.join('\n')}`;
+  return `\n\nMCP tools from the user's servers. A dev.* or qa.write_tests task may name the ones its agent should use in input.tools:\n${lines.join('\n')}${down}`;
 }
 
 /** A task that names an MCP tool its agent will not have is a plan problem the PM can fix. */

@@ -39,7 +39,8 @@ export class ReplayLlm implements LlmClient {
 export function replayCallTool(entries: readonly LedgerEntry[], toolNames: ReadonlySet<string>, getBlob: GetBlob) {
   const queues = new Map<string, Array<EntryOf<'TOOL_RESULT'> | EntryOf<'VERIFICATION'>>>();
   for (const e of entries) {
-    const fromTool = e.type === 'TOOL_RESULT' && toolNames.has(e.data.name);
+    // A call a hook blocked never ran: the replay blocks it again, and its result is no tool's output.
+    const fromTool = e.type === 'TOOL_RESULT' && toolNames.has(e.data.name) && e.data.data?.blockedBy === undefined;
     const fromTeam = e.type === 'VERIFICATION' && e.data.source === 'team_run';
     if (!fromTool && !fromTeam) continue;
     const key = e.data.taskId ?? '';

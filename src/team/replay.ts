@@ -12,6 +12,7 @@ import { AciaError, errorMessage } from '../core/errors.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
 import { McpCatalog } from '../core/tools/mcp/catalog.js';
 import { RecordedMcp } from '../core/tools/mcp/recorded.js';
+import { RecordedHooks } from '../core/hooks/source.js';
 import type { GovernanceDeps, ModelDeps, RuntimeDeps, StoreDeps, TeamDeps, ToolDeps } from './deps.js';
 import { ReplayLlm, ReplayWorkspace, replayCallTool, replayEscalator } from './replay-sources.js';
 import { rerunRecorded } from './team.js';
@@ -144,7 +145,8 @@ export async function replayRun(
       // The memory the run saw, not what the wiki holds now.
       readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
     },
-    governance: { ...base.governance, escalator: replayEscalator(recorded) },
+    // The hooks' recorded decisions: no hook runs during a replay.
+    governance: { ...base.governance, escalator: replayEscalator(recorded), hooks: new RecordedHooks(recorded) },
     runtime: { clock: base.runtime.clock, aciaVersion: base.runtime.aciaVersion, ids: { runId: () => asRunId(runId) }, sleep: () => Promise.resolve(), mailbox: () => new ReplayMailbox(recorded) },
   };
   let failure: string | null = null;
@@ -192,6 +194,8 @@ function byActor(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
   const m = new Map<string, LedgerEntry[]>();
   for (const e of entries) {
     if (SESSION_TYPES.has(e.type)) continue;
+    // A run.end hook reports on a session's end, as RUN_COMPLETED does: not a decision to replay.
+    if (e.type === 'POLICY_DECISION' && e.data.hook === 'run.end') continue;
     // Parallel tasks interleave; within one actor and one task the order is the decision order.
     const taskId = taskIdOf(e);
     const key = taskId === undefined ? e.actor : `${e.actor} ${taskId}`;

@@ -9,6 +9,7 @@ import { judgeRun, outcomeMessage } from './outcome.js';
 import type { RunContext } from './run-context.js';
 import { openEscalation } from './run-state.js';
 import { roleCosts, type RoleCost } from '../core/run/state.js';
+import { runEndHooks } from './user-hooks.js';
 import { cancelledMessage } from './cancel.js';
 
 export interface RunResult {
@@ -54,6 +55,8 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
   }
   let { reason: endReason, message: endMessage } = { reason, message };
   try {
+    // Before RUN_COMPLETED, so the notification's decision is in the ledger it reports on.
+    await runEndHooks(ctx, { reason, message, headCommit, filesChanged });
     const completed = (r: TerminalReason, m: string) =>
       ctx.rec.record('team', 'RUN_COMPLETED', {
         reason: r,

@@ -20,6 +20,7 @@ import { renderInstructions } from '../agents/pm/context-packet.js';
 import type { RunContext } from './run-context.js';
 import { syncAddedDependencies } from './dependency-sync.js';
 import type { TaskWorktree } from './workspace.js';
+import { toolHooks, type CompletionGate } from './user-hooks.js';
 
 export type TaskOutcome =
   | { kind: 'completed' }
@@ -245,6 +246,11 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
   waitForWorkspace?: boolean;
   onResult?: (call: ToolCall, result: ToolResult) => void;
   check?: (result: O) => string[] | Promise<string[]>;
+  /**
+   * The task and attempt the session works on (absent: the PM): the user's task.post hooks judge the
+   * delivered result while the session can still act on a denial, and its tool hooks know the task.
+   */
+  gate?: CompletionGate;
   /** The agent's reads are recorded as internal context (the planner's). */
   internalize?: boolean;
 };
@@ -278,12 +284,14 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
         actor: o.actor,
         taskId: o.taskId,
         ...(o.onResult ? { onResult: o.onResult } : {}),
+        explainUnknown: (name) => ctx.deps.tools.mcp?.unavailable(name) ?? null,
+        ...optional('hooks', toolHooks(ctx, { actor: o.actor, taskId: o.taskId, root: o.root, spec: o.gate?.work.spec ?? null, attempt: o.gate?.work.attempt ?? null })),
         ...(o.internalize ? { internalize: true } : {}),
       }),
       maxTurns: role.def.format === 'builtin' ? o.def.maxTurns : (role.def.maxTurns ?? o.def.maxTurns),
       maxTokens: ctx.deps.config.maxTokensPerCall,
       runId: ctx.runId,
-      ...(o.check ? { check: o.check } : {}),
+      ...(o.check || o.gate ? { check: async (result: O) => checkThenGate(o, result) } : {}),
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
       // The PM amending the plan was handed its messages; later ones wait for its next amendment.
       ...(o.taskId === 'amend' ? {} : { inbox: ctx.mailbox.inboxFor(ctx, o.taskId === 'plan' ? 'pm' : o.taskId, o.taskId, o.actor) }),
@@ -308,6 +316,16 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
     // A finished session's MCP server instances stop now rather than at the end of a long run.
     await ctx.deps.tools.mcp?.release(o.root);
   }
+}
+
+/** The definition's own check first; only a result that passes it goes to the user's hooks. */
+async function checkThenGate<O>(o: { check?: (result: O) => string[] | Promise<string[]>; gate?: CompletionGate }, result: O): Promise<string[]> {
+  const problems = o.check ? await o.check(result) : [];
+  return problems.length > 0 || !o.gate ? problems : o.gate.check(result);
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return value === undefined ? {} : ({ [key]: value } as { [P in K]?: V });
 }
 
 /**

@@ -11,8 +11,11 @@ import type { TaskWorktree } from './workspace.js';
 import { roleNameOf } from './roles.js';
 import type { TaskSpec } from '../core/acm/contracts.js';
 import { AciaError, errorMessage } from '../core/errors.js';
+import type { ToolResult } from '../core/tools/types.js';
+import type { ToolCall } from '../agents/agent-loop.js';
 import { lessonsOf, maxAttempts, retryDelayMs, runTaskAgent, sleep, startAttempt, taskMessage, type TaskOutcome } from './task-common.js';
-import { compensationRequired, fatal, policyCheck } from './task-policy.js';
+import { fatal, policyCheck, undoChange } from './task-policy.js';
+import { CompletionGate, mergeHooks } from './user-hooks.js';
 
 export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -31,7 +34,11 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
 
     const message = taskMessage(ctx, spec, extra);
     const agents = devAgentsOf(ctx);
+    const blocked = installBlocked();
     let outcome;
+    // ACIA's own agent has the user's task.post hooks judge its result in its session; an external one's
+    // result meets them at the task.post policy point below.
+    let gate: CompletionGate | null = null;
     if (agents.length > 1) {
       // Best-of-N: the candidates work from this attempt's base; the winner's files become this worktree's.
       const best = await runBestOf(ctx, { taskId, attempt, base: wt.baseCommit, task: message, agents });
@@ -40,7 +47,14 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     } else if (agents[0]?.agent) {
       outcome = await runAcpDevAgent(ctx, { agent: agents[0].agent, actor, taskId, root: wt.path, task: message });
     } else {
-      outcome = await runTaskAgent(ctx, { def: devAgent, role: roleNameOf(spec.capability, spec.input), actor, taskId, root: wt.path, task: message });
+      gate = new CompletionGate(ctx, { actor, root: wt.path, spec, attempt });
+      outcome = await runTaskAgent(ctx, { def: devAgent, role: roleNameOf(spec.capability, spec.input), actor, taskId, root: wt.path, task: message, gate, onResult: blocked.see });
+    }
+    const cut = blocked.last();
+    if (cut !== null) {
+      // Adding a dependency needs a registry the sandbox lets through: no fix attempt can change that.
+      const why = `\`${cut.command}\` could not reach a package registry: ${cut.line}`;
+      return fatal(ctx, taskId, attempt, why, 'environment_broken', `${why} — the environment, not the code: ${registryAdvice(ctx)}; then answer retry`, cut.output);
     }
 
     if (outcome.kind === 'returned') {
@@ -67,12 +81,8 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
       if (commit) await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
       const output: Record<string, unknown> = { ...(result.facts ?? {}), summary: result.summary, filesChanged: files.length, commit };
 
-      const post = await policyCheck(ctx, 'task.post', spec, files);
-      if (!post.allow && !task.policyOverride) {
-        await ctx.workspace.prepareTask(taskId, wt.baseCommit);
-        await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${post.reason ?? 'denied'}`, resetTo: wt.baseCommit });
-        return compensationRequired(ctx, taskId, attempt, post.reason);
-      }
+      const post = gate?.stopped ? { allow: false, reason: `hook ${gate.stopped.hook}: ${gate.stopped.reason}` } : await policyCheck(ctx, 'task.post', spec, files, { hooks: gate === null });
+      if (!post.allow && !task.policyOverride) return undoChange(ctx, taskId, attempt, wt, post.reason);
 
       const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
       if (failedCheck !== null) {
@@ -84,6 +94,8 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
         return { kind: 'failed', errorKind: 'FATAL_ERROR', message: `verification ${failedCheck} is false` };
       }
 
+      const gateMerge = await mergeHooks(ctx, spec, attempt, wt, files, commit);
+      if (!gateMerge.allow && !task.policyOverride) return undoChange(ctx, taskId, attempt, wt, `hook ${gateMerge.hook}: ${gateMerge.reason}`);
       const merged = await ctx.workspace.merge(taskId);
       await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
       if (merged.conflict && spec.capability !== 'dev.merge' && !ctx.state.tasks.has(mergeTaskId(taskId))) {
@@ -116,6 +128,32 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'RETRYABLE_ERROR', message: `${outcome.kind}: ${outcome.message}` });
     return { kind: 'failed', errorKind: 'RETRYABLE_ERROR', message: `${outcome.kind}: ${outcome.message}` };
   }
+}
+
+/**
+ * Watches a dev agent's commands for a dependency install that could not reach a registry and was not
+ * followed by one that worked (the agent may have found another way).
+ */
+function installBlocked(): { see: (call: ToolCall, result: ToolResult) => void; last: () => { command: string; line: string; output: string } | null } {
+  let cut: { command: string; line: string; output: string } | null = null;
+  return {
+    see: (call, result) => {
+      if (call.name !== 'run_command' || result.data?.installer !== true) return;
+      const line = result.data.registryUnreachable;
+      const command = (call.input as { command?: unknown }).command;
+      if (result.ok) cut = null;
+      else if (typeof line === 'string' && typeof command === 'string') cut = { command, line, output: result.forModel };
+    },
+    last: () => cut,
+  };
+}
+
+/** What to do about an unreachable registry: which hosts the sandbox lets through, and where to allow one. */
+function registryAdvice(ctx: RunContext): string {
+  if (ctx.deps.config.sandbox === 'off') return 'the registry cannot be reached from this machine (--sandbox off): check the network or the registry settings, or add the dependency in your checkout';
+  const hosts = ctx.deps.config.allowedHosts;
+  const now = hosts.length === 0 ? 'none is allowed now' : `allowed now: ${hosts.join(', ')}`;
+  return `commands in the sandbox reach only the hosts in allowedHosts (${now}): add the registry's host (registry.npmjs.org, registry.yarnpkg.com, pypi.org and files.pythonhosted.org, or your own index's host:port) to allowedHosts in your user config (~/.config/acia/config.json, or .acia/config.json once trusted), or add the dependency in your checkout`;
 }
 
 async function scheduleRetry(ctx: RunContext, taskId: string, attempt: number, reason: string): Promise<void> {

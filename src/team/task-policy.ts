@@ -9,6 +9,8 @@ import type { PolicyDecision, PolicyHook, PolicyRequest } from '../core/policy/p
 import type { RunContext } from './run-context.js';
 import { routesError } from './scheduler.js';
 import type { TaskOutcome } from './task-common.js';
+import { creationDenied, policyPointHooks } from './user-hooks.js';
+import type { TaskWorktree } from './workspace.js';
 
 /** The key a task runs under: its declared `idemKey` resolved over the run, or one unique to the task. */
 export function effectiveIdemKey(ctx: RunContext, spec: TaskSpec): string {
@@ -25,8 +27,15 @@ export function effectiveIdemKey(ctx: RunContext, spec: TaskSpec): string {
   }
 }
 
-/** Asks the PDP and records request and response as one POLICY_DECISION. */
-export async function policyCheck(ctx: RunContext, hook: PolicyHook, spec: TaskSpec | null, filesChanged?: string[]): Promise<PolicyDecision> {
+/**
+ * Asks the PDP and records request and response as one POLICY_DECISION; once it allows, the user's hooks
+ * at the same point are more evaluators, each recorded (`hooks: false`: they already ran, in an agent's
+ * session that judged its result).
+ */
+export async function policyCheck(ctx: RunContext, hook: PolicyHook, spec: TaskSpec | null, filesChanged?: string[], o: { hooks?: boolean } = {}): Promise<PolicyDecision> {
+  // A task its creation's hooks denied does not start; that denial is recorded already.
+  const created = hook === 'task.pre' && spec ? creationDenied(ctx, spec.id) : null;
+  if (created) return { allow: false, reason: created.reason };
   const plan = ctx.state.plan;
   const elapsedSec = Math.round((ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 1000);
   const request: PolicyRequest = {
@@ -57,7 +66,16 @@ export async function policyCheck(ctx: RunContext, hook: PolicyHook, spec: TaskS
   const limits = response.allow ? cleanLimits(response.limits) : undefined;
   const recorded: PolicyDecision = { allow: response.allow, ...(response.reason === undefined ? {} : { reason: response.reason }), ...(limits ? { limits } : {}) };
   await ctx.rec.record('policy', 'POLICY_DECISION', { hook, ...(spec ? { taskId: spec.id } : {}), request, response: { ...recorded } });
-  return recorded;
+  if (!recorded.allow || o.hooks === false) return recorded;
+  const hooks = await policyPointHooks(ctx, hook, spec, filesChanged);
+  return hooks.allow ? recorded : { allow: false, reason: `hook ${hooks.hook}: ${hooks.reason}` };
+}
+
+/** A change policy or a hook denied: the worktree goes back to the attempt's base, and the task needs compensation. */
+export async function undoChange(ctx: RunContext, taskId: string, attempt: number, wt: TaskWorktree, reason: string | undefined): Promise<TaskOutcome> {
+  await ctx.workspace.prepareTask(taskId, wt.baseCommit);
+  await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `policy: ${reason ?? 'denied'}`, resetTo: wt.baseCommit });
+  return compensationRequired(ctx, taskId, attempt, reason);
 }
 
 /** Only well-formed limits are kept (a PDP is outside code): positive whole numbers. */

@@ -8,7 +8,8 @@ import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
 import { lessonsOf, maxAttempts, runTaskAgent, startAttempt, taskMessage, toolContext, type TaskOutcome } from './task-common.js';
-import { compensationRequired, fatal, policyCheck } from './task-policy.js';
+import { compensationRequired, fatal, policyCheck, undoChange } from './task-policy.js';
+import { CompletionGate, mergeHooks } from './user-hooks.js';
 import { runChecks } from './task-dev.js';
 import { roleNameOf } from './roles.js';
 
@@ -22,6 +23,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
 
   let lastTests: ToolResult | null = null;
   const tctx = toolContext(ctx, wt.path, taskId);
+  const gate = new CompletionGate(ctx, { actor, root: wt.path, spec, attempt });
   if (ctx.testCommand === null && detectTestCommand(tctx) === null) {
     // Nothing to verify with: a question about the environment for the human, not a failed verification
     // (which would start fix attempts that cannot help).
@@ -37,6 +39,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     taskId,
     root: wt.path,
     task: taskMessage(ctx, spec, extra),
+    gate,
     onResult: (call, result) => {
       if (call.name === 'run_tests' && typeof result.data?.exitCode === 'number') lastTests = result;
     },
@@ -80,8 +83,9 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
   });
 
   // The same gates as a dev task: policy judges the task's result (also when QA changed no file: the
-  // verdict itself is the result), the task's expressions must hold.
-  const post = await policyCheck(ctx, 'task.post', spec, files);
+  // verdict itself is the result), the task's expressions must hold. The user's task.post hooks judged it
+  // in the agent's session already.
+  const post = gate.stopped ? { allow: false, reason: `hook ${gate.stopped.hook}: ${gate.stopped.reason}` } : await policyCheck(ctx, 'task.post', spec, files, { hooks: false });
   if (!post.allow && !task.policyOverride) {
     if (commit) {
       await ctx.workspace.prepareTask(taskId, wt.baseCommit);
@@ -103,6 +107,8 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     }
   }
   if (commit) {
+    const gateMerge = await mergeHooks(ctx, spec, attempt, wt, files, commit);
+    if (!gateMerge.allow && !task.policyOverride) return undoChange(ctx, taskId, attempt, wt, `hook ${gateMerge.hook}: ${gateMerge.reason}`);
     const merged = await ctx.workspace.merge(taskId);
     await ctx.rec.record('team', 'MERGE', { taskId, into: ctx.workspace.runBranch, commit: merged.commit, conflict: merged.conflict, files: merged.files });
     if (merged.conflict) return fatal(ctx, taskId, attempt, `merge conflict in ${merged.files.join(', ')}`, 'merge_conflict', `tests written by ${taskId} conflict with merged work`);

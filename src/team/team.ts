@@ -10,6 +10,7 @@ import type { EventDataOf, HumanAction, RunManifest } from '../core/ledger/event
 import { lastOf } from '../core/ledger/entry.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { TeamDeps } from './deps.js';
+import type { McpCatalog } from '../core/tools/mcp/catalog.js';
 import { execute, recordAnswer } from './executor.js';
 import { checkUntracked, excludeAciaDir, Git, probeRepo, repoRoot, snapshotWorkingTree, type RepoFacts } from './git.js';
 import { adoptPlan, ensureContext, planRun } from './planning.js';
@@ -60,6 +61,11 @@ export interface StartOptions {
   rebindContext?: boolean;
   /** Plan from this Context Packet instead of one built from the repository (`acia plan --context`). */
   contextPacket?: ContextPacket;
+  /**
+   * Start from this commit instead of HEAD: a follow-up goal builds on an earlier run's head (`acia acp`,
+   * a prompt after a finished run). Must name a commit of the repository.
+   */
+  baseCommit?: string;
 }
 
 /**
@@ -76,7 +82,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const repo = facts.root;
   const head = facts.head;
   if (opts.includeUncommitted) await checkUntracked(git, repo, opts.forceUncommitted ?? false);
-  const base = opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
+  const base = opts.baseCommit !== undefined ? await commitOf(git, repo, opts.baseCommit) : opts.includeUncommitted ? await snapshotWorkingTree(git, repo, head) : head;
   const now = deps.runtime.clock.now();
   const runId = deps.runtime.ids.runId(now);
   await excludeAciaDir(git, repo, facts.commonDir);
@@ -122,6 +128,12 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     ...(opts.planOnly ? { planOnly: true } : {}),
     ...(contextPacketRef === undefined ? {} : { contextPacketRef }),
   });
+}
+
+async function commitOf(git: Git, repo: string, ref: string): Promise<string> {
+  const r = await git.run(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`], { allowFail: true });
+  if (r.exitCode !== 0) throw new AciaError('USAGE', `${ref} is not a commit of ${repo}`);
+  return r.stdout.trim();
 }
 
 async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
@@ -340,6 +352,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
     else {
+      await settleMcp(ctx);
       outcome = await execute(ctx);
       if (outcome.kind === 'done' && judgeRun(ctx.state, await ctx.workspace.runHead()).needsFinalTestRun) await runFinalTests(ctx);
     }
@@ -356,15 +369,30 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   return finish(ctx, outcome);
 }
 
+/**
+ * How long planning waits for the MCP servers: they all start at once, and one still starting by then
+ * (`npx -y` fetching a package) is left to finish while the PM plans; its tools reach the Dev and QA agents.
+ */
+const MCP_PLANNING_WAIT_MS = 10_000;
+
 /** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
 async function openMcp(ctx: RunContext, opening: PromiseLike<void>): Promise<void> {
   if (!ctx.deps.tools.mcp) return;
   // The servers serve the run worktree: only MCP runs wait for its checkout before the PM's call.
   await opening;
-  const catalog = await ctx.deps.tools.mcp.open(ctx.workspace.runWorktree);
+  await recordMcp(ctx, await ctx.deps.tools.mcp.open(ctx.workspace.runWorktree, { waitMs: MCP_PLANNING_WAIT_MS }));
+}
+
+/** Before execution: the servers planning did not wait for have started or failed; the catalog is recorded again. */
+async function settleMcp(ctx: RunContext): Promise<void> {
+  const catalog = await ctx.deps.tools.mcp?.settle();
+  if (catalog) await recordMcp(ctx, catalog);
+}
+
+async function recordMcp(ctx: RunContext, catalog: McpCatalog): Promise<void> {
   if (catalog.servers.length === 0) return;
   const catalogRef = await ctx.rec.blob(canonicalJson(catalog));
-  const servers = catalog.servers.map((s) => ({ name: s.name, source: s.source, error: s.error, tools: s.tools.length }));
+  const servers = catalog.servers.map((s) => ({ name: s.name, source: s.source, error: s.error, tools: s.tools.length, ...(s.pending === true ? { pending: true } : {}) }));
   await ctx.rec.record('team', 'MCP_TOOLS', { catalogRef, servers });
 }
 

@@ -19,6 +19,10 @@ export interface ToolboxOptions {
   taskId: string;
   /** Sees every finished call (the QA runner keeps the last run_tests result). */
   onResult?: (call: ToolCall, result: ToolResult) => void;
+  /** Why a tool the agent does not have is missing (an MCP server that did not start), or null. */
+  explainUnknown?: (name: string) => string | null;
+  /** The user's tool.pre and tool.post hooks (user-hooks.ts). */
+  hooks?: ToolHooks;
   /**
    * The planner's reads are internal context (ACM v0.5 §5.3.4): each successful read-only call's output is
    * also recorded as CONTEXT_INTERNALIZED with its digest, so the bundle can carry what planning saw.
@@ -31,6 +35,13 @@ function describeInput(input: unknown): string {
   const i = (input ?? {}) as { path?: unknown; pattern?: unknown };
   if (typeof i.pattern === 'string') return `${i.pattern}${typeof i.path === 'string' ? ` in ${i.path}` : ''}`;
   return typeof i.path === 'string' ? i.path : JSON.stringify(input ?? null);
+}
+
+export interface ToolHooks {
+  /** A denial: why the call must not run (the agent reads it as the call's result). */
+  before(call: ToolCall): Promise<{ blockedBy: string; reason: string } | null>;
+  /** What the hooks add to the result the agent reads (a denial's reason, context), or null. */
+  after(call: ToolCall, result: ToolResult): Promise<string | null>;
 }
 
 export function makeToolbox(o: ToolboxOptions): AgentToolbox {
@@ -47,13 +58,18 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
       if (tool?.readOnly === true && tool.descriptor.provider === 'acia') await o.recorder.note(o.actor, 'TOOL_CALL', entry);
       else await o.recorder.record(o.actor, 'TOOL_CALL', entry);
       const started = o.recorder.now();
-      const result: ToolResult = tool
-        ? await o.callTool(tool, call.input, await o.ctx)
-        : {
+      const blocked = await o.hooks?.before(call);
+      const result: ToolResult = blocked
+        ? {
             ok: false,
-            forModel: `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`,
-            forDisplay: `unknown tool ${call.name}`,
-          };
+            forModel: `Blocked by the hook ${blocked.blockedBy}: ${blocked.reason}`,
+            forDisplay: `blocked by hook ${blocked.blockedBy}`,
+            // Marked so a replay never serves it as a tool's output: the tool did not run.
+            data: { blockedBy: blocked.blockedBy },
+          }
+        : tool
+          ? await o.callTool(tool, call.input, await o.ctx)
+          : unknownTool(call.name, byName, o.explainUnknown?.(call.name) ?? null);
       const outputRef = await o.recorder.blob(canonicalJson({ forModel: result.forModel, forDisplay: result.forDisplay }));
       // Its effects happened already; the next call that can change something (or the task's next step)
       // waits for this entry with its own. A planner's read is internal context: its record is appended
@@ -78,7 +94,14 @@ export function makeToolbox(o: ToolboxOptions): AgentToolbox {
       await written;
       await internalized;
       o.onResult?.(call, result);
-      return result;
+      // TOOL_RESULT holds what the tool returned; what a hook adds is in its POLICY_DECISION (a replay adds it again).
+      const added = blocked ? null : await o.hooks?.after(call, result);
+      return added ? { ...result, forModel: `${result.forModel}\n\n${added}` } : result;
     },
   };
+}
+
+function unknownTool(name: string, byName: ReadonlyMap<string, Tool>, why: string | null): ToolResult {
+  if (why !== null) return { ok: false, forModel: why, forDisplay: why };
+  return { ok: false, forModel: `Unknown tool "${name}". Available tools: ${[...byName.keys()].join(', ')}, return_result.`, forDisplay: `unknown tool ${name}` };
 }

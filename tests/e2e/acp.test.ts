@@ -1,12 +1,14 @@
 // `acia acp` driven by a client built on the ACP SDK, over the built CLI's stdio: a demo scenario to
-// the end with plan and tool-call updates, an escalation answered through request_permission and
-// through the next prompt, a cancel and a resume, and session/load replaying a finished run.
+// the end with plan and tool-call updates (absolute paths), an escalation answered through
+// request_permission and through the next prompt, a cancel (the plan shows nothing in progress after it)
+// and a resume, session/load replaying a finished run with the user's own messages, a relative cwd
+// refused, and a missing model key as auth_required that `authenticate` clears.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { client, ndJsonStream, PROTOCOL_VERSION, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from '@agentclientprotocol/sdk';
+import { client, ndJsonStream, PROTOCOL_VERSION, type ClientContext, type InitializeResponse, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from '@agentclientprotocol/sdk';
 import { CLI, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { cliEnv, sampleRepo, SCENARIOS, zeroLatencyScript } from './cli-helpers.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
@@ -27,13 +29,14 @@ async function withAgent<T>(
   script: string,
   settings: Record<string, unknown>,
   onPermission: (req: RequestPermissionRequest) => RequestPermissionResponse,
-  op: (agent: ClientContext, seen: Session) => Promise<T>,
+  op: (agent: ClientContext, seen: Session, init: InitializeResponse) => Promise<T>,
+  model = `scripted:${script}`,
 ): Promise<{ value: T; seen: Session; stderr: () => string }> {
   // Settings come from the user's config (a repository's own config would need the user's trust).
   const xdg = tempDir('acp-xdg');
   mkdirSync(join(xdg, 'acia'));
   writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify(settings));
-  const child = spawn(process.execPath, [CLI, 'acp', '--model', `scripted:${script}`, '--sandbox', sandbox], { env: cliEnv({ XDG_CONFIG_HOME: xdg }), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'acp', '--model', model, '--sandbox', sandbox], { env: cliEnv({ XDG_CONFIG_HOME: xdg }), stdio: ['pipe', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -51,7 +54,7 @@ async function withAgent<T>(
     const init = await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
     expect(init.agentInfo?.name).toBe('acia');
     expect(init.agentCapabilities?.loadSession).toBe(true);
-    return op(agent, seen);
+    return op(agent, seen, init);
   });
   child.stdin.end();
   return { value, seen, stderr: () => stderr };
@@ -87,11 +90,13 @@ describe('acia acp', () => {
     const calls = seen.updates.filter((u) => u.sessionUpdate === 'tool_call');
     const write = calls.find((u) => u.sessionUpdate === 'tool_call' && u.kind === 'edit');
     expect(write).toBeDefined();
-    expect(write?.sessionUpdate === 'tool_call' ? write.locations?.[0]?.path : '').toMatch(/\.acia\/worktrees\/.+\/src\/title-case\.js$/);
+    // Absolute (ACP's MUST), and in the checkout: the task's worktree is gone once the run ends.
+    expect(write?.sessionUpdate === 'tool_call' ? write.locations?.[0]?.path : '').toBe(join(realpathSync(repo), 'src', 'title-case.js'));
     const results = seen.updates.filter((u) => u.sessionUpdate === 'tool_call_update');
     expect(results.length).toBe(calls.length);
     const diff = results.flatMap((u) => (u.sessionUpdate === 'tool_call_update' ? (u.content ?? []) : [])).find((c) => c.type === 'diff');
     expect(diff?.type === 'diff' ? diff.newText : '').toContain('titleCase');
+    expect(diff?.type === 'diff' ? diff.path : '').toBe(join(realpathSync(repo), 'src', 'title-case.js'));
     const text = seen.updates.map((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? u.content.text : '')).join('');
     expect(text).toContain('t2 verification PASSED');
     expect(text).toContain(`run ${runId}: succeeded`);
@@ -119,6 +124,9 @@ describe('acia acp', () => {
     const ids = seen.permissions[0]!.options.map((o) => o.optionId);
     expect(ids).toContain('abort');
     expect(seen.permissions[0]!.toolCall.title).toMatch(/^The team needs you: /);
+    // The question's tool call was announced before the client was asked about it, and then closed.
+    const asked = seen.permissions[0]!.toolCall.toolCallId;
+    expect(seen.updates.filter((u) => (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') && u.toolCallId === asked).map((u) => u.sessionUpdate)).toEqual(['tool_call', 'tool_call_update']);
     const entries = ledgerOf(repo, onlyRunId(repo));
     const types = entries.map((e) => e.type);
     expect(types).toContain('ESCALATION_REQUESTED');
@@ -152,7 +160,7 @@ describe('acia acp', () => {
     expect((entries.at(-1)?.data as { reason: string }).reason).toBe('aborted');
   }, 90_000);
 
-  it('stops a run on session/cancel, leaves it resumable, and "continue" finishes it; session/load replays it', async () => {
+  it('stops a run on session/cancel, leaves it resumable, and "continue" finishes it; a follow-up builds on it; session/load replays it', async () => {
     const repo = sampleRepo('acp-cancel');
     const dir = tempDir('acp-script');
     const script = JSON.parse(readFileSync(zeroLatencyScript('happy', dir), 'utf8')) as { turns: { caller: string; latencyMs?: number }[] };
@@ -167,13 +175,28 @@ describe('acia acp', () => {
       for (let i = 0; i < 200 && !planStatuses(seen.updates).some((p) => p[0]?.status === 'in_progress'); i++) await new Promise((r) => setTimeout(r, 50));
       await agent.notify('session/cancel', { sessionId });
       const cancelled = await running;
+      const planAfterCancel = planStatuses(seen.updates).at(-1);
       const resumed = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'continue' }] });
-      return { cancelled, resumed };
+      const firstRun = onlyRunId(repo);
+      // The run is finished: "continue" has nothing to go on with; a new goal builds on the run's branch.
+      const again = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'continue' }] }).then(() => 'accepted', (e: Error) => e.message);
+      const followUp = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Also export titleCase from src/index.js' }] });
+      return { cancelled, planAfterCancel, resumed, firstRun, again, followUp };
     });
     expect(value.cancelled.stopReason).toBe('cancelled');
+    // The plan the editor shows once the turn ended: the stopped task is no longer in progress.
+    expect(value.planAfterCancel?.map((e) => e.status)).toEqual(['pending', 'pending']);
+    expect(value.planAfterCancel?.[0]?.content).toMatch(/\(stopped\)$/);
     expect(value.resumed.stopReason).toBe('end_turn');
-    const runId = onlyRunId(repo);
+    const runId = value.firstRun;
     const entries = ledgerOf(repo, runId);
+    expect(value.again).toMatch(new RegExp(`run ${runId} is finished \\(succeeded\\); there is nothing to continue`));
+    expect(value.followUp.stopReason).toBe('end_turn');
+    const second = readdirSync(join(repo, '.acia', 'runs')).filter((id) => id !== runId);
+    expect(second).toHaveLength(1);
+    const started = ledgerOf(repo, second[0]!).find((e) => e.type === 'RUN_STARTED')!.data as { baseCommit: string; goal: { intent: string } };
+    const firstEnd = entries.findLast((e) => e.type === 'RUN_COMPLETED')!.data as { headCommit: string };
+    expect(started).toMatchObject({ baseCommit: firstEnd.headCommit, goal: { intent: 'Also export titleCase from src/index.js' } });
     const reasons = entries.filter((e) => e.type === 'RUN_COMPLETED').map((e) => (e.data as { reason: string }).reason);
     expect(reasons).toEqual(['aborted', 'succeeded']);
     expect(entries.some((e) => e.type === 'RUN_RESUMED')).toBe(true);
@@ -183,8 +206,37 @@ describe('acia acp', () => {
     });
     const plans = planStatuses(loaded.seen.updates);
     expect(plans.at(-1)?.map((e) => e.status)).toEqual(['completed', 'completed']);
+    // ACP: a load replays the whole conversation, the user's messages included.
+    const first = loaded.seen.updates.find((u) => u.sessionUpdate === 'user_message_chunk');
+    expect(first?.sessionUpdate === 'user_message_chunk' && first.content.type === 'text' ? first.content.text : '').toBe('Add a titleCase(text) helper');
+    expect(loaded.seen.updates.indexOf(first!)).toBeLessThan(loaded.seen.updates.findIndex((u) => u.sessionUpdate === 'plan'));
     expect(loaded.seen.updates.filter((u) => u.sessionUpdate === 'tool_call').length).toBe(entries.filter((e) => e.type === 'TOOL_CALL').length);
   }, 90_000);
+
+  it('refuses a relative cwd; without the model key it offers authenticate, answers auth_required, and takes the key', async () => {
+    const repo = sampleRepo('acp-auth');
+    const script = zeroLatencyScript('happy', tempDir('acp-script'));
+    const { value } = await withAgent(
+      script,
+      {},
+      never,
+      async (agent, _seen, init) => {
+        const relative = await agent.request('session/new', { cwd: '.', mcpServers: [] }).then(() => 'accepted', (e: Error) => e.message);
+        const before = await agent.request('session/new', { cwd: repo, mcpServers: [] }).then(() => null, (e: { code: number; message: string }) => e);
+        const wrong = await agent.request('authenticate', { methodId: 'oauth' }).then(() => 'accepted', (e: Error) => e.message);
+        await agent.request('authenticate', { methodId: 'anthropic-api-key', _meta: { apiKey: 'sk-ant-test' } });
+        const after = await agent.request('session/new', { cwd: repo, mcpServers: [] });
+        return { methods: init.authMethods, relative, before, wrong, after };
+      },
+      'anthropic:claude-sonnet-4-5',
+    );
+    expect(value.relative).toMatch(/cwd must be an absolute path \(got "\."\)/);
+    expect(value.methods?.map((m) => m.id)).toEqual(['anthropic-api-key']);
+    expect(value.before?.code).toBe(-32000);
+    expect(value.before?.message).toMatch(/needs ANTHROPIC_API_KEY/);
+    expect(value.wrong).toMatch(/unknown authentication method oauth/);
+    expect(value.after.sessionId).toMatch(/^acia-/);
+  }, 30_000);
 
   it('refuses a session outside a git repository with an error the client sees', async () => {
     const dir = tempDir('acp-norepo');

@@ -55,14 +55,14 @@ interface Agreed {
   outcome: string | null;
 }
 
-// ACP knows three statuses and notes a failure or a skip in the entry's text.
+// ACP knows three statuses and notes a failure, a skip or a stop in the entry's text.
 const ACP_STATUS: Record<TaskStatus, string> = { pending: 'pending', running: 'in_progress', completed: 'completed', failed: 'pending (failed)', skipped: 'completed (skipped)' };
 
 function acpView(entries: readonly LedgerEntry[]): Record<string, string> {
-  const mapper = new AcpUpdateMapper(() => null);
+  const mapper = new AcpUpdateMapper(() => null, '/repo');
   const plans = entries.flatMap((e) => mapper.map(e)).filter((u): u is Extract<SessionUpdate, { sessionUpdate: 'plan' }> => u.sessionUpdate === 'plan');
   const last = plans.at(-1)?.entries ?? [];
-  return Object.fromEntries(last.map((p) => [p.content.split(' ')[0]!, `${p.status}${/ \((failed|skipped)\)$/.exec(p.content)?.[0] ?? ''}`]));
+  return Object.fromEntries(last.map((p) => [p.content.split(' ')[0]!, `${p.status}${/ \((failed|skipped|stopped)\)$/.exec(p.content)?.[0] ?? ''}`]));
 }
 
 /** The live progress block as a terminal would show it last: the task rows and their marks. */
@@ -128,7 +128,8 @@ describe('ledger fixtures from earlier versions', () => {
       const metadata = bundle.json.get('metadata.json') as { planId: string | null };
       expect({ plan: metadata.planId, tasks: selection.executed?.tasks.map((t) => t.id) }).toEqual({ plan: fold.plan, tasks: Object.keys(fold.tasks) });
 
-      expect(acpView(entries)).toEqual(Object.fromEntries(view.tasks.map((t) => [t.id, ACP_STATUS[t.status]])));
+      // A task still running when the run stopped is no longer in progress in the editor's plan.
+      expect(acpView(entries)).toEqual(Object.fromEntries(view.tasks.map((t) => [t.id, t.status === 'running' && view.outcome !== null ? 'pending (stopped)' : ACP_STATUS[t.status]])));
 
       const shown = progressView(entries);
       expect(Object.keys(shown)).toEqual(Object.keys(fold.tasks));

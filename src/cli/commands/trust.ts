@@ -12,7 +12,7 @@ interface TrustOptions {
 export function register(program: Command): void {
   program
     .command('trust')
-    .description("trust the repository's .acia/config.json, .mcp.json and role files as they are now (model, endpoints, sandbox, hosts, budget, commands, MCP servers, roles)")
+    .description("trust the repository's .acia/config.json, .mcp.json and role files as they are now (model, endpoints, sandbox, hosts, budget, commands, hooks, MCP servers, roles)")
     .option('--repo <dir>', 'the repository (any directory inside it)', '.')
     .option('--revoke', 'forget the trust given to this repository')
     .option('--json', 'print JSON')
@@ -37,8 +37,10 @@ export function register(program: Command): void {
       }
       const done = trust.trustRepoFiles(repo, process.env, files);
       const variables = await mcpVariables(repo);
+      const { repoHooks, repoHookLines } = await import('../hooks-action.js');
+      const hooks = repoHooks(repo);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ trusted: done, store: trust.trustStorePath(process.env), mcpVariables: variables })}\n`);
+        process.stdout.write(`${JSON.stringify({ trusted: done, store: trust.trustStorePath(process.env), mcpVariables: variables, hooks })}\n`);
         return;
       }
       if (done.length === 0) {
@@ -51,6 +53,8 @@ export function register(program: Command): void {
         const got = v.received.filter((n) => n !== 'ACIA_WORKTREE');
         process.stdout.write(`  MCP server ${v.server} receives ${got.length === 0 ? 'none of your variables' : got.join(', ')}${v.literal.length > 0 ? `; left literal (not in mcpEnvAllow): ${v.literal.join(', ')}` : ''}\n`);
       }
+      // The commands the file now runs at the team's points: what the user just consented to, spelled out.
+      for (const line of repoHookLines(hooks)) process.stdout.write(`${line}\n`);
       process.stdout.write(`recorded in ${trust.trustStorePath(process.env)}; a change to a file needs \`acia trust\` again\n`);
     });
 }

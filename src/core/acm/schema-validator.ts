@@ -6,6 +6,7 @@ import { CliEvent } from './cli-events.js';
 import { CapabilityMap, ContextPacket, Goal, Plan, PlanSet, StreamChunk, TaskSpec, ToolDescriptor } from './contracts.js';
 import { StoredLedgerEntry } from '../ledger/entry-shape.js';
 import { zodProblems, type Problem } from './zod-paths.js';
+import { HookInput } from '../hooks/input.js';
 
 export const SCHEMAS = {
   plan: Plan,
@@ -20,6 +21,8 @@ export const SCHEMAS = {
   'capability-map': CapabilityMap,
   /** One line of the `--json` NDJSON stream. */
   events: CliEvent,
+  /** What a command hook reads on stdin (docs/hooks.md). */
+  'hook-input': HookInput,
 } as const satisfies Record<string, z.ZodType>;
 
 export type SchemaId = keyof typeof SCHEMAS;

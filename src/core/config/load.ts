@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { AciaError } from '../errors.js';
 import { Config } from './schema.js';
+import { markHooks } from '../hooks/config.js';
 import { readRepoFile, trustStateOf, type TrustState } from './trust.js';
 
 /** `default`, `flag`, `env:NAME`, or the path of the file a value came from. */
@@ -72,11 +73,17 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   const merged: Record<string, unknown> = {};
   const sources: Record<string, ConfigSource> = {};
   const files: string[] = [];
-  const layer = (values: Record<string, unknown>, source: (key: string) => ConfigSource, where: string) => {
+  const layer = (values: Record<string, unknown>, source: (key: string) => ConfigSource, where: string, userFile = false) => {
     const parsed = Partial.safeParse(values);
     if (!parsed.success) throw configError(parsed.error, where);
     for (const [k, v] of Object.entries(values)) {
       if (v === undefined) continue;
+      if (k === 'hooks') {
+        // Every file's hooks run (the user's first), each marked with where it came from.
+        merged.hooks = [...((merged.hooks as unknown[] | undefined) ?? []), ...markHooks(v, where, userFile)];
+        sources.hooks = sources.hooks === undefined ? source(k) : `${sources.hooks}, ${source(k)}`;
+        continue;
+      }
       merged[k] = k === 'budget' && typeof v === 'object' && v !== null ? { ...(merged.budget as object | undefined), ...v } : v;
       sources[k] = source(k);
     }
@@ -87,7 +94,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     const v = readJsonFile(userFile);
     if (v !== undefined) {
       files.push(userFile);
-      layer(v, () => userFile, userFile);
+      layer(v, () => userFile, userFile, true);
     }
   }
   let ignored: IgnoredRepoKeys | null = null;
@@ -106,6 +113,8 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
         // Which of your variables a repository's servers receive is yours to say, never the repository's.
         throw new AciaError('CONFIG_INVALID', `"mcpEnvAllow" is not allowed in ${repoFile}`, { hint: 'list the variables in your user config (acia config shows where it is)' });
       }
+      // Refused whether trusted or not, as mcpServers is: leaving the sandbox is never the repository's call.
+      markHooks(v.hooks, repoFile, false);
       files.push(repoFile);
       const state = trustStateOf(repoFile, bytes, opts.env);
       if (state === 'trusted') {

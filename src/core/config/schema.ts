@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { isHostRule } from '../sandbox/egress-proxy.js';
 import { UserMcpServers } from '../tools/mcp/config.js';
+import { HooksConfig } from '../hooks/config.js';
 
 export const DEFAULT_MODEL = 'anthropic:claude-sonnet-5-5';
 
@@ -54,6 +55,8 @@ export const Config = z.strictObject({
    * other reference stays literal. Only the user's own config may set it.
    */
   mcpEnvAllow: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name')).default([]),
+  /** How long an MCP server without its own `startupTimeoutS` may take to answer the handshake (`npx -y` fetches first). */
+  mcpStartupTimeoutS: z.number().positive().max(600).optional(),
   /**
    * Who does Dev tasks: `acia` (ACIA's own Dev agent), a name from `devAgents`, or `acp:<command>`
    * (an ACP agent started with that command line in the task's worktree, inside the sandbox).
@@ -88,6 +91,11 @@ export const Config = z.strictObject({
   roleModels: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'expected a role name'), ModelSpec).default({}),
   /** Stop after planning until a human approves the plan, picks the other one, edits it or rejects it (`--approve-plan`). */
   approvePlan: z.boolean().default(false),
+  /**
+   * Commands run at points of the team's lifecycle (docs/hooks.md): quality gates, guards, notifications.
+   * Every file's hooks apply, the user's first; the repository's only once trusted (`acia trust`).
+   */
+  hooks: HooksConfig.default([]),
   /**
    * Named external ACP agents: a command line (`{"claude-code": "claude-code-acp"}`), or the command and
    * the model API it speaks (`{"codex": {"command": "codex-acp", "api": "openai"}}`). Without `api`, the

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { AciaError } from '../errors.js';
 import { isWithin as inside } from '../sandbox/path-guard.js';
+import { spawnCollect, type SpawnCollectOptions } from '../sandbox/spawn-collect.js';
+import type { CommandOutcome } from '../tools/types.js';
 
 /** Search paths a runtime loads code from: each entry is checked. */
 const PATH_LISTS = [
@@ -65,20 +67,7 @@ export interface HostProcess {
  */
 export function hostProcess(o: HostProcessOptions): HostProcess {
   const writable = o.writable.map((w) => resolve(w));
-  if (o.command.includes('/')) {
-    if (!isAbsolute(o.command)) {
-      throw new AciaError('CONFIG_INVALID', `${o.what}: the command ${o.command} is a relative path; processes outside the sandbox start in an empty private directory`, {
-        hint: 'give the absolute path of an installed program, or a name on your PATH; the worktree is passed as ACIA_WORKTREE',
-      });
-    }
-    // By real path too: a link elsewhere that leads into the repository is the repository's file.
-    const paths = [resolve(o.command), realOrNull(o.command)].filter((p): p is string => p !== null);
-    if (writable.some((w) => paths.some((p) => inside(w, p) || inside(realOrNull(w) ?? w, p)))) {
-      throw new AciaError('CONFIG_INVALID', `${o.what}: the command ${o.command} is a file an agent or the repository can write, and would run outside the sandbox`, {
-        hint: 'install the program outside the repository, or let it run sandboxed',
-      });
-    }
-  }
+  checkHostCommand(o.command, writable, o.what);
   const cwd = mkdtempSync(join(tmpdir(), 'acia-host-'));
   return {
     command: o.command,
@@ -90,15 +79,37 @@ export function hostProcess(o: HostProcessOptions): HostProcess {
 }
 
 /**
+ * Refuses (CONFIG_INVALID) a program to start on the host given as a relative path or as a file inside a
+ * writable directory: either would run a file an agent or the clone chose. A bare name passes (PATH is checked).
+ */
+export function checkHostCommand(command: string, writable: readonly string[], what: string): void {
+  if (!command.includes('/')) return;
+  if (!isAbsolute(command)) {
+    throw new AciaError('CONFIG_INVALID', `${what}: the command ${command} is a relative path; processes outside the sandbox start in an empty private directory`, {
+      hint: 'give the absolute path of an installed program, or a name on your PATH; the worktree is passed as ACIA_WORKTREE',
+    });
+  }
+  // By real path too: a link elsewhere that leads into the repository is the repository's file.
+  const paths = [resolve(command), realOrNull(command)].filter((p): p is string => p !== null);
+  if (writable.some((w) => paths.some((p) => inside(resolve(w), p) || inside(realOrNull(w) ?? resolve(w), p)))) {
+    throw new AciaError('CONFIG_INVALID', `${what}: the command ${command} is a file an agent or the repository can write, and would run outside the sandbox`, {
+      hint: 'install the program outside the repository, or let it run sandboxed',
+    });
+  }
+}
+
+/**
  * Starts a host process (see hostProcess) and removes its private directory when it exits. With `group`,
  * it leads a process group of its own, so `killGroup` ends it with everything it started (a shell's
- * children too); the group is also ended when ACIA exits.
+ * children too); the group is also ended when ACIA exits. With `detached`, it leads its own session and
+ * outlives ACIA: a Ctrl-C or hang-up aimed at ACIA's process group does not reach it (a run job of
+ * `acia mcp` that must finish after a one-shot client left).
  */
-export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions, opts: { group?: boolean } = {}): ChildProcess {
+export function spawnHostProcess(o: HostProcessOptions, stdio: StdioOptions, opts: { group?: boolean; detached?: boolean } = {}): ChildProcess {
   const p = hostProcess(o);
   let child: ChildProcess;
   try {
-    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio, ...(opts.group ? { detached: true } : {}) });
+    child = spawn(p.command, p.args, { cwd: p.cwd, env: p.env, stdio, ...(opts.group || opts.detached ? { detached: true } : {}) });
   } catch (e) {
     p.dispose();
     throw e;
@@ -122,6 +133,20 @@ export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
     process.kill(-child.pid, signal);
   } catch {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
+}
+
+/**
+ * Runs a short-lived host process (see hostProcess) to its end: stdin given, output capped, the whole process
+ * group killed at the timeout or abort, and (with setpriv) when ACIA itself dies. Never rejects.
+ */
+export async function collectHostProcess(o: HostProcessOptions, run: Omit<SpawnCollectOptions, 'cwd' | 'env'>): Promise<CommandOutcome> {
+  const p = hostProcess(o);
+  const argv = hasSetpriv() ? ['setpriv', '--pdeathsig', 'KILL', '--', p.command, ...p.args] : [p.command, ...p.args];
+  try {
+    return await spawnCollect(argv, { ...run, cwd: p.cwd, env: p.env });
+  } finally {
+    p.dispose();
   }
 }
 

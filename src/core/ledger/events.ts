@@ -3,8 +3,11 @@
 // (extra keys are dropped, not refused) so older readers accept newer writers' additions.
 import { z } from 'zod';
 import { Edge, ErrorKind, Goal, Plan, PlanSet, TaskSpec } from '../acm/contracts.js';
+import { HOOK_EVENTS } from '../hooks/events.js';
 
 const BlobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+/** The user hook behind a POLICY_DECISION: its name, the point it was configured under, its command and where it was configured. */
+const HookIdentity = z.object({ name: z.string(), on: z.string(), command: z.string(), sandbox: z.boolean(), source: z.string().nullable() });
 const UsageData = z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
@@ -121,12 +124,24 @@ export const EventData = {
     policy: z.object({ allow: z.boolean(), reason: z.string().optional() }).optional(),
   }),
   POLICY_DECISION: z.object({
-    /** `agent.permission`: an external ACP agent asked before a tool call. */
-    hook: z.enum(['plan.admit', 'task.pre', 'task.post', 'agent.permission']),
+    /** The point: ACM's three, `agent.permission` (an external ACP agent asked before a tool call), or a user hook's (docs/hooks.md). */
+    hook: z.enum([...HOOK_EVENTS, 'agent.permission']),
     taskId: z.string().optional(),
     request: z.unknown(),
-    /** `limits`: what an allow granted the task (its commands' timeout, its retries). */
+    /**
+     * A hook's answer may also carry `stop` (it said `continue: false`), `context` (text for the agent),
+     * `failure` (it crashed, timed out, could not start or printed a garbled answer) and `feedback` (the
+     * denial went back to the agent, which kept working). `limits`: what an allow granted the task (its
+     * commands' timeout, its retries).
+     */
     response: z.object({ allow: z.boolean(), reason: z.string().optional(), limits: z.object({ timeoutMs: z.number().optional(), retries: z.number().optional() }).optional() }).loose(),
+    /** A user hook's decision: which hook decided (absent: the policy engine). */
+    by: HookIdentity.optional(),
+    /** The document the hook read on stdin, stored as this blob. */
+    inputDigest: BlobRef.optional(),
+    /** How the hook process ended and what it printed (each stream cut in the middle past a few KB). */
+    output: z.object({ exitCode: z.number().nullable(), signal: z.string().nullable(), timedOut: z.boolean(), stdout: z.string(), stderr: z.string() }).optional(),
+    durationMs: z.number().optional(),
   }),
   REPLAN_TRIGGERED: z.object({
     cause: z.string(),
@@ -189,7 +204,7 @@ export const EventData = {
   /** The MCP servers a session started and the tools they offer; the full catalog is the blob. */
   MCP_TOOLS: z.object({
     catalogRef: BlobRef,
-    servers: z.array(z.object({ name: z.string(), source: z.string(), error: z.string().nullable(), tools: z.number() })),
+    servers: z.array(z.object({ name: z.string(), source: z.string(), error: z.string().nullable(), tools: z.number(), pending: z.boolean().optional() })),
   }),
   MERGE: z.object({ taskId: z.string(), into: z.string(), commit: z.string().nullable(), conflict: z.boolean(), files: z.array(z.string()) }),
   /** Best-of-N: every candidate's recorded facts, the winner and why (tests, failures, diff, cost). */

@@ -8,6 +8,9 @@ import { emptyRunState, type PendingEscalation, type RunState, type TaskState } 
 
 type Reducer<K extends LedgerEntryType> = (state: RunState, data: EventDataOf<K>, entry: EntryOf<K>) => void;
 
+/** The points where a user hook's denial is the point's verdict on the plan or the task. */
+const HOOK_VERDICT_POINTS: ReadonlySet<string> = new Set(['plan.admit', 'task.created', 'task.pre', 'task.post', 'task.merge']);
+
 /** Data is trusted as parsed on read (core/ledger/entry.ts); verify checks the chain separately. */
 export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
   RUN_STARTED: (s, d) => {
@@ -90,13 +93,18 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
     if (d.source !== 'check') s.testRuns.push({ seq: e.seq, taskId: d.taskId, exitCode: d.exitCode, commit: d.commit ?? null });
   },
   POLICY_DECISION: (s, d) => {
+    // A user hook only ever adds a denial to its point's verdict (the engine's entry came first and set
+    // it); at a tool call, a notification or a completion gate the agent got back, it decides nothing here.
+    if (d.by !== undefined && (d.response.allow || !HOOK_VERDICT_POINTS.has(d.hook) || d.response.feedback === true)) return;
     const response = { allow: d.response.allow, ...(d.response.reason === undefined ? {} : { reason: d.response.reason }) };
     if (d.hook === 'plan.admit') s.admitPolicy = response;
     const t = d.taskId === undefined ? undefined : s.tasks.get(d.taskId);
     // task.post judges the change itself; a later task.pre of a new attempt does not erase its verdict,
     // nor does the allow an attempt gets after a human overrode the denial (policy never said yes).
     const overridden = t?.policyOverride === true && t.policy?.hook === 'task.post' && !t.policy.allow;
-    if (t && !overridden && (d.hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook: d.hook, ...response };
+    // task.merge judges the change too, as task.post does.
+    const hook = d.hook === 'task.merge' ? 'task.post' : d.hook;
+    if (t && !overridden && (hook === 'task.post' || t.policy?.hook !== 'task.post')) t.policy = { hook, ...response };
     // What an allow grants (limits) holds for the attempts that allow let start.
     if (t && d.hook === 'task.pre') t.limits = d.response.allow ? (d.response.limits ?? null) : null;
   },

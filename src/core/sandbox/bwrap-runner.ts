@@ -6,13 +6,15 @@ import * as os from 'node:os';
 import { AciaError } from '../errors.js';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { buildSandboxEnv } from './env.js';
-import { dependencyDirsCached, interpreterDirs, linkDependencies, type LinkReport } from './deps.js';
+import { dependencyDirsCached, interpreterDirs, isRealDir, linkDependencies, SANDBOX_ORIGINALS, type LinkReport } from './deps.js';
 import { launcherCwd } from '../contain/host-process.js';
-import { materializeScript, runsNpmInstaller } from './npm-materialize.js';
+import { materializeScript, pnpmStoreScript } from './npm-materialize.js';
+import { NO_NETWORK_NOTE, runsInstaller, runsNodeInstaller, runsPipInstaller, runsPnpmInstaller } from './installers.js';
 import { gitPathsOf, type GitPaths } from './git-paths.js';
 import { homeView, type HomeView } from './home-view.js';
 import { checkoutsToMask, maskedDirs, sanitisedGitConfigBinds } from './masks.js';
-import { checkoutOf, pathInsideView, taskView, type Mount, type TaskView } from './task-view.js';
+import { checkoutOf, pathInsideView, taskView, type Mount, type TaskView, type TaskViewOptions } from './task-view.js';
+import { hasTaskCopy, venvCopyScript } from './venv-copy.js';
 import { packageRoot } from '../package-root.js';
 import { isWithin } from './path-guard.js';
 import { createPidsCgroup } from './pids-cgroup.js';
@@ -68,7 +70,7 @@ export class BwrapRunner implements CommandRunner {
    * The full argv (bwrap ... -- prlimit ... sh -c command), exposed for tests and `--debug`. With `egress`
    * the proxy's socket directory is bound in and socat bridges 127.0.0.1:3128 to it before the command.
    */
-  argv(command: string, cwd: string, egress?: { dir: string }): string[] {
+  argv(command: string, cwd: string, egress?: { dir: string }, viewOptions: TaskViewOptions = {}, readOnlyPaths: readonly string[] = []): string[] {
     const realCwd = fs.realpathSync(cwd);
     if (!isWithin(this.root, realCwd)) throw new AciaError('PATH_OUTSIDE_ROOT', `cwd ${cwd} is outside the worktree`);
     const bwrap = this.options.bwrapPath ?? 'bwrap';
@@ -88,13 +90,15 @@ export class BwrapRunner implements CommandRunner {
     // ACIA's own installation and node's stay readable when a mask would hide them (a clone under /tmp,
     // node from nvm in a home): the MCP servers, ACP agents and node a sandboxed command may need.
     for (const dir of toolchainDirs(['/tmp', ...hidden], masked)) a.push('--ro-bind', dir, dir);
-    const view = this.view(git, [...hidden, ...masked]);
+    const view = this.view(git, [...hidden, ...masked], viewOptions);
     // The user's package managers and interpreters, read-only, in a private HOME at the home's own path.
     const home = this.home();
     // The worktree at the checkout's own path, its installed dependencies read-only on top (task-view.ts).
     for (const m of [...home.mounts, ...view.mounts]) a.push(...mountArgs(m));
     // ...and git config files replaced by copies without remotes, tokens or extra headers.
     for (const [src, dest] of this.gitConfigBinds(git)) a.push('--ro-bind', src, view.gitPath(dest));
+    // Files the caller names on purpose (a user's hook script in a masked home), over the masks, read-only.
+    for (const p of readOnlyPaths) if (!isWithin(this.root, p)) a.push('--ro-bind', p, p);
     a.push('--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL');
     a.push('--die-with-parent', '--new-session', '--hostname', 'acia-sandbox');
     a.push('--chdir', nodePath.join(view.at, nodePath.relative(this.root, realCwd)), '--');
@@ -149,19 +153,40 @@ export class BwrapRunner implements CommandRunner {
     return checkout === null ? null : linkDependencies(checkout, this.root, dependencyDirsCached(checkout), 'sandbox');
   }
 
-  /** npm's installer gets a real copy of the installed node_modules first (npm-materialize.ts). */
-  private withNpmCopies(command: string): string {
-    if (!runsNpmInstaller(command)) return command;
-    const checkout = checkoutOf(this.root, gitPathsOf(this.root));
-    if (checkout === null) return command;
-    const dirs = dependencyDirsCached(checkout)
-      .filter((d) => d.kind === 'node_modules' && fs.existsSync(nodePath.join(this.root, d.rel)))
-      .map((d) => nodePath.join(checkout, d.rel));
-    return dirs.length === 0 ? command : `${materializeScript(dirs)}\n${command}`;
+  /**
+   * A failed install with no allowed host at all could reach no registry, whatever the tool says (pip
+   * without retries just finds no version): say so, for the agent and for the dev task's escalation.
+   */
+  private networkNote(command: string, o: CommandOutcome): string | null {
+    if (o.exitCode === 0 || o.timedOut || this.allowedHosts.length > 0 || !runsInstaller(command)) return null;
+    return NO_NETWORK_NOTE;
   }
 
-  private view(git: GitPaths, hidden: string[]): TaskView {
-    return taskView(this.root, git, hidden, (name, text) => this.scratchFile(name, text));
+  /**
+   * An installer gets the task's own copies of what it writes first: npm's, Yarn 1's and pnpm's a real
+   * copy of the installed node_modules (npm-materialize.ts; pnpm a store of the task's own too), pip's a
+   * copy of each venv (venv-copy.ts).
+   */
+  private withTaskCopies(command: string): { command: string; view: TaskViewOptions } {
+    const pnpm = runsPnpmInstaller(command);
+    const node = pnpm || runsNodeInstaller(command);
+    const pip = runsPipInstaller(command);
+    const checkout = node || pip ? checkoutOf(this.root, gitPathsOf(this.root)) : null;
+    if (checkout === null) return { command, view: {} };
+    const dirs = dependencyDirsCached(checkout);
+    const steps: string[] = [];
+    const nodeModules = node ? dirs.filter((d) => d.kind === 'node_modules' && fs.existsSync(nodePath.join(this.root, d.rel))).map((d) => nodePath.join(checkout, d.rel)) : [];
+    if (nodeModules.length > 0) steps.push(materializeScript(nodeModules));
+    // pnpm's store is named in the workspace root's node_modules (the one dependency dir at the top).
+    const rootModules = pnpm ? dirs.find((d) => d.kind === 'node_modules' && !d.rel.includes('/')) : undefined;
+    if (rootModules !== undefined && nodeModules.includes(nodePath.join(checkout, rootModules.rel))) steps.push(pnpmStoreScript(nodePath.join(checkout, rootModules.rel)));
+    const venvs = pip ? dirs.filter((d) => d.kind === 'venv' && isRealDir(nodePath.join(this.root, d.rel)) && !hasTaskCopy(nodePath.join(this.root, d.rel))) : [];
+    if (venvs.length > 0) steps.push(venvCopyScript(venvs.map((d) => ({ from: nodePath.join(SANDBOX_ORIGINALS, d.rel), to: nodePath.join(checkout, d.rel) }))));
+    return { command: steps.length === 0 ? command : `${steps.join('\n')}\n${command}`, view: venvs.length > 0 ? { copyVenvs: true } : {} };
+  }
+
+  private view(git: GitPaths, hidden: string[], o: TaskViewOptions = {}): TaskView {
+    return taskView(this.root, git, hidden, (name, text) => this.scratchFile(name, text), o);
   }
 
   private homeCache: HomeView | null = null;
@@ -202,8 +227,9 @@ export class BwrapRunner implements CommandRunner {
 
   async run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const proxy = this.allowedHosts.length > 0 ? await sharedProxy(this.allowedHosts) : null;
-    let argv = this.argv(this.withNpmCopies(command), opts.cwd, proxy ?? undefined);
-    const env = this.env(proxy !== null);
+    const prepared = this.withTaskCopies(command);
+    let argv = this.argv(prepared.command, opts.cwd, proxy ?? undefined, prepared.view, opts.readOnlyPaths);
+    const env = { ...this.env(proxy !== null), ...opts.env };
     const cgroup = createPidsCgroup(this.limits.maxProcesses, this.limits.maxMemoryBytes);
     if (cgroup) argv = ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...argv];
     try {
@@ -214,8 +240,10 @@ export class BwrapRunner implements CommandRunner {
         timeoutMs: opts.timeoutMs,
         outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.input === undefined ? {} : { input: opts.input }),
+        ...(opts.separate ? { separate: true } : {}),
       });
-      const note = limitNote(outcome, this.limits, cgroup?.oomKilled() ?? false);
+      const note = limitNote(outcome, this.limits, cgroup?.oomKilled() ?? false) ?? this.networkNote(command, outcome);
       return note === null ? outcome : { ...outcome, output: `${outcome.output}\n${note}` };
     } finally {
       cgroup?.remove();

@@ -38,8 +38,9 @@ const YARN_PNP_FILES = ['.pnp.cjs', '.pnp.js', '.pnp.loader.mjs', '.yarn/cache',
  * names only at the worktree root (a source directory may well be called `coverage` or `venv`).
  */
 export const DEPENDENCY_EXCLUDES = {
-  anywhere: ['node_modules', '__pycache__', '.pytest_cache', '.nyc_output', '.mypy_cache', '.ruff_cache'],
-  rootOnly: ['.venv', 'venv', 'coverage', '.cache', '.jest-cache', '.pnp.cjs', '.pnp.js', '.pnp.loader.mjs', '.yarn/cache', '.yarn/unplugged', '.yarn/install-state.gz'],
+  // `.venv` anywhere: a task's own copy of a package's venv (venv-copy.ts) is a real directory.
+  anywhere: ['node_modules', '.venv', '__pycache__', '.pytest_cache', '.nyc_output', '.mypy_cache', '.ruff_cache'],
+  rootOnly: ['venv', 'coverage', '.cache', '.jest-cache', '.pnp.cjs', '.pnp.js', '.pnp.loader.mjs', '.yarn/cache', '.yarn/unplugged', '.yarn/install-state.gz'],
 } as const;
 
 /** Git pathspecs (after `.`) that leave DEPENDENCY_EXCLUDES out. */

@@ -31,11 +31,14 @@ const TOOL_DIRS: ReadonlyArray<{ env?: string; under: string }> = [
 /** Programs looked up on PATH that a test command may run. */
 const TOOL_NAMES = new Set(['node', 'npm', 'npx', 'corepack', 'pnpm', 'pnpx', 'yarn', 'yarnpkg', 'bun', 'bunx', 'python', 'python3', 'pip', 'pip3', 'poetry', 'uv', 'pytest', 'tox', 'deno']);
 
-/** rc files package managers read from HOME; bound as copies with credentials removed. */
-const RC_FILES = ['.npmrc', '.yarnrc', '.yarnrc.yml', '.config/pnpm/rc'];
+/** rc files package managers read from HOME (their registries, pip's index); bound as copies with credentials removed. */
+const RC_FILES = ['.npmrc', '.yarnrc', '.yarnrc.yml', '.config/pnpm/rc', '.config/pip/pip.conf', '.pip/pip.conf'];
 
-/** A setting that carries a credential, in .npmrc (`//host/:_authToken=`) or .yarnrc.yml (`npmAuthToken:`) form. */
-const CREDENTIAL_LINE = /(^\s*\/\/)|_auth|authtoken|authident|password|passwd|token|secret|username|email|certfile|keyfile|^\s*(cert|key|ca)\s*[=:]/i;
+/**
+ * A setting that carries a credential, in .npmrc (`//host/:_authToken=`), .yarnrc.yml (`npmAuthToken:`)
+ * or pip.conf (`index-url = https://user:token@host/simple`, `client-cert =`) form.
+ */
+const CREDENTIAL_LINE = /(^\s*\/\/)|:\/\/[^\s/]*@|_auth|authtoken|authident|password|passwd|token|secret|username|email|certfile|keyfile|client-cert|^\s*(cert|key|ca)\s*[=:]/i;
 
 export interface HomeView {
   /** HOME inside the sandbox. */

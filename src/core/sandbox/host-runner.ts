@@ -4,7 +4,9 @@ import * as nodePath from 'node:path';
 import type { CommandOutcome, CommandRunner, RunCommandOptions } from '../tools/types.js';
 import { dependencyDirsCached, linkDependencies } from './deps.js';
 import { editableSourceDirs } from './editable-installs.js';
-import { materializeScript, runsNpmInstaller } from './npm-materialize.js';
+import { materializeScript } from './npm-materialize.js';
+import { runsNodeInstaller, runsPipInstaller, runsPnpmInstaller } from './installers.js';
+import { venvCopyScript } from './venv-copy.js';
 import { buildSandboxEnv } from './env.js';
 import { gitPathsOf } from './git-paths.js';
 import { isWithin } from './path-guard.js';
@@ -17,12 +19,21 @@ export interface HostRunnerOptions {
   parentEnv?: NodeJS.ProcessEnv;
 }
 
+interface Layout {
+  checkout: string;
+  nodeModules: string[];
+  venvs: Array<{ from: string; to: string }>;
+}
+
 export class HostRunner implements CommandRunner {
   readonly kind = 'off' as const;
   /** Per task worktree: its copies of the source dirs the checkout's editable installs name. */
   private readonly pythonPaths = new Map<string, string[]>();
-  /** Per task worktree: its checkout and its node_modules directories (for npm's installer, npm-materialize.ts). */
-  private readonly layouts = new Map<string, { checkout: string; nodeModules: string[] }>();
+  /**
+   * Per task worktree: its checkout, its node_modules directories (for npm's installer, npm-materialize.ts)
+   * and its links to the checkout's venvs (for pip's, venv-copy.ts).
+   */
+  private readonly layouts = new Map<string, Layout>();
   constructor(private readonly options: HostRunnerOptions = {}) {}
 
   /**
@@ -36,7 +47,12 @@ export class HostRunner implements CommandRunner {
     if (checkout === null) return;
     const dirs = dependencyDirsCached(checkout);
     const laid = linkDependencies(checkout, root, dirs, 'host');
-    this.layouts.set(root, { checkout, nodeModules: dirs.filter((d) => d.kind === 'node_modules' && laid.linked.includes(d.rel)).map((d) => nodePath.join(root, d.rel)) });
+    const laidOf = (kind: string) => dirs.filter((d) => d.kind === kind && laid.linked.includes(d.rel));
+    this.layouts.set(root, {
+      checkout,
+      nodeModules: laidOf('node_modules').map((d) => nodePath.join(root, d.rel)),
+      venvs: laidOf('venv').map((d) => ({ from: nodePath.join(checkout, d.rel), to: nodePath.join(root, d.rel) })),
+    });
     const sources = dirs.filter((d) => d.kind === 'venv').flatMap((d) => editableSourceDirs(nodePath.join(checkout, d.rel), checkout));
     this.pythonPaths.set(
       root,
@@ -46,21 +62,27 @@ export class HostRunner implements CommandRunner {
 
   run(command: string, opts: RunCommandOptions): Promise<CommandOutcome> {
     const parent = this.options.parentEnv ?? process.env;
-    const env = buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent);
+    const env = { ...buildSandboxEnv({ home: this.options.home ?? parent.HOME ?? '/tmp' }, parent), ...opts.env };
     const redirect = this.pythonPathFor(opts.cwd);
     if (redirect.length > 0) env.PYTHONPATH = [...redirect, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(nodePath.delimiter);
-    const layout = runsNpmInstaller(command) ? this.layoutFor(opts.cwd) : undefined;
-    const script = layout !== undefined && layout.nodeModules.length > 0 ? `${materializeScript(layout.nodeModules, layout.checkout)}\n${command}` : command;
+    // Installers get copies first: nothing is written through a link into the checkout.
+    const layout = this.layoutFor(opts.cwd);
+    const steps: string[] = [];
+    if (layout !== undefined && (runsNodeInstaller(command) || runsPnpmInstaller(command)) && layout.nodeModules.length > 0) steps.push(materializeScript(layout.nodeModules, layout.checkout));
+    if (layout !== undefined && runsPipInstaller(command) && layout.venvs.length > 0) steps.push(venvCopyScript(layout.venvs, true));
+    const script = steps.length === 0 ? command : `${steps.join('\n')}\n${command}`;
     return spawnCollect(['/bin/sh', '-c', script], {
       cwd: opts.cwd,
       env,
       timeoutMs: opts.timeoutMs,
       outputCapBytes: opts.outputCapBytes ?? DEFAULT_OUTPUT_CAP,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.input === undefined ? {} : { input: opts.input }),
+      ...(opts.separate ? { separate: true } : {}),
     });
   }
 
-  private layoutFor(cwd: string): { checkout: string; nodeModules: string[] } | undefined {
+  private layoutFor(cwd: string): Layout | undefined {
     for (const [root, layout] of this.layouts) if (isWithin(root, cwd)) return layout;
     return undefined;
   }

@@ -13,6 +13,10 @@ export interface SpawnCollectOptions {
   killAfterBytes?: number;
   /** Called once the process is spawned (e.g. to place it in a cgroup). */
   onSpawn?: (pid: number) => void;
+  /** Written to stdin, which is then closed; stdin is /dev/null without it. */
+  input?: string;
+  /** Also keep stdout and stderr apart (each capped like the combined output): a hook's answer and its reason. */
+  separate?: boolean;
 }
 
 export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
@@ -23,12 +27,8 @@ export function spawnCollect(argv: readonly string[], options: SpawnCollectOptio
   const started = Date.now();
   const [file, ...args] = argv;
   return new Promise((resolve) => {
-    const half = Math.max(1, Math.floor(opts.outputCapBytes / 2));
-    const head: Buffer[] = [];
-    let headBytes = 0;
-    let tail: Buffer[] = [];
-    let tailBytes = 0;
-    let total = 0;
+    const all = new HeadTail(opts.outputCapBytes);
+    const streams = opts.separate ? { stdout: new HeadTail(opts.outputCapBytes), stderr: new HeadTail(opts.outputCapBytes) } : null;
     let timedOut = false;
     let killedForOutput = false;
     let settled = false;
@@ -38,7 +38,7 @@ export function spawnCollect(argv: readonly string[], options: SpawnCollectOptio
     const child = spawn(file ?? 'false', args, {
       cwd: opts.cwd,
       env: opts.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true, // own process group, so the group can be killed as a whole
     });
     const killGroup = (): void => {
@@ -53,27 +53,23 @@ export function spawnCollect(argv: readonly string[], options: SpawnCollectOptio
         }
       }
     };
-    const onData = (chunk: Buffer): void => {
-      total += chunk.length;
-      if (headBytes < half) {
-        const take = chunk.subarray(0, half - headBytes);
-        head.push(take);
-        headBytes += take.length;
-        chunk = chunk.subarray(take.length);
-      }
-      if (chunk.length > 0) {
-        tail.push(chunk);
-        tailBytes += chunk.length;
-        while (tailBytes - (tail[0]?.length ?? 0) >= half && tail.length > 1) tailBytes -= (tail.shift() as Buffer).length;
-        if (tail.length > 64) tail = [Buffer.concat(tail)];
-      }
-      if (total > opts.killAfterBytes && !killedForOutput) {
-        killedForOutput = true;
-        killGroup();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    const onData =
+      (own: HeadTail | undefined) =>
+      (chunk: Buffer): void => {
+        all.push(chunk);
+        own?.push(chunk);
+        if (all.total > opts.killAfterBytes && !killedForOutput) {
+          killedForOutput = true;
+          killGroup();
+        }
+      };
+    child.stdout!.on('data', onData(streams?.stdout)); // piped above
+    child.stderr!.on('data', onData(streams?.stderr));
+    if (opts.input !== undefined && child.stdin) {
+      // A command that exits without reading its input must not crash ACIA with EPIPE.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(opts.input);
+    }
 
     const timer = setTimeout(() => {
       timedOut = true;
@@ -88,20 +84,63 @@ export function spawnCollect(argv: readonly string[], options: SpawnCollectOptio
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      let tailBuf = Buffer.concat(tail);
-      if (tailBuf.length > half) tailBuf = tailBuf.subarray(tailBuf.length - half);
-      const headText = Buffer.concat(head).toString('utf8');
-      const dropped = total - headBytes - tailBuf.length;
-      let output = dropped > 0 ? `${headText}\n[... ${dropped} bytes of output dropped ...]\n${tailBuf.toString('utf8')}` : headText + tailBuf.toString('utf8');
+      let output = all.text();
       if (killedForOutput) output += `\n[killed: output exceeded ${opts.killAfterBytes} bytes]`;
       if (spawnError !== undefined) output += spawnError;
-      resolve({ exitCode, signal, timedOut, output, truncated: dropped > 0, durationMs: Date.now() - started });
+      const apart = streams ? { stdout: streams.stdout.text(), stderr: streams.stderr.text() + (spawnError ?? '') } : {};
+      resolve({ exitCode, signal, timedOut, output, truncated: all.dropped() > 0, durationMs: Date.now() - started, ...apart });
     };
     child.on('error', (err) => finish(127, null, `failed to start ${file ?? ''}: ${err.message}`));
     // Stragglers that outlive the leader would hold the pipes open: the group dies with the leader.
     child.on('exit', () => killGroup());
     child.on('close', (code, sig) => finish(code, sig));
   });
+}
+
+/** Output kept within a cap: the first half and the last half of the bytes, with a note of what was dropped. */
+class HeadTail {
+  private readonly half: number;
+  private readonly head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  total = 0;
+
+  constructor(capBytes: number) {
+    this.half = Math.max(1, Math.floor(capBytes / 2));
+  }
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    if (this.headBytes < this.half) {
+      const take = chunk.subarray(0, this.half - this.headBytes);
+      this.head.push(take);
+      this.headBytes += take.length;
+      chunk = chunk.subarray(take.length);
+    }
+    if (chunk.length > 0) {
+      this.tail.push(chunk);
+      this.tailBytes += chunk.length;
+      while (this.tailBytes - (this.tail[0]?.length ?? 0) >= this.half && this.tail.length > 1) this.tailBytes -= (this.tail.shift() as Buffer).length;
+      if (this.tail.length > 64) this.tail = [Buffer.concat(this.tail)];
+    }
+  }
+
+  private tailBuf(): Buffer {
+    const t = Buffer.concat(this.tail);
+    return t.length > this.half ? t.subarray(t.length - this.half) : t;
+  }
+
+  dropped(): number {
+    return this.total - this.headBytes - this.tailBuf().length;
+  }
+
+  text(): string {
+    const headText = Buffer.concat(this.head).toString('utf8');
+    const tail = this.tailBuf();
+    const dropped = this.total - this.headBytes - tail.length;
+    return dropped > 0 ? `${headText}\n[... ${dropped} bytes of output dropped ...]\n${tail.toString('utf8')}` : headText + tail.toString('utf8');
+  }
 }
 
 export interface SpawnCaptureOptions {

@@ -12,6 +12,7 @@ import { enclosingCheckout } from './masks.js';
 import { isWithin } from './path-guard.js';
 import { checkoutOfWorktree } from '../contain/acia-state.js';
 import { checkDependencyEntry } from '../contain/dependency-entry.js';
+import { hasTaskCopy } from './venv-copy.js';
 
 /** One bubblewrap mount operation, in the order given. */
 export type Mount = { op: 'bind' | 'ro-bind'; src: string; dest: string } | { op: 'symlink'; target: string; dest: string } | { op: 'dir'; dest: string };
@@ -50,16 +51,24 @@ export function pathInsideView(root: string, hostPath: string): string {
   return checkout !== null && isWithin(rootReal, real) ? nodePath.join(checkout, nodePath.relative(rootReal, real)) : hostPath;
 }
 
+export interface TaskViewOptions {
+  /**
+   * The command copies the venvs into the task's tree (venv-copy.ts): each original not yet copied is
+   * shown read-only at SANDBOX_ORIGINALS instead of over its mount point, for the copy to read.
+   */
+  copyVenvs?: boolean;
+}
+
 /**
  * The mounts that make up the task view of `root` (a real path). `writeFile` stores a small generated
  * file (the relocated `.git` pointer) and returns its host path.
  */
-export function taskView(root: string, git: GitPaths, hidden: readonly string[], writeFile: (name: string, text: string) => string): TaskView {
+export function taskView(root: string, git: GitPaths, hidden: readonly string[], writeFile: (name: string, text: string) => string, o: TaskViewOptions = {}): TaskView {
   const checkout = checkoutOf(root, git);
   const at = checkout ?? root;
   const mounts: Mount[] = [{ op: 'bind', src: root, dest: at }];
   const view = (p: string): string => (isWithin(root, p) ? nodePath.join(at, nodePath.relative(root, p)) : p);
-  if (checkout !== null) mounts.push(...dependencyMounts(checkout, root, hidden.filter((h) => h !== checkout)));
+  if (checkout !== null) mounts.push(...dependencyMounts(checkout, root, hidden.filter((h) => h !== checkout), o.copyVenvs ?? false));
   // Git metadata inside the checkout's path would be covered by the view: show it at SANDBOX_GIT instead.
   const moved = (p: string): boolean => checkout !== null && isWithin(checkout, p) && !isWithin(root, p);
   const gitPath = (p: string): string => (moved(p) ? nodePath.join(SANDBOX_GIT, nodePath.relative(checkout!, p)) : view(p));
@@ -80,11 +89,17 @@ export function taskView(root: string, git: GitPaths, hidden: readonly string[],
 /**
  * The checkout's dependency dirs, read-only: a virtualenv or PnP file at its own path (over the mount
  * point linkDependencies made), a node_modules at SANDBOX_ORIGINALS inside a read-only second view of
- * the task's tree (the worktree's node_modules is a directory of links to there).
+ * the task's tree (the worktree's node_modules is a directory of links to there). A venv the task has
+ * its own copy of is not bound at all; one about to be copied (`copyVenvs`) is bound at SANDBOX_ORIGINALS.
  */
-function dependencyMounts(checkout: string, root: string, hidden: readonly string[]): Mount[] {
+function dependencyMounts(checkout: string, root: string, hidden: readonly string[], copyVenvs: boolean): Mount[] {
   const out: Mount[] = [];
   let originals = false;
+  const atOriginals = (src: string, rel: string): void => {
+    if (!originals) out.push({ op: 'ro-bind', src: root, dest: SANDBOX_ORIGINALS });
+    originals = true;
+    out.push({ op: 'ro-bind', src, dest: nodePath.join(SANDBOX_ORIGINALS, rel) });
+  };
   for (const d of dependencyDirsCached(checkout)) {
     // Never a link out of the checkout or a path holding a masked directory: that would undo the mask.
     const entry = checkDependencyEntry(checkout, d.rel, hidden);
@@ -94,10 +109,9 @@ function dependencyMounts(checkout: string, root: string, hidden: readonly strin
     const kind = fileKind(src);
     // Only over a mount point of the same kind that the layout made in this worktree.
     if (kind === null || fileKind(point) !== kind) continue;
-    if (d.kind === 'node_modules') {
-      if (!originals) out.push({ op: 'ro-bind', src: root, dest: SANDBOX_ORIGINALS });
-      originals = true;
-      out.push({ op: 'ro-bind', src, dest: nodePath.join(SANDBOX_ORIGINALS, d.rel) });
+    if (d.kind === 'venv' && hasTaskCopy(point)) continue;
+    if (d.kind === 'node_modules' || (d.kind === 'venv' && copyVenvs)) {
+      atOriginals(src, d.rel);
     } else {
       out.push({ op: 'ro-bind', src, dest: nodePath.join(checkout, d.rel) });
     }

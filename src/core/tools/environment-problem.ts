@@ -30,7 +30,7 @@ const ADVICE: Record<EnvironmentProblemKind, string> = {
   'missing-program':
     "install it where you run the tests (the project's install step in your checkout), or give the command that works with --test-command / testCommand in .acia/config.json (`acia config` shows what ACIA detected and why)",
   'missing-module':
-    "install the project's dependencies in your checkout (npm/pnpm/yarn install, or pip install -e . into its .venv) so the sandbox can show them, or add a `setup` command in .acia/config.json that prepares each worktree; if the task added this dependency, it can install it in its own tree only with npm and with the registry's host in allowedHosts (docs/sandbox.md)",
+    "install the project's dependencies in your checkout (npm/pnpm/yarn install, or pip install -e . into its .venv) so the sandbox can show them, or add a `setup` command in .acia/config.json that prepares each worktree; if the task added this dependency, it can install it in its own tree with npm, Yarn 1 or pip (into requirements*.txt) and with the registry's host in allowedHosts (docs/sandbox.md)",
   'test-runner-usage': 'the test command does not suit this project: give the right one with --test-command or testCommand in .acia/config.json (`acia config` shows the detected one)',
   'no-tests': 'the test command found no tests: point --test-command / testCommand at the suite (`acia config` shows the detected command)',
   'read-only':

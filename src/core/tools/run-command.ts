@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { defineTool } from './define-tool.js';
 import { environmentProblem } from './test-failures.js';
+import { registryUnreachable, runsInstaller } from '../sandbox/installers.js';
 import { truncateMiddle } from './truncate.js';
 import type { CommandOutcome } from './types.js';
 
@@ -26,7 +27,7 @@ export const runCommand = defineTool({
       ok: outcome.exitCode === 0 && !outcome.timedOut,
       forModel: truncateMiddle(`${status}\n${outcome.output}`).text,
       forDisplay: `$ ${input.command}\n${status}`,
-      data: { ...cannotRunOf(outcome), exitCode: outcome.exitCode, signal: outcome.signal, timedOut: outcome.timedOut, truncated: outcome.truncated, durationMs: outcome.durationMs },
+      data: { ...cannotRunOf(outcome), ...installerOf(input.command, outcome), exitCode: outcome.exitCode, signal: outcome.signal, timedOut: outcome.timedOut, truncated: outcome.truncated, durationMs: outcome.durationMs },
     };
   },
 });
@@ -35,6 +36,16 @@ export function describeOutcome(o: CommandOutcome, timeoutS: number): string {
   if (o.timedOut) return `[timed out after ${timeoutS}s; the whole process tree was killed]`;
   if (o.exitCode === null) return `[killed by ${o.signal ?? 'a signal'}]`;
   return `[exit code ${o.exitCode}]`;
+}
+
+/**
+ * For a command that installs dependencies: `installer`, and when it failed because no registry could be
+ * reached, `registryUnreachable` with the line that shows it (the dev task then asks the human).
+ */
+function installerOf(command: string, o: CommandOutcome): { installer?: true; registryUnreachable?: string } {
+  if (!runsInstaller(command)) return {};
+  const line = o.exitCode === 0 || o.timedOut ? null : registryUnreachable(o.output);
+  return line === null ? { installer: true } : { installer: true, registryUnreachable: line };
 }
 
 /** `cannotRun` for a command that could not start at all (exit 127/126): the line that says why. */

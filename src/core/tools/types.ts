@@ -29,6 +29,14 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
   /** Max bytes of combined output kept; the rest is dropped and `truncated` set. */
   outputCapBytes?: number;
+  /** Written to the command's stdin, which is then closed (a hook's JSON document); /dev/null without it. */
+  input?: string;
+  /** Variables set for this command on top of the sandbox's scrubbed environment (ACIA's own, no secrets). */
+  env?: Record<string, string>;
+  /** Keep stdout and stderr apart as well (`stdout`/`stderr` in the outcome). */
+  separate?: boolean;
+  /** Files outside the worktree the command may read (a user's hook script in a masked home). */
+  readOnlyPaths?: readonly string[];
 }
 export interface CommandOutcome {
   exitCode: number | null;
@@ -37,6 +45,9 @@ export interface CommandOutcome {
   output: string;
   truncated: boolean;
   durationMs: number;
+  /** With `separate`: each stream on its own, capped like `output`. */
+  stdout?: string;
+  stderr?: string;
 }
 
 /** Injected into every tool call. `root` is the worktree; nothing outside it is reachable. */

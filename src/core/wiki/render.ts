@@ -19,12 +19,17 @@ export interface RunInput {
 
 const DECISIONS: ReadonlySet<string> = new Set(DECISION_TYPES);
 
+/** A user hook letting a tool call through: one per call, a decision nobody reads a page about (a denial gets one). */
+function routineHookAllow(e: LedgerEntry): boolean {
+  return e.type === 'POLICY_DECISION' && e.data.by !== undefined && e.data.response.allow && (e.data.hook === 'tool.pre' || e.data.hook === 'tool.post');
+}
+
 /** Pure: the same runs and memory page names give byte-identical pages. Paths are relative to the wiki. */
 export function renderWikiPages(runs: readonly RunInput[], memoryPages: readonly string[]): Map<string, string> {
   const pages = new Map<string, string>();
   const summaries = [...runs].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0)).map((run) => {
     const summary = summarizeRun(run.runId, run.entries, run.manifest);
-    const decisions = run.entries.filter((e) => DECISIONS.has(e.type));
+    const decisions = run.entries.filter((e) => DECISIONS.has(e.type) && !routineHookAllow(e));
     pages.set(`runs/${run.runId}.md`, runPage(summary, decisions));
     for (const d of decisions) pages.set(`decisions/${decisionFile(run.runId, d)}`, decisionPage(run.runId, d));
     const open = summary.escalations.filter((e) => !e.answer).at(-1);

@@ -2,8 +2,9 @@
 // client opens a session on a repository; a prompt is a goal the team plans and carries out; the run
 // streams back as plan, tool-call and message updates; an escalation becomes a permission request
 // (retry / skip / approve / abort) or, for guidance, the next prompt turn; session/cancel stops it
-// as Ctrl-C does, and session/load replays a run's history.
-import { join, resolve } from 'node:path';
+// as Ctrl-C does, and session/load replays a run's history. The client's MCP servers reach the team's
+// agents (client-mcp.ts); a missing model key is ACP's auth_required, answered by `authenticate` (auth.ts).
+import { isAbsolute, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
   agent,
@@ -17,7 +18,8 @@ import {
   type SessionUpdate,
   type StopReason,
 } from '@agentclientprotocol/sdk';
-import { errorMessage, isAciaError } from '../../core/errors.js';
+import { AciaError, errorMessage, isAciaError } from '../../core/errors.js';
+import { foldRun } from '../../core/run/reducer.js';
 import { describeIgnored, loadConfig } from '../../core/config/load.js';
 import { systemClock } from '../../core/acm/ids.js';
 import type { LedgerEntry } from '../../core/ledger/entry.js';
@@ -32,6 +34,10 @@ import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../../team/team.js';
 import type { EscalationQuestion, Escalator, HumanAnswer } from '../../team/deps.js';
 import { AcpUpdateMapper, message } from './updates.js';
+import { stripControls } from './text.js';
+import { authenticate, authMethods, authRequired, keyMissing } from './auth.js';
+import { CLIENT_SOURCE, clientMcpServers } from './client-mcp.js';
+import type { UserMcpServer } from '../../core/tools/mcp/config.js';
 
 export interface AcpAgentOptions {
   env: NodeJS.ProcessEnv;
@@ -49,6 +55,8 @@ interface Session {
   runId: string | null;
   controller: AbortController | null;
   cancelled: boolean;
+  /** The MCP servers the client gave the session, for the team's agents. */
+  mcpServers: Record<string, UserMcpServer>;
 }
 
 const ACTION_LABELS: Record<Exclude<HumanAction, 'guidance'>, string> = {
@@ -61,7 +69,10 @@ const ACTION_LABELS: Record<Exclude<HumanAction, 'guidance'>, string> = {
 };
 
 /** The ACP agent app; connect it to a stream (`ndJsonStream(stdout, stdin)`) or, in tests, to a client app. */
-export function createAcpAgent(o: AcpAgentOptions): AgentApp {
+export function createAcpAgent(options: AcpAgentOptions): AgentApp {
+  // This agent's own environment: `authenticate` may add the key to it, never to the process's.
+  const o: AcpAgentOptions = { ...options, env: { ...options.env } };
+  const flags = Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined));
   const sessions = new Map<string, Session>();
   const sessionOf = (id: string): Session => {
     const s = sessions.get(id);
@@ -69,9 +80,11 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
     return s;
   };
   const openRepo = async (cwd: string): Promise<string> => {
+    // ACP: "All file paths in the protocol MUST be absolute"; a relative one would name the agent's own cwd.
+    if (!isAbsolute(cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path (got ${JSON.stringify(cwd)})`);
     const git = new Git(systemClock);
     try {
-      const repo = await repoRoot(git, resolve(cwd));
+      const repo = await repoRoot(git, cwd);
       await requireCommit(git, repo);
       return repo;
     } catch (e) {
@@ -79,18 +92,35 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
     }
   };
 
+  const serversOf = (given: Parameters<typeof clientMcpServers>[0]): Record<string, UserMcpServer> => {
+    const { servers, rejected } = clientMcpServers(given);
+    for (const line of rejected) o.log(`warning: ${line}`);
+    return servers;
+  };
+  /** ACP's auth_required before a session opens, when the model its repository would use lacks its key. */
+  const requireKey = (repo: string): void => {
+    let model: string;
+    try {
+      model = loadConfig({ repo, env: o.env, flags }).config.model;
+    } catch {
+      return; // a config error is reported, with its file, by the first prompt
+    }
+    if (keyMissing(model, o.env)) throw authRequired(`${model} needs ANTHROPIC_API_KEY, which is not set`);
+  };
+
   return agent()
     .onRequest('initialize', () => ({
       protocolVersion: PROTOCOL_VERSION,
       agentInfo: { name: 'acia', title: 'ACIA team (PM, Dev, QA)', version: o.version },
-      agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true } },
-      authMethods: [],
+      agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true }, mcpCapabilities: { http: true, sse: true } },
+      authMethods: authMethods(o.env, flags),
     }))
+    .onRequest('authenticate', ({ params }) => authenticate(params, o.env))
     .onRequest('session/new', async ({ params }) => {
       const repo = await openRepo(params.cwd);
+      requireKey(repo);
       const id = `acia-${randomUUID()}`;
-      sessions.set(id, { id, repo, runId: null, controller: null, cancelled: false });
-      if (params.mcpServers.length > 0) o.log(`session ${id}: ${params.mcpServers.length} MCP server(s) from the client are not used by the team yet`);
+      sessions.set(id, { id, repo, runId: null, controller: null, cancelled: false, mcpServers: serversOf(params.mcpServers) });
       return { sessionId: id };
     })
     .onRequest('session/load', async ({ params, client }) => {
@@ -112,8 +142,8 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
       const entries = runDir === null ? null : await readEntries(runDir).catch(() => null);
       if (runDir === null || entries === null || entries.length === 0) throw RequestError.sessionNotFound(params.sessionId);
       // A loaded session is the run: its id is the run id, and the next prompt resumes it.
-      sessions.set(params.sessionId, { id: params.sessionId, repo, runId: params.sessionId, controller: null, cancelled: false });
-      const mapper = new AcpUpdateMapper(blobReader(runDir));
+      sessions.set(params.sessionId, { id: params.sessionId, repo, runId: params.sessionId, controller: null, cancelled: false, mcpServers: serversOf(params.mcpServers) });
+      const mapper = new AcpUpdateMapper(blobReader(runDir), repo, true);
       for (const entry of entries) for (const update of mapper.map(entry)) await notify(client, params.sessionId, update);
     })
     .onNotification('session/cancel', ({ params }) => {
@@ -134,9 +164,11 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
         await notify(client, s.id, message(summaryOf(result, s.cancelled)));
         return { stopReason: stopReasonOf(result, s.cancelled) };
       } catch (e) {
+        if (isAciaError(e) && e.code === 'LLM_AUTH') throw authRequired(e.message);
         if (isAciaError(e)) {
+          // Not the model refusing: a setting or the repository is wrong. The turn fails with the reason.
           await notify(client, s.id, message(`acia: ${e.message}${e.hint ? `\n${e.hint}` : ''}\n`));
-          return { stopReason: 'refusal' };
+          throw RequestError.internalError({ code: e.code, ...(e.hint ? { hint: e.hint } : {}) }, e.message);
         }
         throw e;
       } finally {
@@ -147,11 +179,18 @@ export function createAcpAgent(o: AcpAgentOptions): AgentApp {
 
 /**
  * Starts the session's run, or resumes it when it waits for a human (the prompt is then the answer)
- * or was stopped by a cancel ("continue" or "resume" goes on where it stopped).
+ * or was stopped by a cancel ("continue" or "resume" goes on where it stopped). After a finished run
+ * (this session's, or a loaded one) a prompt is a follow-up: a new run that starts from where a
+ * succeeded run left its branch, so the conversation builds on what the team did.
  */
 async function drive(o: AcpAgentOptions, s: Session, text: string, client: AgentContext): Promise<RunResult> {
   const waiting = s.runId === null ? null : await resumableState(s.repo, s.runId);
+  const previous = s.runId !== null && waiting === null ? await finishedRun(runDirIn(s.repo, s.runId)) : null;
+  if (previous !== null && /^(continue|resume)$/i.test(text.trim())) {
+    throw new AciaError('USAGE', `run ${s.runId} is finished (${previous.reason}); there is nothing to continue`, { hint: 'say what the team should do next: a new run builds on it' });
+  }
   const loaded = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)) });
+  const clientServers = Object.keys(s.mcpServers).length > 0 ? { clientMcpServers: { servers: s.mcpServers, source: CLIENT_SOURCE } } : {};
   const config = loaded.config;
   if (loaded.ignored) {
     // The repository's untrusted settings are never applied silently: the editor's user is told, as on a terminal.
@@ -168,12 +207,13 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
     config,
     env: o.env,
     escalator: permissionEscalator(client, s.id),
+    ...clientServers,
     signal: s.controller!.signal,
     warn: (m) => o.log(`warning: ${m}`),
     onEvent: (ev) => {
       if (ev.kind !== 'entry') return;
       const entry: LedgerEntry = ev.entry;
-      mapper ??= new AcpUpdateMapper(blobReader(runDirOf(entry.runId)));
+      mapper ??= new AcpUpdateMapper(blobReader(runDirOf(entry.runId)), s.repo);
       if (entry.type === 'RUN_STARTED') s.runId = entry.runId;
       // Updates go out in ledger order; a slow client slows nothing but its own view.
       const updates = mapper.map(entry);
@@ -190,16 +230,26 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
     } else {
       // Replay the run so far so the client's plan view is complete before new updates arrive.
       const entries = await readEntries(runDirOf(s.runId));
-      mapper = new AcpUpdateMapper(blobReader(runDirOf(s.runId)));
+      mapper = new AcpUpdateMapper(blobReader(runDirOf(s.runId)), s.repo);
       for (const e of entries) mapper.map(e);
       result = await resumeRun(deps, { dir: s.repo, runId: s.runId, ...(answer === undefined ? {} : { answer }) });
     }
+  } else if (previous?.head) {
+    await notify(client, s.id, message(`Building on run ${s.runId} (${previous.head.slice(0, 10)}, its branch's head).\n`));
+    result = await startRun(deps, { dir: s.repo, goal: text, baseCommit: previous.head });
   } else {
     result = await startRun(deps, { dir: s.repo, goal: text });
   }
   await queue;
   s.runId = result.runId;
   return result;
+}
+
+/** How a finished run ended, and the commit a follow-up starts from (a succeeded run's head; else none: HEAD). */
+async function finishedRun(runDir: string): Promise<{ reason: string; head: string | null } | null> {
+  const end = foldRun(await readEntries(runDir)).completed;
+  if (end === null) return null;
+  return { reason: end.reason, head: end.reason === 'succeeded' ? end.headCommit : null };
 }
 
 /** `awaiting_human`, or `interrupted` for a run stopped mid-way, or null when the run is over. */
@@ -222,11 +272,13 @@ function permissionEscalator(client: AgentContext, sessionId: string): Escalator
       if (q.options.includes('guidance')) options.push({ optionId: 'guidance', name: 'Give guidance (in your next message)', kind: 'reject_once' });
       const failure = q.lastFailure ? `\n\nLast failure:\n${q.lastFailure.split('\n').slice(-25).join('\n')}` : '';
       await notify(client, sessionId, message(`The team needs you (${q.reason}${q.taskId ? `, task ${q.taskId}` : ''}): ${q.message}${failure}\n`));
-      const response = await client.request('session/request_permission', {
-        sessionId,
-        toolCall: { toolCallId: `escalation-${randomUUID()}`, title: `The team needs you: ${q.message}`, kind: 'other', status: 'pending' },
-        options,
-      });
+      // The question is a tool call the client has seen announced before it is asked about it.
+      const toolCallId = `escalation-${randomUUID()}`;
+      const title = stripControls(`The team needs you: ${q.message}`);
+      await notify(client, sessionId, { sessionUpdate: 'tool_call', toolCallId, title, kind: 'other', status: 'pending' });
+      const response = await client.request('session/request_permission', { sessionId, toolCall: { toolCallId, title, kind: 'other', status: 'pending' }, options });
+      // Answered or dismissed (guidance comes in the next prompt), the question is over.
+      await notify(client, sessionId, { sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
       // Cancelled, or guidance to come in the next prompt: the run waits on disk, resumable.
       if (response.outcome.outcome !== 'selected') return null;
       const chosen = response.outcome.optionId;
@@ -258,6 +310,7 @@ function summaryOf(r: RunResult, cancelled: boolean): string {
   if (r.reason === 'awaiting_human') lines.push('Answer in your next message (guidance, or retry / skip / approve / abort).');
   else if (cancelled) lines.push('Say "continue" to resume it.');
   else if (r.reason === 'budget_exhausted') lines.push('Raise the budget in your config, then say "continue" to resume it.');
+  else if (r.reason === 'succeeded') lines.push('Say what to do next: a new run starts from this one\'s branch.');
   return `${lines.join('\n')}\n`;
 }
 

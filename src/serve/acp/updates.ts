@@ -1,8 +1,11 @@
 // Turns a run's ledger entries, in order, into ACP `session/update` payloads: the plan in force (the
 // run state the one reducer folds, so a re-plan replaces it) as an ACP plan whose entries follow the tasks, each tool call as tool_call/tool_call_update (with diffs
 // for edits), and every other step as an agent message line labelled by the agent that made it.
-// The same mapper serves a live run and `session/load` of a finished one, so both look alike.
-import { join } from 'node:path';
+// The same mapper serves a live run and `session/load` of a finished one, so both look alike; a load
+// also replays what the user said (the goal, their answers) as user messages, as ACP asks.
+// Paths are absolute (ACP's MUST) and name the file in the user's checkout, not in the task's worktree,
+// which is gone once the run ends: the change itself is on the run's branch.
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { PlanEntry, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import type { EntryOf, LedgerEntry } from '../../core/ledger/entry.js';
 import type { EventDataOf } from '../../core/ledger/events.js';
@@ -36,9 +39,17 @@ export class AcpUpdateMapper {
   /** The run as the one reducer folds it: the plan view is read off this state, never rebuilt here. */
   private readonly state = emptyRunState();
   private lastPlan = '';
-  private readonly toolInputs = new Map<string, { name: string; input: unknown; taskId: string | undefined }>();
+  private readonly toolInputs = new Map<string, { name: string; input: unknown }>();
 
-  constructor(private readonly readBlob: BlobText) {}
+  /**
+   * @param repo the repository's absolute root: where paths point.
+   * @param replay whether this is a `session/load`: the user's own messages are sent back too.
+   */
+  constructor(
+    private readonly readBlob: BlobText,
+    private readonly repo: string,
+    private readonly replay = false,
+  ) {}
 
   /** The updates one ledger entry produces (often none, sometimes several). */
   map(entry: LedgerEntry): SessionUpdate[] {
@@ -48,6 +59,8 @@ export class AcpUpdateMapper {
     if (plan !== null) updates.push(plan);
     if (entry.type === 'TOOL_CALL') updates.push(this.toolCall(entry));
     if (entry.type === 'TOOL_RESULT') updates.push(this.toolResult(entry.data));
+    if (this.replay && entry.type === 'RUN_STARTED') updates.push(userMessage(entry.data.goal.intent));
+    if (this.replay && entry.type === 'HUMAN_RESPONSE') updates.push(userMessage(entry.data.text ?? entry.data.action));
     if (!QUIET.has(entry.type)) updates.push(message(`[${entry.actor}] ${describeEntry(entry)}\n`));
     return updates;
   }
@@ -56,13 +69,16 @@ export class AcpUpdateMapper {
   private planUpdate(): SessionUpdate | null {
     const view = planView(this.state);
     if (view.planId === null) return null;
+    // Once the run has stopped (cancelled, waiting for a human, out of budget), nothing is in progress.
+    const stopped = this.state.completed !== null;
     const entries: PlanEntry[] = view.tasks.map((t) => {
       // ACP knows pending, in progress and completed: a failed task may yet be retried or fixed.
-      const note = t.status === 'failed' || t.status === 'skipped' ? ` (${t.status})` : '';
+      const halted = stopped && t.status === 'running';
+      const note = t.status === 'failed' || t.status === 'skipped' ? ` (${t.status})` : halted ? ' (stopped)' : '';
       return {
         content: stripControls(`${t.id} ${t.capability}: ${t.title}${note}`),
         priority: t.capability.startsWith('qa.') ? 'medium' : 'high',
-        status: ACP_STATUS[t.status],
+        status: halted ? 'pending' : ACP_STATUS[t.status],
       };
     });
     const key = JSON.stringify(entries);
@@ -73,16 +89,15 @@ export class AcpUpdateMapper {
 
   private toolCall(entry: EntryOf<'TOOL_CALL'>): SessionUpdate {
     const d = entry.data;
-    this.toolInputs.set(d.toolUseId, { name: d.name, input: d.input, taskId: d.taskId });
-    const path = pathOf(d.input);
-    const root = this.worktreeOf(d.taskId);
+    this.toolInputs.set(d.toolUseId, { name: d.name, input: d.input });
+    const path = this.absolute(pathOf(d.input));
     return {
       sessionUpdate: 'tool_call',
       toolCallId: d.toolUseId,
       title: stripControls(`${entry.actor}: ${describeEntry(entry)}`),
       kind: TOOL_KINDS[d.name] ?? 'other',
       status: 'in_progress',
-      ...(path && root ? { locations: [{ path: join(root, path) }] } : {}),
+      ...(path ? { locations: [{ path }] } : {}),
       rawInput: d.input,
     };
   }
@@ -90,10 +105,10 @@ export class AcpUpdateMapper {
   private toolResult(d: EventDataOf<'TOOL_RESULT'>): SessionUpdate {
     const call = this.toolInputs.get(d.toolUseId);
     const content: ToolCallContent[] = [];
-    const edit = call ? diffOf(call.name, call.input, this.worktreeOf(call.taskId)) : null;
+    const edit = call ? diffOf(call.name, call.input, this.absolute(pathOf(call.input))) : null;
     if (d.ok && edit) content.push({ type: 'diff', ...edit });
     else {
-      const text = this.readBlob(d.outputRef);
+      const text = outputText(this.readBlob(d.outputRef));
       if (text !== null) content.push({ type: 'content', content: { type: 'text', text: clip(stripControls(text)) } });
     }
     return {
@@ -105,8 +120,12 @@ export class AcpUpdateMapper {
     };
   }
 
-  private worktreeOf(taskId: string | undefined): string | undefined {
-    return taskId === undefined ? undefined : (this.state.tasks.get(taskId)?.worktree ?? this.state.retired.get(taskId)?.worktree ?? undefined);
+  /** A tool's path (relative to its worktree, which mirrors the repository) as the checkout's absolute path; none outside it. */
+  private absolute(path: string | undefined): string | undefined {
+    if (path === undefined) return undefined;
+    const full = resolve(this.repo, path);
+    const rel = relative(this.repo, full);
+    return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? undefined : full;
   }
 }
 
@@ -116,6 +135,22 @@ export function message(text: string): SessionUpdate {
   return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: stripControls(text) } };
 }
 
+function userMessage(text: string): SessionUpdate {
+  return { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: stripControls(text) } };
+}
+
+/** A tool result blob as the text the model read (`forModel`), not the JSON envelope it is stored in. */
+function outputText(blob: string | null): string | null {
+  if (blob === null) return null;
+  try {
+    const v = JSON.parse(blob) as { forModel?: unknown };
+    if (typeof v === 'object' && v !== null && typeof v.forModel === 'string') return v.forModel;
+  } catch {
+    // Not the envelope: shown as it is.
+  }
+  return blob;
+}
+
 function pathOf(input: unknown): string | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
   const p = (input as { path?: unknown }).path;
@@ -123,10 +158,8 @@ function pathOf(input: unknown): string | undefined {
 }
 
 /** The change an edit made, as ACP's diff content (the edited span for edit_file, the whole file for write_file). */
-function diffOf(name: string, input: unknown, root: string | undefined): { path: string; oldText: string | null; newText: string } | null {
-  const path = pathOf(input);
-  if (!path || typeof input !== 'object' || input === null) return null;
-  const full = root ? join(root, path) : path;
+function diffOf(name: string, input: unknown, full: string | undefined): { path: string; oldText: string | null; newText: string } | null {
+  if (!full || typeof input !== 'object' || input === null) return null;
   const i = input as { content?: unknown; old?: unknown; new?: unknown };
   if (name === 'write_file' && typeof i.content === 'string') return { path: full, oldText: null, newText: clip(i.content) };
   if (name === 'edit_file' && typeof i.old === 'string' && typeof i.new === 'string') return { path: full, oldText: clip(i.old), newText: clip(i.new) };

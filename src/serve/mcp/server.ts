@@ -1,8 +1,10 @@
-// The team as an MCP server: tools acia_run, acia_status, acia_answer, acia_say, acia_runs, acia_show,
-// acia_verify, and resources for run ledgers, plans and wiki pages. Errors are MCP tool errors that
-// carry the CLI's message, error code and exit code.
+// The team as an MCP server: tools acia_run, acia_status, acia_answer, acia_say, acia_resume, acia_cancel,
+// acia_runs, acia_show, acia_verify, and resources for run ledgers, plans and wiki pages. Errors are MCP
+// tool errors that carry the CLI's message, error code and exit code. A caller that cancels a call
+// waiting on a run (`notifications/cancelled`, Esc in Claude Code) stops that run, resumable (like Ctrl-C);
+// acia_cancel ends a run for good (like `acia cancel`).
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { errorMessage, isAciaError } from '../../core/errors.js';
 import type { RunResult } from '../../team/team.js';
@@ -11,13 +13,40 @@ import type { RunEvent, RunsService } from './runs-service.js';
 
 type Extra = {
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
+  signal: AbortSignal;
   sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void>;
 };
 
 const repo = z.string().optional().describe('the repository (default: the directory acia mcp was started in)');
 
-export function createAciaMcpServer(service: RunsService, version: string): McpServer {
+/** Starting or continuing a run: new branches and worktrees only (the user's checkout is untouched), calls to model APIs. */
+const RUNS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+const READS: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+/** A message into a running run's inbox: it adds to what the run knows (nothing is undone), and sending it twice sends two messages. */
+const SAYS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+/** Cancelling a run: it cannot be undone (the run does not go on), and cancelling it again changes nothing. */
+const STOPS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+
+/**
+ * The server one client connection gets. `waiting` holds the runs a call of this connection is waiting
+ * on: when the connection goes, those are stopped and the others left to finish (see serve.ts).
+ */
+export function createAciaMcpServer(service: RunsService, version: string, waiting: Set<string> = new Set()): McpServer {
   const server = new McpServer({ name: 'acia', version }, { capabilities: { logging: {} } });
+
+  /** Waits for the run; the caller cancelling its call stops the run (its ledger ends aborted, resumable). */
+  const waitFor = async (started: { runId: string; done: Promise<RunResult> }, extra: Extra): Promise<CallToolResult> => {
+    const stop = () => void service.stop([started.runId]);
+    waiting.add(started.runId);
+    if (extra.signal.aborted) stop();
+    extra.signal.addEventListener('abort', stop, { once: true });
+    try {
+      return ok(resultOf(await started.done));
+    } finally {
+      extra.signal.removeEventListener('abort', stop);
+      waiting.delete(started.runId);
+    }
+  };
 
   /** Every ledger entry of a run this server drives goes out as a log message; while a caller waits, as progress too. */
   const streamer = (extra: Extra, wait: boolean) => {
@@ -37,7 +66,7 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
     {
       title: 'Run the ACIA team on a goal',
       description:
-        'Starts a run: the PM plans, Dev agents change code in sandboxed worktrees on branch acia/<runId>, QA runs the tests. Returns the run id once started (progress arrives as log notifications); with wait: true, returns when the run stops. A run waiting for a human stops with reason awaiting_human: answer with acia_answer.',
+        'Starts a run: the PM plans, Dev agents change code in sandboxed worktrees on branch acia/<runId>, QA runs the tests. Returns the run id once started (progress arrives as log notifications); the run goes on if this client disconnects. With wait: true, returns when the run stops, and cancelling the call stops the run (resumable). A run waiting for a human stops with reason awaiting_human: answer with acia_answer.',
       inputSchema: {
         goal: z.string().min(1).describe('what the team should do'),
         repo,
@@ -50,13 +79,14 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
         includeUncommitted: z.boolean().optional(),
         wait: z.boolean().optional().describe('wait for the run to stop (default: return once it started)'),
       },
+      annotations: RUNS,
     },
     (args, extra) =>
       guarded(async () => {
         const { wait, ...opts } = args;
         const started = await service.start(opts, streamer(extra as Extra, wait === true));
-        if (wait !== true) return ok({ runId: started.runId, status: 'running', next: 'acia_status to follow it; its ledger is acia://runs/<runId>/ledger' });
-        return ok(resultOf(await started.done));
+        if (wait !== true) return ok({ runId: started.runId, status: 'running', next: `acia_status to follow it, acia_cancel to stop it; its ledger is acia://runs/${started.runId}/ledger` });
+        return waitFor(started, extra as Extra);
       }),
   );
 
@@ -66,12 +96,13 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
       title: 'Answer a run waiting for a human',
       description: 'Answers the open escalation of a run and resumes it: retry, skip, approve, abort, or any other text as guidance for the agents.',
       inputSchema: { runId: z.string(), answer: z.string().min(1), repo, wait: z.boolean().optional() },
+      annotations: RUNS,
     },
     (args, extra) =>
       guarded(async () => {
         const resumed = await service.answer(args.runId, args.answer, args.repo, streamer(extra as Extra, args.wait === true));
         if (args.wait !== true) return ok({ runId: resumed.runId, status: 'running' });
-        return ok(resultOf(await resumed.done));
+        return waitFor(resumed, extra as Extra);
       }),
   );
 
@@ -82,8 +113,37 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
       description:
         'Sends a message to a run: to the PM (which may amend the plan) or, with task, to that task\'s agent. mode queue delivers it at the agent\'s next turn, steer at its next tool boundary, interrupt stops its model call in flight and delivers it now. Recorded in the ledger with its author; a finished run or task is refused.',
       inputSchema: { runId: z.string(), message: z.string().min(1), task: z.string().optional(), mode: z.enum(['queue', 'steer', 'interrupt']).optional(), repo },
+      annotations: SAYS,
     },
     (args) => guarded(async () => ok(await service.say(args.runId, args.message, { task: args.task, mode: args.mode }, args.repo))),
+  );
+
+  server.registerTool(
+    'acia_resume',
+    {
+      title: 'Continue an interrupted run',
+      description: 'Continues a run that was interrupted (a cancelled call, Ctrl-C, its process killed) from its ledger, like `acia resume <runId>`. A run waiting for a human is answered with acia_answer instead.',
+      inputSchema: { runId: z.string(), repo, wait: z.boolean().optional() },
+      annotations: RUNS,
+    },
+    (args, extra) =>
+      guarded(async () => {
+        const resumed = await service.resume(args.runId, args.repo, streamer(extra as Extra, args.wait === true));
+        if (args.wait !== true) return ok({ runId: resumed.runId, status: 'running' });
+        return waitFor(resumed, extra as Extra);
+      }),
+  );
+
+  server.registerTool(
+    'acia_cancel',
+    {
+      title: 'Cancel a run',
+      description:
+        'Cancels a run as `acia cancel` does: it stops at its next safe point and its ledger ends cancelled, for good (it cannot be resumed). Works on runs of this server and on runs another ACIA process on this machine drives; a run waiting for a human is closed at once. Returns once the end is recorded. To stop a run and continue it later, cancel the acia_run call that waits on it, then acia_resume.',
+      inputSchema: { runId: z.string(), repo },
+      annotations: STOPS,
+    },
+    (args) => guarded(async () => ok(await service.cancel(args.runId, args.repo))),
   );
 
   server.registerTool(
@@ -92,20 +152,20 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
       title: 'Status of a run',
       description: 'Where a run is: status, tasks, cost, the open escalation (if any) and its last ledger entries. Without runId: the latest unfinished run.',
       inputSchema: { runId: z.string().optional(), repo },
-      annotations: { readOnlyHint: true },
+      annotations: READS,
     },
     (args) => guarded(async () => ok(await service.status(args.runId, args.repo))),
   );
 
   server.registerTool(
     'acia_runs',
-    { title: 'List runs', description: 'The runs of a repository, newest last, with status, goal and cost.', inputSchema: { repo }, annotations: { readOnlyHint: true } },
+    { title: 'List runs', description: 'The runs of a repository, newest last, with status, goal and cost.', inputSchema: { repo }, annotations: READS },
     (args) => guarded(async () => ok({ runs: await service.runs(args.repo) })),
   );
 
   server.registerTool(
     'acia_show',
-    { title: 'Show a run', description: 'A run\'s plan, tasks and every ledger entry, one line each (like `acia show`).', inputSchema: { runId: z.string(), repo }, annotations: { readOnlyHint: true } },
+    { title: 'Show a run', description: 'A run\'s plan, tasks and every ledger entry, one line each (like `acia show`).', inputSchema: { runId: z.string(), repo }, annotations: READS },
     (args) => guarded(async () => ({ content: [{ type: 'text', text: await service.show(args.runId, args.repo) }] })),
   );
 
@@ -115,7 +175,7 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
       title: 'Verify a run\'s ledger',
       description: 'Checks the hash chain, blobs and anchor of a run\'s ledger (like `acia verify <runId>`); a tampered ledger is a tool error naming the first bad entry.',
       inputSchema: { runId: z.string(), repo },
-      annotations: { readOnlyHint: true },
+      annotations: READS,
     },
     (args) =>
       guarded(async () => {
@@ -126,7 +186,9 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
       }),
   );
 
-  const runList = async () => ({ resources: (await service.runIds()).flatMap((id) => (['ledger', 'plan', 'wiki'] as const).map((what) => ({ uri: `acia://runs/${id}/${what}`, name: `${id} ${what}` }))) });
+  const runList = async () => ({
+    resources: (await service.runIds()).flatMap((id) => (['ledger', 'plan', 'wiki'] as const).map((what) => ({ uri: `acia://runs/${id}/${what}`, name: `${id} ${what}`, title: `Run ${id}: ${RESOURCE_TITLES[what]}`, mimeType: RESOURCE_TYPES[what] }))),
+  });
   server.registerResource(
     'run',
     new ResourceTemplate('acia://runs/{runId}/{what}', { list: runList }),
@@ -149,6 +211,9 @@ export function createAciaMcpServer(service: RunsService, version: string): McpS
   );
   return server;
 }
+
+const RESOURCE_TITLES = { ledger: 'ledger (JSONL)', plan: 'chosen plan (JSON)', wiki: 'wiki page (markdown)' } as const;
+const RESOURCE_TYPES = { ledger: 'application/x-ndjson', plan: 'application/json', wiki: 'text/markdown' } as const;
 
 function resultOf(r: RunResult): Record<string, unknown> {
   return { ...r, wiki: `acia://runs/${r.runId}/wiki`, ledger: `acia://runs/${r.runId}/ledger` };

@@ -2,7 +2,7 @@
 // environment carries (workspace links, pnpm's .pnpm links, an editable install's .pth) lands in the task's
 // tree; tools in the user's home visible read-only and nothing else of it; git still readable.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BwrapRunner } from '../../../src/core/sandbox/bwrap-runner.js';
@@ -76,6 +76,22 @@ describe.skipIf(!sandboxAvailable())('the task view in the sandbox', () => {
     }
     expect(readFileSync(join(repo, 'packages/core/index.js'), 'utf8')).toContain('CHECKOUT-CORE');
   });
+
+  it("gives pip's installer the task's own copy of the venv, at the same path, and never writes the user's", async () => {
+    const { repo, wt } = checkout('pip-copy');
+    const runner = new BwrapRunner({ root: wt });
+    runner.layDependencies();
+    // Any pip install or uninstall gets the copy first (this venv has no pip: the command fails after it).
+    const pip = await runner.run('.venv/bin/python -m pip uninstall -y nothing; echo NEW > .venv/added && cat .venv/added', { cwd: wt, timeoutMs: 30_000 });
+    expect(pip.output).toContain('NEW');
+    // A later command sees the task's copy (the original is no longer bound over it), still working at the
+    // checkout's path with the editable install resolving into the task's src/.
+    const later = await runner.run(`cat .venv/added && ${probe}`, { cwd: wt, timeoutMs: 20_000 });
+    expect(later.exitCode, later.output).toBe(0);
+    expect(later.output).toBe('NEW\nTASK-CORE TASK-CORE\nTASK-SRC\n');
+    expect(existsSync(join(repo, '.venv/added'))).toBe(false);
+    expect(existsSync(join(wt, '.venv/added'))).toBe(true);
+  });
 });
 
 describe('the host layout (--sandbox off)', () => {
@@ -88,6 +104,13 @@ describe('the host layout (--sandbox off)', () => {
     // Not a package reached from inside the originals (node resolves from its real path there, in the
     // checkout): without a sandbox there is no second view of the task's tree (docs/sandbox.md).
     expect(r.output).toBe('TASK-CORE CHECKOUT-CORE\nTASK-SRC\n');
+    // pip's installer gets a copy in place of the link to the user's venv: nothing is written through it.
+    const pip = await runner.run('.venv/bin/python -m pip install --no-index nothing; echo NEW > .venv/added', { cwd: wt, timeoutMs: 30_000 });
+    expect(pip.exitCode, pip.output).toBe(0);
+    expect(lstatSync(join(wt, '.venv')).isDirectory()).toBe(true);
+    expect(existsSync(join(wt, '.venv/added'))).toBe(true);
+    expect(existsSync(join(realpathSync(join(wt, '..', '..', '..', '..')), '.venv/added'))).toBe(false);
+    expect((await runner.run(probe, { cwd: wt, timeoutMs: 20_000 })).output).toContain('TASK-SRC');
   });
 });
 
@@ -99,6 +122,7 @@ describe.skipIf(!sandboxAvailable())("the user's home in the sandbox", () => {
     write(join(home, '.cache/node/corepack/v1/pnpm/9.15.9/package.json'), '{"name":"pnpm"}\n');
     write(join(home, '.npmrc'), 'store-dir=/x/store\n//registry.npmjs.org/:_authToken=NPM-TOKEN\n');
     write(join(home, '.yarnrc.yml'), 'enableGlobalCache: true\nnpmAuthToken: YARN-TOKEN\n');
+    write(join(home, '.config/pip/pip.conf'), '[global]\nindex-url = https://pypi.example/simple\nextra-index-url = https://me:PIP-TOKEN@private.example/simple\n');
     write(join(home, '.local/lib/node_modules/mytool/package.json'), '{"name":"mytool"}\n');
     write(join(home, '.local/lib/node_modules/mytool/bin.js'), '#!/bin/sh\necho MYTOOL-RAN\n');
     chmodSync(join(home, '.local/lib/node_modules/mytool/bin.js'), 0o755);
@@ -109,7 +133,7 @@ describe.skipIf(!sandboxAvailable())("the user's home in the sandbox", () => {
     const runner = new BwrapRunner({ root: wt, parentEnv: env });
     runner.layDependencies();
     const r = await runner.run(
-      'echo HOME=$HOME; cat ~/.yarn/berry/cache/pkg.zip ~/.cache/node/corepack/v1/pnpm/9.15.9/package.json ~/.npmrc ~/.yarnrc.yml; pnpm; cat ~/.ssh/id_rsa; ls ~/.local/lib/node_modules; touch ~/.yarn/berry/cache/new || echo RO-OK; touch ~/scratch && echo HOME-WRITABLE',
+      'echo HOME=$HOME; cat ~/.yarn/berry/cache/pkg.zip ~/.cache/node/corepack/v1/pnpm/9.15.9/package.json ~/.npmrc ~/.yarnrc.yml ~/.config/pip/pip.conf; pnpm; cat ~/.ssh/id_rsa; ls ~/.local/lib/node_modules; touch ~/.yarn/berry/cache/new || echo RO-OK; touch ~/scratch && echo HOME-WRITABLE',
       { cwd: wt, timeoutMs: 20_000 },
     );
     expect(r.output).toContain(`HOME=${home}\n`);
@@ -117,10 +141,11 @@ describe.skipIf(!sandboxAvailable())("the user's home in the sandbox", () => {
     expect(r.output).toContain('{"name":"pnpm"}');
     expect(r.output).toContain('store-dir=/x/store');
     expect(r.output).toContain('enableGlobalCache: true');
+    expect(r.output).toContain('index-url = https://pypi.example/simple');
     expect(r.output).toContain('MYTOOL-RAN');
     expect(r.output).toContain('RO-OK');
     expect(r.output).toContain('HOME-WRITABLE');
-    expect(r.output).not.toMatch(/PRIVATE-KEY|NPM-TOKEN|YARN-TOKEN/);
+    expect(r.output).not.toMatch(/PRIVATE-KEY|NPM-TOKEN|YARN-TOKEN|PIP-TOKEN/);
     expect(existsSync(join(home, 'scratch'))).toBe(false);
   });
 });

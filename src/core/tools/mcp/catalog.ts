@@ -21,10 +21,12 @@ export type CatalogTool = z.infer<typeof CatalogTool>;
 export const CatalogServer = z.object({
   name: z.string(),
   source: z.string(),
-  transport: z.enum(['stdio', 'http']),
+  transport: z.enum(['stdio', 'http', 'sse']),
   sandboxed: z.boolean(),
   /** Null when it started; otherwise why not (its tools are then absent). */
   error: z.string().nullable(),
+  /** Still starting when planning began: its tools come with the catalog recorded before execution. */
+  pending: z.boolean().optional(),
   tools: z.array(CatalogTool),
 });
 export type CatalogServer = z.infer<typeof CatalogServer>;
@@ -75,8 +77,17 @@ export function catalogTools(spec: McpServerSpec, listed: readonly McpToolDef[])
 
 /** What the team needs from MCP: the catalog at a session's start, each role's tools, and the end. */
 export interface McpToolSource {
-  /** Starts the servers (or serves a recorded catalog) for a run whose main worktree is `runRoot`. */
-  open(runRoot: string): Promise<McpCatalog>;
+  /**
+   * Starts the servers (or serves a recorded catalog) for a run whose main worktree is `runRoot`. With
+   * `waitMs`, a server still starting by then is listed `pending` and the catalog is returned.
+   */
+  open(runRoot: string, o?: { waitMs?: number }): Promise<McpCatalog>;
+  /** Waits for the servers `open` left pending; the complete catalog, or null when none was pending. */
+  settle(): Promise<McpCatalog | null>;
+  /** Why a tool named `mcp__<server>__...` is not there when its server did not start; null otherwise. */
+  unavailable(toolName: string): string | null;
+  /** The last catalog opened or settled; null before `open`. */
+  current(): McpCatalog | null;
   /** The tools of the last opened catalog that `role` may use. */
   toolsFor(role: AgentRoleName): Tool[];
   /** An agent session in `root` starts: servers with tools for `role` may start now, while the model thinks. */
@@ -84,4 +95,16 @@ export interface McpToolSource {
   /** An agent session in `root` ended: its server instances may stop (a later session starts them again). */
   release(root: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The explanation an agent gets for a tool of a server that did not start, from the catalog. */
+export function unavailableIn(catalog: McpCatalog | null, toolName: string): string | null {
+  if (catalog === null || !toolName.startsWith('mcp__')) return null;
+  for (const s of catalog.servers) {
+    if (!toolName.startsWith(`mcp__${s.name}__`) || s.tools.some((t) => t.name === toolName)) continue;
+    if (s.error !== null) return `MCP server ${s.name} did not start, so ${toolName} is not available in this run: ${s.error.replace(`MCP server ${s.name} did not start: `, '')}. Do the work with the tools you have.`;
+    if (s.pending === true) return `MCP server ${s.name} was still starting when this session began, so ${toolName} is not available to it. Do the work with the tools you have.`;
+    return `MCP server ${s.name} has no tool ${toolName.slice(`mcp__${s.name}__`.length)} for this role.`;
+  }
+  return null;
 }

@@ -5,11 +5,12 @@
 // `${DATABASE_URL}` in a header to a URL it chose, whatever the variable is called.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AciaError, isAciaError } from '../../errors.js';
+import { AciaError, errorMessage, isAciaError } from '../../errors.js';
 import { readRepoFile } from '../../config/trust.js';
 import { isHostRule } from '../../sandbox/egress-proxy.js';
 
 export type AgentRoleName = 'pm' | 'dev' | 'qa';
+export type McpTransport = 'stdio' | 'http' | 'sse';
 /** What one role sees of a server: nothing, its tools annotated read-only, or all of them. */
 export const RoleAccess = z.enum(['none', 'readOnly', 'all']);
 export type RoleAccess = z.infer<typeof RoleAccess>;
@@ -44,9 +45,10 @@ const McpJson = z.object({ mcpServers: z.record(ServerName, RepoMcpServer).defau
 
 export interface McpServerSpec {
   name: string;
-  /** Where it was defined: the user config path or the `.mcp.json` path. */
+  /** Where it was defined: the user config path, the `.mcp.json` path, or the ACP client's session. */
   source: string;
-  transport: 'stdio' | 'http';
+  /** `sse` is the legacy HTTP+SSE transport (2024-11-05) that many published servers still speak. */
+  transport: McpTransport;
   command: string | undefined;
   args: string[];
   env: Record<string, string>;
@@ -71,6 +73,8 @@ export interface BlockedServer {
   name: string;
   source: string;
   reason: string;
+  /** Trusted, but its entry cannot be used (no command, no url): a failure to report, not a trust question. */
+  unusable?: boolean;
 }
 
 export interface McpServerSet {
@@ -89,6 +93,13 @@ export interface LoadMcpOptions {
   isTrusted?: TrustPredicate;
   /** `mcpEnvAllow` from the user's config: the variables a repository's server may receive. */
   envAllow?: readonly string[];
+  /** `mcpStartupTimeoutS` from the config: the start-up time-out of a server that sets none of its own. */
+  startupTimeoutS?: number | undefined;
+  /**
+   * Servers an ACP client (the user's editor) handed to its session: the user's choice, so they start
+   * without a trust step, but always sandboxed, and their values are taken literally (no `${VAR}`).
+   */
+  client?: { servers: Record<string, UserMcpServer>; source: string };
 }
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
@@ -98,9 +109,23 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
   const servers: McpServerSpec[] = [];
   const blocked: BlockedServer[] = [];
   const taken = new Set<string>();
+  const startupMs = o.startupTimeoutS === undefined ? DEFAULT_STARTUP_TIMEOUT_MS : o.startupTimeoutS * 1000;
   for (const [name, s] of Object.entries(o.user?.servers ?? {})) {
-    servers.push(toSpec(name, o.user!.file, s, s.sandbox, null));
+    servers.push(toSpec(name, o.user!.file, s, s.sandbox, null, startupMs));
     taken.add(name);
+  }
+  for (const [name, s] of Object.entries(o.client?.servers ?? {})) {
+    const source = o.client!.source;
+    if (taken.has(name)) {
+      blocked.push({ name, source, reason: `your config already defines a server named ${name}; that one is used`, unusable: true });
+      continue;
+    }
+    try {
+      servers.push({ ...toSpec(name, source, s, true, [REPO_ALWAYS], startupMs), fromRepo: false });
+      taken.add(name);
+    } catch (e) {
+      blocked.push({ name, source, reason: errorMessage(e).replace(`MCP server ${name} in ${source}: `, ''), unusable: true });
+    }
   }
   if (o.repo !== null) {
     const file = join(o.repo, '.mcp.json');
@@ -122,8 +147,17 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
       for (const [name, s] of Object.entries(parsed)) {
         // The user's own definition of a name wins over the repository's.
         if (taken.has(name)) continue;
-        if (!trusted) blocked.push({ name, source: file, reason: 'the repository file .mcp.json is not trusted (run `acia trust` after reading it)' });
-        else servers.push(toSpec(name, file, s, true, [REPO_ALWAYS, ...(o.envAllow ?? [])]));
+        if (!trusted) {
+          blocked.push({ name, source: file, reason: 'the repository file .mcp.json is not trusted (run `acia trust` after reading it)' });
+          continue;
+        }
+        // One entry this version cannot use (a file shared with other tools) is skipped with its reason;
+        // the other servers, and the run, go on.
+        try {
+          servers.push(toSpec(name, file, s, true, [REPO_ALWAYS, ...(o.envAllow ?? [])], startupMs));
+        } catch (e) {
+          blocked.push({ name, source: file, reason: errorMessage(e).replace(`MCP server ${name} in ${file}: `, ''), unusable: true });
+        }
       }
     }
   }
@@ -133,11 +167,10 @@ export function loadMcpServers(o: LoadMcpOptions): McpServerSet {
 /** ACIA's own variable, the worktree an instance serves: every server may have it. */
 const REPO_ALWAYS = 'ACIA_WORKTREE';
 
-function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, sandbox: boolean, envAllow: readonly string[] | null): McpServerSpec {
-  const transport = s.type === 'http' || s.type === 'streamable-http' || (s.type === undefined && s.url !== undefined && s.command === undefined) ? 'http' : 'stdio';
-  if (s.type === 'sse') throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source}: the legacy "sse" transport is not supported; use "http" (streamable HTTP)`);
-  if (transport === 'stdio' && s.command === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source} has no "command" (or "url" for HTTP)`);
-  if (transport === 'http' && s.url === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source} has type "http" but no "url"`);
+function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, sandbox: boolean, envAllow: readonly string[] | null, defaultStartupMs: number): McpServerSpec {
+  const transport = transportOf(s);
+  if (transport === 'stdio' && s.command === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source}: no "command" (or "url" for HTTP)`);
+  if (transport !== 'stdio' && s.url === undefined) throw new AciaError('CONFIG_INVALID', `MCP server ${name} in ${source}: type "${s.type ?? 'http'}" but no "url"`);
   return {
     name,
     source,
@@ -154,9 +187,17 @@ function toSpec(name: string, source: string, s: z.infer<typeof RepoMcpServer>, 
     sandbox,
     fromRepo: envAllow !== null,
     envAllow,
-    startupTimeoutMs: (s.startupTimeoutS ?? DEFAULT_STARTUP_TIMEOUT_MS / 1000) * 1000,
+    startupTimeoutMs: s.startupTimeoutS === undefined ? defaultStartupMs : s.startupTimeoutS * 1000,
     callTimeoutMs: s.callTimeoutS === undefined ? undefined : s.callTimeoutS * 1000,
   };
+}
+
+/** Claude Code's rules: an explicit type wins; a url alone is streamable HTTP; otherwise a command. */
+function transportOf(s: z.infer<typeof RepoMcpServer>): McpTransport {
+  if (s.type === 'sse') return 'sse';
+  if (s.type === 'http' || s.type === 'streamable-http') return 'http';
+  if (s.type === undefined && s.url !== undefined && s.command === undefined) return 'http';
+  return 'stdio';
 }
 
 function definedOnly(a: Partial<Record<AgentRoleName, RoleAccess | undefined>>): Partial<Record<AgentRoleName, RoleAccess>> {

@@ -1,9 +1,9 @@
 // One live MCP server instance: started (in the sandbox by default) with a startup time-out, its tools
 // listed, calls made with a time-out, and every way it can break turned into one clear message.
-import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode as McpErrorCode, McpError, type CallToolResult, type Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js';
 import { AciaError, errorMessage } from '../../errors.js';
@@ -11,6 +11,8 @@ import { BwrapRunner } from '../../sandbox/bwrap-runner.js';
 import { hasSetpriv, hostProcess, launcherCwd } from '../../contain/host-process.js';
 import { writableRoots } from '../../contain/acia-state.js';
 import type { McpServerSpec } from './config.js';
+import { httpFailure, startupHint, stderrSummary } from './failure.js';
+import { shellQuote } from '../../text/shell-quote.js';
 
 export type SandboxChoice = 'bwrap' | 'off';
 
@@ -29,6 +31,7 @@ export interface CallOptions {
 }
 
 const CLOSE_GRACE_MS = 500;
+const EXITED = 'the server process exited';
 
 function killQuietly(pid: number): void {
   try {
@@ -38,8 +41,8 @@ function killQuietly(pid: number): void {
   }
 }
 
-/** Keeps the last few KB a server wrote to stderr: the best clue when it dies. */
-const STDERR_KEEP = 2048;
+/** Keeps the last KB a server wrote to stderr: the best clue when it dies (a Node stack runs to a few KB). */
+const STDERR_KEEP = 8192;
 
 export class McpConnection {
   private failure: string | null = null;
@@ -58,24 +61,27 @@ export class McpConnection {
   static async open(spec: McpServerSpec, o: ConnectOptions): Promise<McpConnection> {
     const client = new Client({ name: 'acia', version: o.clientVersion }, { capabilities: {} });
     const conn = new McpConnection(spec, client);
-    const transport = spec.transport === 'http' ? httpTransport(spec) : await conn.stdioTransport(o);
+    const transport = spec.transport === 'stdio' ? await conn.stdioTransport(o) : remoteTransport(spec);
     // A line on stdout that is not JSON-RPC means the protocol stream is corrupt: stop trusting it.
     transport.onerror = (e) => conn.onTransportError(e);
     client.onclose = () => {
-      conn.failure ??= spec.transport === 'http' ? 'the connection closed' : `the server process exited${conn.stderrNote()}`;
+      conn.failure ??= spec.transport === 'stdio' ? EXITED : 'the connection closed';
     };
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
         client.connect(transport, { timeout: spec.startupTimeoutMs }),
         new Promise((_r, reject) => {
-          timer = setTimeout(() => reject(new Error(`no MCP handshake within ${spec.startupTimeoutMs / 1000} s`)), spec.startupTimeoutMs);
+          timer = setTimeout(() => reject(new StartupTimeout(spec.startupTimeoutMs)), spec.startupTimeoutMs);
         }),
       ]);
     } catch (e) {
-      const why = conn.failure ?? mcpMessage(e);
+      // An HTTP server's own answer (refused, 404, 401) names the cause; "the connection closed" that follows it does not.
+      const remote = spec.transport !== 'stdio';
+      const why = remote && !(e instanceof StartupTimeout) ? httpFailure(e, spec.url!) : (conn.failureText() ?? `${mcpMessage(e)}${conn.stderrNote()}`);
       await conn.close();
-      throw new AciaError('MCP_SERVER_FAILED', `MCP server ${spec.name} did not start: ${why}${conn.failure === null ? conn.stderrNote() : ''}`);
+      const hint = e instanceof StartupTimeout ? startupHint(spec, o.sandbox === 'bwrap' && spec.sandbox) : '';
+      throw new AciaError('MCP_SERVER_FAILED', `MCP server ${spec.name} did not start: ${why}${hint ? `; ${hint}` : ''}`);
     } finally {
       clearTimeout(timer);
     }
@@ -95,7 +101,7 @@ export class McpConnection {
 
   /** Calls a tool; a broken server, a time-out or a cancel becomes MCP_CALL_FAILED with a message for the model. */
   async call(tool: string, args: Record<string, unknown>, o: CallOptions): Promise<CallToolResult> {
-    if (this.failure !== null) throw new AciaError('MCP_CALL_FAILED', `MCP server ${this.spec.name} is unusable: ${this.failure}`);
+    if (this.failure !== null) throw new AciaError('MCP_CALL_FAILED', `MCP server ${this.spec.name} is unusable: ${this.failureText()}`);
     try {
       const result = await this.client.callTool({ name: tool, arguments: args }, undefined, {
         timeout: o.timeoutMs,
@@ -109,12 +115,18 @@ export class McpConnection {
       if (e instanceof McpError && e.code === (McpErrorCode.RequestTimeout as number)) {
         throw new AciaError('MCP_CALL_FAILED', `MCP server ${this.spec.name} did not answer ${tool} within ${Math.round(o.timeoutMs / 100) / 10} s`);
       }
-      const why = this.failure ?? mcpMessage(e);
+      const why = this.failureText() ?? mcpMessage(e);
       throw new AciaError('MCP_CALL_FAILED', `MCP server ${this.spec.name} failed during ${tool}: ${why}`);
     }
   }
 
   get broken(): string | null {
+    return this.failureText();
+  }
+
+  /** Why the server is unusable; an exit carries what its stderr said, read when asked (it may arrive after the exit). */
+  private failureText(): string | null {
+    if (this.failure === EXITED) return `${EXITED}${this.stderrNote()}`;
     return this.failure;
   }
 
@@ -141,20 +153,18 @@ export class McpConnection {
   }
 
   private stderrNote(): string {
-    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
-    return tail === '' ? '' : ` (stderr: ${tail.slice(-300)})`;
+    const said = stderrSummary(this.stderrTail);
+    return said === '' ? '' : ` (stderr: ${said})`;
   }
 
   private async stdioTransport(o: ConnectOptions): Promise<Transport> {
     const spec = this.spec;
-    const stderr = new PassThrough();
-    stderr.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEEP);
-    });
     const { dispose, ...params } = await spawnParams(spec, o);
     this.dispose = dispose;
     const transport = new StdioClientTransport({ ...params, stderr: 'pipe' });
-    transport.stderr?.pipe(stderr);
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEEP);
+    });
     this.stdio = transport;
     return transport;
   }
@@ -183,19 +193,25 @@ export async function spawnParams(spec: McpServerSpec, o: ConnectOptions): Promi
 }
 
 
-function httpTransport(spec: McpServerSpec): Transport {
+/** Streamable HTTP, or the legacy HTTP+SSE transport that Claude Code configs still name (`"type": "sse"`). */
+function remoteTransport(spec: McpServerSpec): Transport {
   let url: URL;
   try {
     url = new URL(spec.url!);
   } catch {
     throw new AciaError('MCP_SERVER_FAILED', `MCP server ${spec.name}: "${spec.url}" is not a URL`);
   }
-  return new StreamableHTTPClientTransport(url, { requestInit: { headers: spec.headers } });
+  const requestInit = { headers: spec.headers };
+  // The SSE transport sends these headers on the event stream's GET as well as on every POST.
+  return spec.transport === 'sse' ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
 }
 
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+class StartupTimeout extends Error {
+  constructor(ms: number) {
+    super(`no MCP handshake within ${ms / 1000} s`);
+  }
 }
+
 
 function mcpMessage(e: unknown): string {
   if (e instanceof McpError && e.code === (McpErrorCode.ConnectionClosed as number)) return 'the connection closed';

@@ -59,9 +59,28 @@ describe('MCP server configuration', () => {
 
   it('reports an invalid trusted .mcp.json in one line, and only lists an invalid untrusted one', () => {
     expectAciaError(() => loadMcpServers({ repo: repoWith('{"mcpServers": {"x": {"args": 3}}}'), user: null, isTrusted: () => true }), 'CONFIG_INVALID', /mcpServers\.x\.args/);
-    expectAciaError(() => loadMcpServers({ repo: repoWith({ mcpServers: { old: { type: 'sse', url: 'http://x' } } }), user: null, isTrusted: () => true }), 'CONFIG_INVALID', /"sse" transport is not supported/);
     const untrusted = loadMcpServers({ repo: repoWith('{nope'), user: null });
     expect(untrusted.blocked[0]!.reason).toMatch(/not valid/);
+  });
+
+  it('takes a legacy "sse" server, and skips (with its reason) one entry it cannot use instead of refusing the file', () => {
+    const repo = repoWith({ mcpServers: { linear: { type: 'sse', url: 'https://mcp.linear.app/sse' }, broken: { type: 'http' }, fs: { command: 'fs' } } });
+    const set = loadMcpServers({ repo, user: null, isTrusted: () => true });
+    expect(set.servers.map((s) => [s.name, s.transport])).toEqual([
+      ['linear', 'sse'],
+      ['fs', 'stdio'],
+    ]);
+    expect(set.blocked).toEqual([{ name: 'broken', source: join(repo, '.mcp.json'), reason: 'type "http" but no "url"', unusable: true }]);
+  });
+
+  it('starts an ACP client\'s servers sandboxed without trust, literally, and the user config keeps a name it defines', () => {
+    const client = { servers: { mem: UserMcpServer.parse({ command: 'mem', env: { KEY: '${SECRET}' }, sandbox: false }), fs: UserMcpServer.parse({ command: 'other' }) }, source: 'ACP session s1' };
+    const set = loadMcpServers({ repo: null, user: user({ fs: { command: 'fs' } }), client, startupTimeoutS: 90 });
+    const mem = set.servers.find((s) => s.name === 'mem')!;
+    expect(mem).toMatchObject({ source: 'ACP session s1', sandbox: true, fromRepo: false, startupTimeoutMs: 90_000 });
+    expect(expandSpec(mem, { SECRET: 'x' }).env).toEqual({ KEY: '${SECRET}' });
+    expect(set.servers.find((s) => s.name === 'fs')!.command).toBe('fs');
+    expect(set.blocked[0]).toMatchObject({ name: 'fs', source: 'ACP session s1', unusable: true });
   });
 
   it('expands ${VAR} and ${VAR:-default}, and names an unset variable', () => {

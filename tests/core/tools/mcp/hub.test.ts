@@ -58,4 +58,31 @@ describe('McpHub', () => {
     expect(r.forModel).toMatch(/did not answer hang within 0\.4 s/);
     expect(Date.now() - t0).toBeLessThan(5000);
   });
+
+  it('plans without a server still starting, names it slow, and gives its failure to an agent that calls its tools', async () => {
+    const warnings: string[] = [];
+    const servers = {
+      ok: UserMcpServer.parse({ command: process.execPath, args: [FAULT, 'ok'], sandbox: false }),
+      slow: UserMcpServer.parse({ command: process.execPath, args: [FAULT, 'silent'], sandbox: false, startupTimeoutS: 6 }),
+    };
+    const hub = new McpHub(loadMcpServers({ repo: null, user: { servers, file: 'test' } }).servers, { sandbox: 'off', parentEnv: process.env, warn: (w) => warnings.push(w), clientVersion: 't', slowAfterMs: 1000 });
+    hubs.push(hub);
+    const root = mkdtempSync(join(tmpdir(), 'acia-mcp-hub-'));
+    // Long enough for `ok` (a node process) to start on a loaded shared machine (1.5 s was not), shorter
+    // than `slow`'s time-out.
+    const first = await hub.open(root, { waitMs: 5000 });
+    expect(first.servers.map((s) => [s.name, s.error, s.pending ?? false])).toEqual([
+      ['ok', null, false],
+      ['slow', null, true],
+    ]);
+    expect(hub.unavailable('mcp__slow__anything')).toMatch(/still starting when this session began/);
+    const full = await hub.settle();
+    expect(full!.servers[1]).toMatchObject({ name: 'slow', error: 'MCP server slow did not start: no MCP handshake within 6 s' });
+    expect(await hub.settle()).toBeNull();
+    expect(hub.unavailable('mcp__slow__anything')).toBe('MCP server slow did not start, so mcp__slow__anything is not available in this run: no MCP handshake within 6 s. Do the work with the tools you have.');
+    expect(hub.unavailable('mcp__ok__ping')).toBeNull();
+    expect(hub.unavailable('read_file')).toBeNull();
+    expect(warnings.some((w) => /slow is still starting after 1 s/.test(w))).toBe(true);
+    expect(warnings.some((w) => /slow is still starting; planning goes on without its tools/.test(w))).toBe(true);
+  });
 });
