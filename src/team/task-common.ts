@@ -81,7 +81,9 @@ export function toolsFor(ctx: RunContext, names: readonly string[]) {
  */
 function agentTools(ctx: RunContext, def: AgentDefinition<unknown>, role: RunRole) {
   const named = role.def.tools;
-  const mcp = (ctx.deps.tools.mcp?.toolsFor(def.role) ?? []).filter((t) => named === null || named.some((n) => t.name === n || t.name.startsWith(`${n}__`)));
+  // A built-in role's file lists only built-in tools: it keeps every MCP tool its servers give it.
+  const narrows = named !== null && role.def.format !== 'builtin';
+  const mcp = (ctx.deps.tools.mcp?.toolsFor(def.role) ?? []).filter((t) => !narrows || named.some((n) => t.name === n || t.name.startsWith(`${n}__`)));
   const skills = skillTool(ctx);
   return [...toolsFor(ctx, named ?? def.tools), ...mcp, ...(skills ? [skills] : [])];
 }
