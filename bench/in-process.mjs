@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { loadScript, startFakeAnthropicServer } from '../dist/testing.js';
-import { buildDeps } from '../dist/app/build-deps.js';
+import { createDeps } from '../dist/app/create-deps.js';
 import { loadConfig } from '../dist/core/config/load.js';
 import { loadScenario, prepareDemoRepo } from '../dist/cli/demo-action.js';
 import { startRun } from '../dist/team/team.js';
@@ -24,7 +24,8 @@ export async function runScenarioInProcess(name, scriptOverride = null) {
       userFile: null,
       flags: { model: `anthropic:${script.model ?? 'claude-sonnet-5-5'}`, parallel: scenario.settings.parallel, maxIterations: scenario.settings.maxIterations },
     });
-    const deps = await buildDeps({
+    const deps = await createDeps({
+      kind: 'local',
       repo,
       config,
       env: { PATH: process.env.PATH, HOME: process.env.HOME },

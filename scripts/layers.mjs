@@ -10,7 +10,7 @@ export const ALLOWED_IMPORTS = {
   eval: ['app', 'team', 'agents', 'core'],
   // `acia ui`: reads local ledgers or a fleet's database (the fleet's own readers and its answer path).
   ui: ['fleet', 'app', 'team', 'agents', 'core'],
-  // The composition root (buildDeps) and what every front end shares: event descriptions, exit codes.
+  // The composition root (createDeps) and what every front end shares: event descriptions, exit codes.
   app: ['team', 'agents', 'core'],
   team: ['agents', 'core'],
   agents: ['core'],

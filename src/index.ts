@@ -66,7 +66,8 @@ export { cancelRun, type CancelRunOptions, type CancelRunResult } from './app/ca
 export { fileCancelWatch, type CancelRequest, type CancelWatch, type CancelWatcher } from './team/cancel.js';
 export { cancelFleetRun, type FleetCancelResult } from './fleet/cancel.js';
 export { openFleetClient, type FleetClient } from './fleet/fleet-db.js';
-export { buildDeps, preflightModel, type BuildDepsOptions } from './app/build-deps.js';
+export { preflightModel } from './app/build-deps.js';
+export { createDeps, type DepsProfile, type LocalOptions } from './app/create-deps.js';
 export { describeEntry } from './app/describe.js';
 export { exitCodeFor, EXIT } from './app/exit-codes.js';
 export { loadConfig, userConfigPath, type LoadedConfig } from './core/config/load.js';

@@ -1,5 +1,6 @@
 // Agents are data: a name, an instructions template, the tools they may use, and a typed output.
 import type { ZodType } from 'zod';
+import type { Tool } from '../core/tools/types.js';
 
 export type AgentRole = 'pm' | 'dev' | 'qa';
 
@@ -13,8 +14,8 @@ export interface AgentDefinition<O, V extends string = never> {
   readonly instructions: string;
   /** The placeholders of the template, filled by `renderPrompt`. */
   readonly promptVars: readonly V[];
-  /** Tool names resolved against the registry the caller supplies. */
-  readonly tools: readonly string[];
+  /** The tools it may use, by reference (an unknown one cannot be named); the run supplies their implementations. */
+  readonly tools: readonly Tool[];
   /** The typed result, delivered through the `return_result` tool. */
   readonly output: ZodType<O>;
   readonly maxTurns: number;
@@ -22,6 +23,9 @@ export interface AgentDefinition<O, V extends string = never> {
 
 /** Freezes a definition so a run cannot change an agent another run shares. */
 export function defineAgent<O, const V extends string = never>(definition: AgentDefinition<O, V>): AgentDefinition<O, V> {
+  const names = definition.tools.map((t) => t.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw new Error(`agent ${definition.role}: tool ${twice} is named twice`);
   return Object.freeze({
     ...definition,
     promptVars: Object.freeze([...definition.promptVars]),

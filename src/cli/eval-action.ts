@@ -13,7 +13,8 @@ import { defaultRemotesDir, runInstanceOnFleet } from '../fleet/eval-runs.js';
 import { databaseUrl, openFleetClient } from '../fleet/fleet-db.js';
 import { compareEvals } from '../eval/report.js';
 import { instanceModelSpec, modelNameOf, runEval, type EvalProgress } from '../eval/run-eval.js';
-import { buildDeps, preflightModel } from '../app/build-deps.js';
+import { preflightModel } from '../app/build-deps.js';
+import { createDeps } from '../app/create-deps.js';
 import { EXIT } from '../app/exit-codes.js';
 import type { EvalFlags } from './commands/eval.js';
 
@@ -87,7 +88,8 @@ export async function evalCommand(tasks: string, flags: EvalFlags): Promise<numb
       gradeTimeoutMs: first.commandTimeoutS * 1000,
       signal: controller.signal,
       makeDeps: (repo, inst) =>
-        buildDeps({
+        createDeps({
+          kind: 'eval',
           repo,
           config: configFor(inst.test_command, model === undefined ? undefined : instanceModelSpec(model, inst.instance_id, isDir)),
           env: process.env,

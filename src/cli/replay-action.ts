@@ -1,23 +1,16 @@
 // The work behind `acia replay`.
+import { AciaError } from '../core/errors.js';
 import { forTerminal } from '../core/text/terminal.js';
-import * as nodeFs from 'node:fs';
 import { loadConfig } from '../core/config/load.js';
 import type { Clock } from '../core/acm/ids.js';
 import { replayRun } from '../team/replay.js';
-import type { CommandRunner } from '../core/tools/types.js';
-import { AciaError } from '../core/errors.js';
-import { staticDeps } from '../app/build-deps.js';
+import { replayComposer } from '../app/create-deps.js';
 import { readEntries, resolveRun } from './runs-action.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleLedgerDir, readBundleManifest } from '../core/ledger/bundle.js';
 import { looksLikeSpecBundle } from '../core/ledger/spec-bundle.js';
 import { Config as ConfigSchema } from '../core/config/schema.js';
-
-/** Replay never runs a command; a call here means the replay tried a side effect. */
-const refuseRunner: CommandRunner = {
-  run: () => Promise.reject(new AciaError('REPLAY_DIVERGED', 'replay tried to run a command')),
-};
 
 /** `target` is a run id in the repository at `dir`, or a bundle directory (`acia bundle`, `.acia/bundles/<run>`). */
 /** `flags`: config values the run was started with when they are not the repository's (a fleet run's submit settings). */
@@ -44,10 +37,8 @@ export async function replayCommand(dir: string, target: string, json: boolean, 
   const { config } = bundle ? { config: ConfigSchema.parse({}) } : loadConfig({ repo, env: process.env, flags });
   const frozen: Clock = { now: () => new Date(entries[0]?.ts ?? 0) };
   const report = await replayRun(
-    (() => {
-      const s = staticDeps(config, () => undefined);
-      return { ...s, tools: { ...s.tools, runnerFor: () => refuseRunner, fs: nodeFs }, runtime: { ...s.runtime, clock: frozen } };
-    })(),
+    // Each recorded session's deps: the replay profile (src/app/create-deps.ts), which touches nothing.
+    { config, clock: frozen, compose: replayComposer },
     repo,
     runId,
     entries,

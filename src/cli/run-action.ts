@@ -1,41 +1,32 @@
-// What `acia run`, `acia resume` and `acia demo` share: preflight, config, progress, Ctrl-C, the
-// human prompt, the summary and the exit code.
-import { existsSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// What `acia run`, `acia resume`, `acia plan`, `acia exec` and `acia demo` share at the terminal:
+// progress, Ctrl-C, the human prompt, the summary and the exit code. The library work is src/app.
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import chalk from 'chalk';
 import { planMermaid } from '../core/wiki/mermaid.js';
 import { readEntries } from './runs-action.js';
-import { readContextPacket, readPlanFile } from './plan-files.js';
 import type { CliEventLine } from './progress.js';
-import chalk from 'chalk';
 import { AciaError } from '../core/errors.js';
-import { describeIgnored, loadConfig } from '../core/config/load.js';
+import { describeIgnored } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
-import { firstOf } from '../core/ledger/entry.js';
 import { foldRun } from '../core/run/reducer.js';
-import { systemClock } from '../core/acm/ids.js';
-import { Git, probeRepo } from '../team/git.js';
-import { guardAciaState } from '../core/contain/clone-guard.js';
-import { requireRunDir } from '../core/contain/acia-state.js';
 import { roleCostLine } from '../core/run/state.js';
 import { probeSandbox } from '../core/sandbox/detect.js';
 import { driverOverrides } from '../core/sandbox/safe-git.js';
-import { reviewApply } from '../team/apply.js';
 import { noHuman, type Escalator } from '../team/deps.js';
-import { latestResumableRun, notStarted, resumeRun, startRun, type RunResult } from '../team/team.js';
-import { buildDeps, checkResumable, preflightModel, type BuildDepsOptions } from '../app/build-deps.js';
+import type { RunResult } from '../team/team.js';
+import { createDeps } from '../app/create-deps.js';
+import { applyRunBranch, mergeWarnings } from '../app/apply-run.js';
+import { locateRun, prepareRun, type RunKind } from '../app/prepare-run.js';
 import { EXIT } from '../app/exit-codes.js';
 import { forTerminal } from '../core/text/terminal.js';
-import { createProgress, type ProgressMode } from './progress.js';
+import { createProgress } from './progress.js';
 import { ttyEscalator } from './tty-escalator.js';
 import { shellLine } from './shell-quote.js';
 import type { RunFlags } from './commands/run.js';
 
-export type RunKind =
-  | { kind: 'run'; goal: string }
-  | { kind: 'resume'; runId?: string }
-  | { kind: 'plan'; goal: string; out?: string; context?: string }
-  | { kind: 'exec'; file: string; goal?: string; rebindContext?: boolean };
+export type { RunKind } from '../app/prepare-run.js';
 
 export interface RunEnvironment {
   /** For the demo: the fake server's URL and key, instead of the user's. */
@@ -47,135 +38,72 @@ export interface RunEnvironment {
   demo?: boolean;
 }
 
+/** The terminal's part of `acia run`, `resume`, `plan` and `exec`: the rest is src/app (prepareRun). */
 export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnvironment = {}): Promise<number> {
-  // The sandbox probe (a bwrap process) runs while git answers; buildDeps finds its answer cached.
+  // The sandbox probe (a bwrap process) and the repository's git drivers are asked while git answers.
   if (flags.sandbox !== 'off') probeSandbox().catch(() => undefined);
-  // So is the query for the repository's filter, diff and merge drivers, which `git status` waits for.
   driverOverrides(resolve(flags.repo)).catch(() => undefined);
-  const git = new Git(systemClock);
-  const facts = await probeRepo(git, resolve(flags.repo));
-  const repo = facts.root;
-  // Asked once, while the config is read and the deps are built.
-  const dirty = flags.apply || (what.kind === 'run' && !flags.includeUncommitted) ? git.isDirty(repo) : Promise.resolve(false);
-  dirty.catch(() => undefined);
-  // So is the check that the clone does not ship ACIA's own state (a git process too); startRun awaits it.
-  const stateGuard = what.kind === 'run' ? guardAciaState(repo) : undefined;
-  stateGuard?.catch(() => undefined);
-  const given: Record<string, unknown> = Object.fromEntries(Object.entries(flagConfig(flags)).filter(([, v]) => v !== undefined));
-  if (what.kind === 'resume') {
-    // Resume with the model the run started with, unless --model says otherwise.
-    const runId = what.runId ?? (await latestResumableRun(repo));
-    const runDir = requireRunDir(repo, runId);
-    what = { ...what, runId };
-    // Nothing is taken from a ledger this user's state does not anchor (a run shipped with the clone).
-    await checkResumable(process.env, repo, runId);
-    // The run's recorded settings carry over; flags given now override them. The sandbox never does: it is
-    // what the user's config and flags say now, so no ledger can turn it off.
-    const entries = existsSync(join(runDir, 'ledger.jsonl')) ? await readEntries(runDir).catch(() => null) : [];
-    const started = entries === null ? undefined : firstOf(entries, 'RUN_STARTED');
-    // Said before the model's credentials are asked for: there is nothing to resume with them. (A ledger
-    // that cannot be read goes on to resumeRun, which says what is wrong with it.)
-    if (entries !== null && started === undefined) throw notStarted(runId);
-    const recorded = started?.data;
-    if (env.anthropic === undefined && flags.model === undefined && recorded?.model !== undefined) {
-      // A demo goes on offline like the demo itself, when this repo is one `acia demo` made.
-      const { demoResume } = await import('./demo-action.js');
-      const code = await demoResume(repo, recorded.model, what, flags);
-      if (code !== null) return code;
-    }
-    const carried: Record<string, unknown> = {
-      model: recorded?.model,
-      parallel: recorded?.settings?.parallel,
-      maxIterations: recorded?.settings?.maxIterations,
-      budget: recorded?.settings?.budget,
-      roleModels: recorded?.settings?.roleModels,
-    };
-    for (const [k, v] of Object.entries(carried)) if (v !== undefined && given[k] === undefined) given[k] = v;
-    if (given.budget !== undefined && carried.budget !== undefined && flagConfig(flags).budget !== undefined) {
-      given.budget = { ...(carried.budget as object), ...(flagConfig(flags).budget as object) };
-    }
+  const target = await locateRun(withFlags(what, flags), { dir: resolve(flags.repo), env: process.env, apply: flags.apply ?? false });
+  if (target.what.kind === 'resume' && env.anthropic === undefined && flags.model === undefined && target.recorded !== null) {
+    // A demo goes on offline like the demo itself, when this repo is one `acia demo` made.
+    const { demoResume } = await import('./demo-action.js');
+    const code = await demoResume(target.repo, target.recorded.model, target.what, flags);
+    if (code !== null) return code;
   }
-  const loaded = loadConfig({ repo, env: process.env, flags: { ...(env.defaults ?? {}), ...given } });
-  const config = loaded.config;
+  const run = await prepareRun(target, { flags: flagConfig(flags), env: process.env, ...(env.defaults ? { defaults: env.defaults } : {}), ownModel: env.anthropic !== undefined, apply: flags.apply ?? false });
   const stderr = process.stderr;
-  if (loaded.ignored) stderr.write(`${chalk.yellow('warning:')} ${describeIgnored(loaded.ignored)}\n`);
-  // Before anything is recorded: a resume without credentials leaves the run as it was, resumable.
-  preflightModel(config, process.env, env.anthropic !== undefined, repo);
-  if (flags.apply && (await dirty)) {
-    throw new AciaError('USAGE', 'not starting: --apply needs a clean working tree, and yours has uncommitted changes', {
-      hint: 'commit or stash them first, or run without --apply and merge the run branch yourself',
-    });
-  }
-  const saved = what.kind === 'exec' ? readPlanFile(what.file) : null;
-  const givenPacket = what.kind === 'plan' && what.context !== undefined ? readContextPacket(what.context) : null;
-
-  if (what.kind === 'run' && !flags.includeUncommitted && (await dirty)) {
-    stderr.write(`${chalk.yellow('warning:')} the working tree has uncommitted changes; the team works from the last commit and will not see them (use --include-uncommitted to include them)\n`);
-  }
-
-  const mode: ProgressMode = flags.json ? 'json' : flags.quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain';
-  const progress = createProgress({ mode, stdout: process.stdout, stderr, debug: flags.debug ?? false });
+  const warn = (line: string) => stderr.write(`${chalk.yellow('warning:')} ${forTerminal(line)}\n`);
+  if (run.ignored) warn(describeIgnored(run.ignored));
+  if (await run.uncommitted) warn('the working tree has uncommitted changes; the team works from the last commit and will not see them (use --include-uncommitted to include them)');
+  const progress = createProgress({ mode: flags.json ? 'json' : flags.quiet ? 'quiet' : stderr.isTTY ? 'tty' : 'plain', stdout: process.stdout, stderr, debug: flags.debug ?? false });
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      progress.suspend();
-      stderr.write('\nstopping after the current step (Ctrl-C again to stop now)\n');
-      controller.abort();
-    } else {
-      process.exit(EXIT.INTERRUPTED);
-    }
+    if (++interrupts > 1) process.exit(EXIT.INTERRUPTED);
+    progress.suspend();
+    stderr.write('\nstopping after the current step (Ctrl-C again to stop now)\n');
+    controller.abort();
   };
   process.on('SIGINT', onSigint);
-
-  const escalator: Escalator = process.stdin.isTTY && process.stderr.isTTY && !flags.json ? ttyEscalator(process.stdin, stderr, {
-          before: () => progress.hold(),
-          after: () => progress.release(),
-        }, [repo]) : noHuman;
-  const options: BuildDepsOptions = {
-    repo,
-    config,
-    env: process.env,
-    escalator,
-    signal: controller.signal,
-    onEvent: (ev) => progress.onEvent(ev),
-    warn: (msg) => {
-      progress.suspend();
-      stderr.write(`${chalk.yellow('warning:')} ${forTerminal(msg)}\n`);
-    },
-    ...(env.anthropic ? { anthropic: env.anthropic } : {}),
-    allowSandboxFallback: env.allowSandboxFallback ?? false,
-    // A new run calls the model within a second or two; a resume may only record an answer.
-    prefetchModelClient: what.kind !== 'resume',
-  };
+  const escalator: Escalator = process.stdin.isTTY && stderr.isTTY && !flags.json ? ttyEscalator(process.stdin, stderr, { before: () => progress.hold(), after: () => progress.release() }, [run.repo]) : noHuman;
   let result: RunResult;
   try {
-    const deps = await buildDeps(options);
-    switch (what.kind) {
-      case 'run':
-        result = await startRun(deps, { dir: repo, repoFacts: facts, ...(stateGuard ? { stateGuard } : {}), goal: what.goal, includeUncommitted: flags.includeUncommitted ?? false, forceUncommitted: flags.forceUncommitted ?? false });
-        break;
-      case 'plan':
-        result = await startRun(deps, { dir: repo, goal: what.goal, planOnly: true, ...(givenPacket ? { contextPacket: givenPacket } : {}) });
-        break;
-      case 'exec':
-        result = await startRun(deps, { dir: repo, goal: what.goal ?? `execute ${saved!.file}`, planSet: saved!.planSet, rebindContext: what.rebindContext ?? false });
-        break;
-      case 'resume':
-        result = await resumeRun(deps, { dir: repo, ...(what.runId === undefined ? {} : { runId: what.runId }), ...(flags.answer === undefined ? {} : { answer: flags.answer }) });
-        break;
-    }
+    const deps = await createDeps({
+      kind: 'local',
+      repo: run.repo,
+      config: run.config,
+      env: process.env,
+      escalator,
+      signal: controller.signal,
+      onEvent: (ev) => progress.onEvent(ev),
+      warn: (msg) => {
+        progress.suspend();
+        warn(msg);
+      },
+      ...(env.anthropic ? { anthropic: env.anthropic } : {}),
+      allowSandboxFallback: env.allowSandboxFallback ?? false,
+      // A new run calls the model within a second or two; a resume may only record an answer.
+      prefetchModelClient: run.what.kind !== 'resume',
+    });
+    result = await run.start(deps);
   } finally {
     progress.close();
     process.off('SIGINT', onSigint);
   }
-
-  if (flags.apply && result.reason === 'succeeded') await applyRunBranch(git, repo, result, flags.allowIgnored ?? false);
-  else if (result.reason === 'succeeded' && what.kind !== 'plan') await warnBeforeMerge(git, repo, result.runBranch);
+  if (flags.apply && result.reason === 'succeeded') {
+    await applyRunBranch(run.git, run.repo, result.runBranch, flags.allowIgnored ?? false);
+    stderr.write(`applied ${result.runBranch} to your current branch\n`);
+  } else if (result.reason === 'succeeded' && what.kind !== 'plan') for (const line of await mergeWarnings(run.git, run.repo, result.runBranch)) warn(line);
   if (what.kind === 'plan') await printPlan(result, what.out, flags.json ?? false);
-  printSummary(result, { json: flags.json ?? false, repo, model: flags.model === undefined || env.demo ? undefined : (flagConfig(flags).model as string) }, what.kind === 'plan' ? (what.out ?? null) : undefined);
+  printSummary(result, { json: flags.json ?? false, repo: run.repo, model: flags.model === undefined || env.demo ? undefined : (flagConfig(flags).model as string) }, what.kind === 'plan' ? (what.out ?? null) : undefined);
   return exitCodeForResult(result);
+}
+
+/** The command's own options in its RunKind. */
+function withFlags(what: RunKind, flags: RunFlags): RunKind {
+  if (what.kind === 'run') return { ...what, includeUncommitted: flags.includeUncommitted ?? false, forceUncommitted: flags.forceUncommitted ?? false };
+  if (what.kind === 'resume' && flags.answer !== undefined) return { ...what, answer: flags.answer };
+  return what;
 }
 
 /** The exit code for a run's result: its terminal reason, except that rejected credentials are a configuration error. */
@@ -215,7 +143,7 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
     ...(f.maxTokens === undefined ? {} : { maxTokens: num(f.maxTokens, '--max-tokens') }),
     ...(f.maxMinutes === undefined ? {} : { maxMinutes: num(f.maxMinutes, '--max-minutes') }),
   };
-  return {
+  const values: Partial<Record<keyof Config, unknown>> = {
     // A script path typed on the command line is relative to where it was typed (in a config file, to the repo).
     ...modelFlag(f.model),
     ...(f.approvePlan ? { approvePlan: true } : {}),
@@ -226,6 +154,7 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
     devAgent: devAgentFlag(f),
     ...(Object.keys(budget).length > 0 ? { budget } : {}),
   };
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
 }
 
 /**
@@ -245,50 +174,6 @@ export function modelFlag(given: string | undefined): { model?: string; roleMode
     else throw new AciaError('USAGE', `--model expects <spec> or <role>=<spec>,... (e.g. pm=anthropic:claude-opus-4-1,dev=anthropic:claude-sonnet-4-5), got "${part}"`);
   }
   return { ...(model === undefined ? {} : { model }), roleModels };
-}
-
-/** Without --apply the summary tells the user to merge; first say what a plain `git merge` would do to them. */
-async function warnBeforeMerge(git: Git, repo: string, branch: string): Promise<void> {
-  const review = await reviewApply(git, repo, branch).catch(() => null);
-  if (review === null) return;
-  const say = (what: string, ps: string[]) => {
-    if (ps.length > 0) process.stderr.write(`${chalk.yellow('warning:')} ${branch} ${what}: ${ps.slice(0, 5).join(', ')}${ps.length > 5 ? ` (+${ps.length - 5} more)` : ''}; review it before merging\n`);
-  };
-  say('would overwrite untracked or ignored files in your checkout', review.overwrites);
-  say('adds paths your checkout ignores', review.ignoredAdds);
-  say("changes ACIA's own directory", review.aciaPaths);
-}
-
-async function applyRunBranch(git: Git, repo: string, result: RunResult, allowIgnored: boolean): Promise<void> {
-  // Checked before the team ran too; checked again because the user may have edited files meanwhile.
-  if (await git.isDirty(repo)) {
-    throw new AciaError('USAGE', `not applying ${result.runBranch}: your working tree has uncommitted changes`, {
-      hint: `commit or stash them, then: git merge ${result.runBranch}`,
-    });
-  }
-  const review = await reviewApply(git, repo, result.runBranch);
-  const list = (ps: string[]) => `${ps.slice(0, 5).join(', ')}${ps.length > 5 ? ` (+${ps.length - 5} more)` : ''}`;
-  if (review.aciaPaths.length > 0) {
-    throw new AciaError('APPLY_REFUSED', `not applying ${result.runBranch}: it changes ACIA's own directory: ${list(review.aciaPaths)}`, {
-      hint: `inspect it: git diff HEAD...${result.runBranch} -- .acia`,
-    });
-  }
-  if (review.overwrites.length > 0) {
-    throw new AciaError('APPLY_REFUSED', `not applying ${result.runBranch}: it would overwrite untracked or ignored files in your checkout: ${list(review.overwrites)}`, {
-      hint: `move them aside and review the branch first: git diff HEAD...${result.runBranch}`,
-    });
-  }
-  if (review.ignoredAdds.length > 0 && !allowIgnored) {
-    throw new AciaError('APPLY_REFUSED', `not applying ${result.runBranch}: it adds paths your checkout ignores: ${list(review.ignoredAdds)}`, {
-      hint: `review them (git diff HEAD...${result.runBranch} -- <path>); to merge anyway add --allow-ignored`,
-    });
-  }
-  const r = await git.run(repo, ['merge', '--no-edit', result.runBranch], { allowFail: true });
-  if (r.exitCode !== 0) {
-    await git.run(repo, ['merge', '--abort'], { allowFail: true });
-    throw new AciaError('INTERNAL', `merging ${result.runBranch} into your branch failed: ${r.stderr.split('\n')[0] ?? ''}`, { hint: `merge it yourself: git merge ${result.runBranch}` });
-  }
-  process.stderr.write(`applied ${result.runBranch} to your current branch\n`);
 }
 
 /** `planOut`: set for `acia plan` (the file written, or null), whose run changes nothing worth merging. */
@@ -336,7 +221,6 @@ export function nextLines(r: Pick<RunResult, 'runId' | 'reason' | 'runBranch' | 
   if (r.reason === 'succeeded') return [`  next     ${gitC} diff HEAD...${r.runBranch}   then   ${gitC} merge ${r.runBranch}`];
   return [];
 }
-
 
 async function printPlan(result: RunResult, out: string | undefined, json: boolean): Promise<void> {
   const entries = await readEntries(result.runDir);

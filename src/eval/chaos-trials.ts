@@ -9,7 +9,8 @@ import type { TerminalReason } from '../core/ledger/events.js';
 import { ChaosClient, type ChaosKind, type Injection } from '../core/llm/chaos-client.js';
 import { loadScript } from '../core/llm/script.js';
 import { ScriptedClient } from '../core/llm/scripted-client.js';
-import { buildDeps } from '../app/build-deps.js';
+import { createDeps } from '../app/create-deps.js';
+import type { LlmClient } from '../core/llm/types.js';
 import { loadConfig } from '../core/config/load.js';
 import { noHuman, type TeamDeps } from '../team/deps.js';
 import { Git } from '../team/git.js';
@@ -31,10 +32,10 @@ export interface ChaosTrialOptions {
   /** Scratch directory for this trial (removed first). */
   workDir: string;
   /**
-   * The run's deps on the trial's repository; the model is replaced by the chaos client. Default: what
-   * `acia run` builds for the scenario offline (`scenarioDeps`).
+   * The run's deps on the trial's repository, with `harness`'s model (the chaos client) and sleep. Default:
+   * what `acia run` builds for the scenario offline (`scenarioDeps`).
    */
-  makeDeps?: (repo: string, settings: ScenarioRunSettings) => Promise<TeamDeps>;
+  makeDeps?: (repo: string, settings: ScenarioRunSettings, harness: Harness) => Promise<TeamDeps>;
 }
 
 interface ScenarioRunSettings {
@@ -43,10 +44,18 @@ interface ScenarioRunSettings {
   maxIterations: number;
 }
 
-/** The deps `acia run` builds for a demo scenario: its scripted model, no sandbox, no human to ask. */
-function scenarioDeps(scenarioDir: string): (repo: string, s: ScenarioRunSettings) => Promise<TeamDeps> {
-  return (repo, s) =>
-    buildDeps({
+/** The trial's model and sleep, which replace the configured ones. */
+interface Harness {
+  client: LlmClient;
+  sleep: (ms: number) => Promise<void>;
+}
+
+/** The deps `acia run` builds for a demo scenario (no sandbox, no human to ask), with the harness's model. */
+function scenarioDeps(scenarioDir: string): (repo: string, s: ScenarioRunSettings, harness: Harness) => Promise<TeamDeps> {
+  return (repo, s, harness) =>
+    createDeps({
+      kind: 'eval',
+      ...harness,
       repo,
       config: loadConfig({ repo: null, env: {}, userFile: null, flags: { model: `scripted:${join(scenarioDir, 'script.json')}`, sandbox: 'off', testCommand: s.testCommand, parallel: s.parallel, maxIterations: s.maxIterations } }).config,
       env: process.env,
@@ -91,8 +100,7 @@ export async function runChaosTrial(o: ChaosTrialOptions): Promise<ChaosTrial> {
   const noSleep = () => Promise.resolve();
   const scripted = new ScriptedClient(script, { sleep: noSleep });
   const chaos = new ChaosClient(scripted, { seed: o.seed, rate: o.rate }, { sleep: noSleep });
-  const base = await (o.makeDeps ?? scenarioDeps(o.scenarioDir))(repo, { testCommand, parallel: scenario.settings.parallel, maxIterations: scenario.settings.maxIterations });
-  const deps: TeamDeps = { ...base, model: { ...base.model, client: chaos }, runtime: { ...base.runtime, sleep: noSleep } };
+  const deps = await (o.makeDeps ?? scenarioDeps(o.scenarioDir))(repo, { testCommand, parallel: scenario.settings.parallel, maxIterations: scenario.settings.maxIterations }, { client: chaos, sleep: noSleep });
   let reason: ChaosTrial['reason'];
   let message: string;
   let branch: string | null = null;

@@ -35,7 +35,7 @@ export interface EvalOptions {
   parallel: number;
   /** `model_name_or_path` in predictions.jsonl. */
   modelName: string;
-  /** The deps of one instance's run on its checkout (the CLI passes buildDeps with the eval's settings). */
+  /** The deps of one instance's run on its checkout (the CLI passes createDeps' eval profile with the eval's settings). */
   makeDeps: (repo: string, inst: LoadedInstance) => Promise<TeamDeps>;
   gradeTimeoutMs: number;
   /**
@@ -247,6 +247,6 @@ async function recordGrade(deps: TeamDeps, run: RunResult, inst: LoadedInstance,
   if (manifest && head) {
     await writeManifest(run.runDir, { ...manifest, head, updatedAt: deps.runtime.clock.now().toISOString() });
     // The anchor outside the checkout moves with it, or verify would see entries past the end.
-    if (deps.store.anchor) await deps.store.anchor.write(run.runDir, run.runId, head, manifest.status);
+    await deps.store.anchor.write(run.runDir, run.runId, head, manifest.status);
   }
 }

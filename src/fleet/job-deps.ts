@@ -8,13 +8,17 @@ import { isRunId } from '../core/contain/run-id.js';
 import { AciaError } from '../core/errors.js';
 import { buildBundle } from '../core/ledger/bundle.js';
 import { connectGuarded, retryTransient } from '../core/ledger/pg-retry.js';
+import { systemClock } from '../core/acm/ids.js';
+import { loadConfig, type RecordedSettings } from '../core/config/load.js';
+import { parseLedgerLine } from '../core/ledger/line-reader.js';
+import { foldRun } from '../core/run/reducer.js';
+import { recordedSettings } from '../core/run/settings.js';
 import { exportRun } from './export.js';
-import { asRunId, systemClock } from '../core/acm/ids.js';
-import { loadConfig } from '../core/config/load.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
-import { buildDeps } from '../app/build-deps.js';
-import { noHuman, type TeamDeps } from '../team/deps.js';
+import { createDeps, type FleetParts, type FleetPublish } from '../app/create-deps.js';
+import { noHuman, type FleetDeps, type TeamDeps } from '../team/deps.js';
+import { neverCancelled } from '../team/deps-defaults.js';
 import type { Git } from '../team/git.js';
 import { openRunBudget, PgBudgetGate } from './budget-gate.js';
 import type { Fleet } from './fleet-db.js';
@@ -24,11 +28,19 @@ import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
 import type { FleetCancelWatch } from './cancel.js';
 import type { WorkerMetrics } from './metrics.js';
 
-export interface JobDeps {
-  deps: TeamDeps;
-  /** The workspace the team made for the run, once it made one (the orchestrator syncs it after each task). */
-  workspace: () => FleetWorkspace | undefined;
-}
+/**
+ * What a job does with the run: hold it (the orchestrator: it hands the run's dev tasks out, given the
+ * run's workspace to sync after each, and publishes its heads and status) or run one task of it.
+ */
+export type JobRole =
+  | {
+      kind: 'orchestrator';
+      dispatch: (workspace: () => FleetWorkspace | undefined) => FleetDeps['dispatchTask'];
+      publish: FleetPublish;
+      /** The worker's own directory where the runs it finishes leave their replay bundles (`<cache>/bundles`). */
+      bundlesDir: string;
+    }
+  | { kind: 'task' };
 
 export async function jobDeps(
   fleet: Fleet,
@@ -42,56 +54,66 @@ export async function jobDeps(
     env: NodeJS.ProcessEnv;
     log: (line: string) => void;
     policy: WorkerPolicy;
-    /** The worker's own directory where the runs it finishes leave their replay bundles (`<cache>/bundles`). */
-    bundlesDir?: string;
+    role: JobRole;
     cancels?: FleetCancelWatch;
+    /** The worker's Prometheus metrics, when it serves them. */
     metrics?: WorkerMetrics;
   },
-): Promise<JobDeps> {
-  // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless allowed).
-  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings) }).config;
-  const deps = await buildDeps({ repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m) => o.log(`${o.runId}: warning: ${m}`) });
-  deps.runtime.ids = { runId: () => asRunId(o.runId) };
-  const metrics = o.metrics;
-  if (metrics) {
-    // Every model call this worker makes, counted where it is made (a task's entries folded by its
-    // orchestrator are not counted twice).
-    const client = deps.model.client;
-    const model = deps.model;
-    deps.model.client = {
-      ...client,
-      complete: async (request, options) => {
-        const response = await client.complete(request, options);
-        metrics.modelCall(response.model, response.usage, model.costUsd(model.id, response.usage));
-        return response;
-      },
-    };
-  }
-  // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
-  if (o.cancels) deps.runtime.cancelWatch = o.cancels.watcher;
-  else delete deps.runtime.cancelWatch;
-  deps.store.openLedger = (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
-  // A fleet run's bundle too (ACM v0.5 §5.10: complete before the run is marked finished, here its row in
-  // the database): the ledger lives in PostgreSQL, so it is exported to a private directory and bundled
-  // from there into the worker's own `<cache>/bundles/<run>` (the job's checkout is removed when the job
-  // ends). A failure ends the session in error. `acia bundle <run> --db` builds one anywhere, any time.
-  const bundlesDir = o.bundlesDir;
-  if (bundlesDir === undefined) delete deps.store.writeBundle;
-  else deps.store.writeBundle = (_repo, runId) => writeFleetBundle(fleet, join(bundlesDir, runId), runId, o.env);
+): Promise<TeamDeps> {
+  // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless
+  // allowed), over the settings the run recorded when another worker started it (a takeover, a task job).
+  const recorded = await recordedSettingsIn(fleet, o.runId);
+  const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings), recorded }).config;
   // One budget for the whole run across the fleet: the orchestrator opens it (limits from the run's
   // settings, spent re-derived from its ledger); a task worker reserves against the same rows.
   const budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
-  deps.fleet = { ...deps.fleet, workerName: o.worker, budgetGate };
   let made: FleetWorkspace | undefined;
-  deps.store.workspace = (repo, runId) => {
-    made = new FleetWorkspace(git, repo, runId, {
-      checkFence: () => checkFence(fleet.db, runId, o.fence, false),
-      withRunLock: (fn) => withRunLock(fleet, runId, fn),
-      remoteRefs: o.checkout.remoteRefs,
-    });
-    return made;
+  const metrics = o.metrics;
+  const parts: FleetParts = {
+    runId: o.runId,
+    workerName: o.worker,
+    budgetGate,
+    // Every model call this worker makes, counted where it is made (a task's entries folded by its
+    // orchestrator are not counted twice); a worker serving no metrics counts nothing.
+    countModelCall: metrics ? (model, usage, usd) => metrics.modelCall(model, usage, usd) : () => undefined,
+    // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
+    cancelWatch: o.cancels ? o.cancels.watcher : neverCancelled,
+    openLedger: (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence }),
+    workspace: (repo, runId) => {
+      made = new FleetWorkspace(git, repo, runId, {
+        checkFence: () => checkFence(fleet.db, runId, o.fence, false),
+        withRunLock: (fn) => withRunLock(fleet, runId, fn),
+        remoteRefs: o.checkout.remoteRefs,
+      });
+      return made;
+    },
   };
-  return { deps, workspace: () => made };
+  const local = { repo: o.checkout.dir, config, env: o.env, escalator: noHuman, warn: (m: string) => o.log(`${o.runId}: warning: ${m}`) };
+  const role = o.role;
+  return role.kind === 'task'
+    ? createDeps({ kind: 'fleet-task', fleet: parts, ...local })
+    : createDeps({
+        kind: 'fleet-orchestrator',
+        fleet: parts,
+        dispatchTask: role.dispatch(() => made),
+        publish: role.publish,
+        // A fleet run's bundle too (ACM v0.5 §5.10: complete before the run is marked finished, here its row in
+        // the database): the ledger lives in PostgreSQL, so it is exported to a private directory and bundled
+        // from there into the worker's own `<cache>/bundles/<run>` (the job's checkout is removed when the job
+        // ends). A failure ends the session in error. `acia bundle <run> --db` builds one anywhere, any time.
+        writeBundle: (_repo, runId) => writeFleetBundle(fleet, join(role.bundlesDir, runId), runId, o.env),
+        ...local,
+      });
+}
+
+/** The settings a run recorded so far (null before it started): only its RUN_STARTED and RUN_RESUMED rows are read. */
+async function recordedSettingsIn(fleet: Fleet, runId: string): Promise<RecordedSettings | null> {
+  // Canonical JSON escapes quotes inside strings, so only an entry's own type matches.
+  const rows = await retryTransient(() =>
+    fleet.db.query<{ line: string }>(`SELECT line FROM acia_ledger WHERE run_id = $1 AND (line LIKE '%"type":"RUN_STARTED"%' OR line LIKE '%"type":"RUN_RESUMED"%') ORDER BY seq`, [runId]),
+  );
+  if (rows.rows.length === 0) return null;
+  return recordedSettings(foldRun(rows.rows.map((r) => parseLedgerLine(r.line, `run ${runId} in the database`))));
 }
 
 /**

@@ -14,11 +14,13 @@ import { dbOutageToleranceMs, retryTransient } from '../core/ledger/pg-retry.js'
 import { rm } from 'node:fs/promises';
 import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
+import { handoutLost } from '../team/handout.js';
 import { runTaskHere } from '../team/remote-task.js';
 import type { RunContext } from '../team/run-context.js';
 import type { TaskOutcome } from '../team/task-common.js';
 import { TASK_QUEUE, type Fleet } from './fleet-db.js';
-import { jobDeps, type JobDeps } from './job-deps.js';
+import { jobDeps } from './job-deps.js';
+import type { FleetWorkspace } from './fleet-workspace.js';
 import { checkoutJob } from './repo-cache.js';
 import { announceTaskJob } from './wakeup.js';
 import type { RunJob } from './submit.js';
@@ -67,16 +69,12 @@ interface WorkerContext {
 }
 
 /** The orchestrator's side: TeamDeps.dispatchTask for a run this worker holds at `epoch`. */
-export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: WorkerContext, run: () => JobDeps): (ctx: RunContext, taskId: string) => Promise<TaskOutcome> {
+export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: WorkerContext, workspace: () => FleetWorkspace | undefined): (ctx: RunContext, taskId: string) => Promise<TaskOutcome> {
   return async (ctx, taskId) => {
     let lost: string | null = null;
     for (let handout = 1; ; handout++) {
       const token = await takeLease(fleet.db, job.runId, taskId, w.name);
-      if (lost !== null) {
-        await ctx.rec.sync();
-        const t = ctx.state.tasks.get(taskId);
-        await ctx.rec.record('team', 'COMPENSATION_APPLIED', { taskId, reason: `${lost}; the attempt restarts from its last checkpoint on another worker`, resetTo: t?.lastCheckpoint ?? 'run head' });
-      }
+      if (lost !== null) await handoutLost(ctx, taskId, lost);
       const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
       // The job's id is chosen here, so a send retried after a database restart (its first attempt may
       // have committed, its answer lost) can never put the same hand-out on the queue twice.
@@ -103,7 +101,7 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
         continue;
       }
       // The task's entries and its merge are in: fold them and bring the run worktree to the run branch.
-      await run().workspace()?.syncRunBranch();
+      await workspace()?.syncRunBranch();
       await ctx.rec.sync();
       const out = end.output;
       if (out.kind === 'outcome') return out.outcome;
@@ -124,7 +122,7 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
 
 type JobEnd = { kind: 'finished'; output: TaskJobOutput } | { kind: 'lost'; why: string } | { kind: 'stopped' };
 
-async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: string, w: WorkerContext, signal: AbortSignal | undefined): Promise<JobEnd> {
+async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: string, w: WorkerContext, signal: AbortSignal): Promise<JobEnd> {
   const sent = Date.now();
   let checked = sent;
   let warned = false;
@@ -137,7 +135,7 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
   let downSince: number | null = null;
   for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS));
-    if (signal?.aborted) return { kind: 'stopped' };
+    if (signal.aborted) return { kind: 'stopped' };
     try {
       const job = (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id)) ?? (await fleet.boss.getJobById<TaskJob>(TASK_QUEUE, id, { includeArchive: true }));
       upSince ??= Date.now();
@@ -185,7 +183,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
     await checkFence(fleet.db, job.runId, fence, false);
     const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: w.policy });
-    const { deps } = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}) });
+    const deps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task' } });
     const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
     return { kind: 'outcome', outcome };

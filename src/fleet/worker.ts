@@ -19,7 +19,7 @@ import { RUN_QUEUE, setRunStatus, TASK_QUEUE, type Fleet } from './fleet-db.js';
 import { startHeartbeat, LEASE_SECONDS } from './liveness.js';
 import { startOrphanCheck } from './orphans.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
-import { jobDeps, type JobDeps } from './job-deps.js';
+import { jobDeps } from './job-deps.js';
 import { checkoutJob } from './repo-cache.js';
 import { listenForTaskJobs } from './wakeup.js';
 import type { RunJob } from './submit.js';
@@ -230,25 +230,28 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   try {
     const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: o.policy });
     const seen = { ...(o.cancels ? { cancels: o.cancels } : {}), ...(o.metrics ? { metrics: o.metrics } : {}) };
-    const run: JobDeps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence: { epoch }, worker: o.name, env: o.env, log: o.log, policy: o.policy, bundlesDir: join(o.cacheDir, 'bundles'), ...seen });
-    const { deps } = run;
-    deps.fleet = { ...deps.fleet, dispatchTask: taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, ...seen }, () => run) };
-    // The head is anchored in the database too (beside the local anchor), where `acia verify --db` finds it.
-    const localAnchor = deps.store.anchor;
-    if (localAnchor) {
-      deps.store.anchor = {
-        check: localAnchor.check,
-        write: async (d, runId, head, status) => {
-          await localAnchor.write(d, runId, head, status);
-          await setRunStatus(fleet.db, runId, { head_seq: head?.seq ?? null, head_hash: head?.hash ?? null }, epoch);
+    const deps = await jobDeps(fleet, git, {
+      runId: job.runId,
+      settings: job.settings,
+      checkout,
+      fence: { epoch },
+      worker: o.name,
+      env: o.env,
+      log: o.log,
+      policy: o.policy,
+      ...seen,
+      role: {
+        kind: 'orchestrator',
+        dispatch: (workspace) => taskDispatcher(fleet, job, epoch, { name: o.name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, ...seen }, workspace),
+        // The worker's own directory where the runs it finishes leave their replay bundles.
+        bundlesDir: join(o.cacheDir, 'bundles'),
+        // The head is anchored in the database too (beside the local anchor), where `acia verify --db` finds it.
+        publish: {
+          head: (runId, head) => setRunStatus(fleet.db, runId, { head_seq: head?.seq ?? null, head_hash: head?.hash ?? null }, epoch),
+          manifest: (manifest) => setRunStatus(fleet.db, job.runId, { status: manifest.status, worker: o.name, cost_usd: manifest.costUsd }, epoch),
         },
-      };
-    }
-    const local = deps.store.writeManifest;
-    deps.store.writeManifest = async (d, manifest) => {
-      await local(d, manifest);
-      await setRunStatus(fleet.db, job.runId, { status: manifest.status, worker: o.name, cost_usd: manifest.costUsd }, epoch);
-    };
+      },
+    });
     // The run's local directory (manifest, wiki pages) in the clone; its ledger is in the database.
     // Through the containment module: the id is checked, and a clone's `.acia/runs` link is refused.
     ensureRunDir(dir, job.runId);

@@ -63,7 +63,7 @@ export function checkBudget(
  * run): calls started together (parallel tasks, an external agent's concurrent requests) are each checked
  * against the others' worst case, not only against what was spent before them.
  */
-export class LocalHolds {
+class LocalHolds {
   private readonly held = new Map<string, BudgetAmount>();
   private next = 0;
 
@@ -111,7 +111,33 @@ export type ReserveOutcome = { reservation: BudgetReservation } | { breach: Budg
  * Minutes and fix iterations stay per process: they are not money two processes could overspend.
  */
 export interface BudgetGate {
-  reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome>;
+  /** `spent`: what this process's fold of the ledger says the run spent (a shared gate counts its own). */
+  reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean; spent: Pick<RunState, 'tokens' | 'costUsd'> }): Promise<ReserveOutcome>;
   settle(reservation: BudgetReservation, actual: BudgetAmount): Promise<void>;
   release(reservation: BudgetReservation): Promise<void>;
+}
+
+/**
+ * A local run's gate: cost and tokens checked against this process's fold of the ledger plus what its
+ * calls under way hold (LocalHolds). One per run session's deps (createDeps makes it).
+ */
+export class LocalBudgetGate implements BudgetGate {
+  private readonly holds = new LocalHolds();
+
+  constructor(private readonly limits: Pick<BudgetLimits, 'maxCostUsd' | 'maxTokens'>) {}
+
+  reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean; spent: Pick<RunState, 'tokens' | 'costUsd'> }): Promise<ReserveOutcome> {
+    const breach = o.enforce ? checkBudget({ maxCostUsd: this.limits.maxCostUsd, maxTokens: this.limits.maxTokens }, o.spent, estimate, 0, this.holds.total()) : null;
+    return Promise.resolve(breach ? { breach } : { reservation: this.holds.hold(runId, estimate) });
+  }
+
+  settle(reservation: BudgetReservation): Promise<void> {
+    this.holds.drop(reservation);
+    return Promise.resolve();
+  }
+
+  release(reservation: BudgetReservation): Promise<void> {
+    this.holds.drop(reservation);
+    return Promise.resolve();
+  }
 }

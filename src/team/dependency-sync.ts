@@ -31,7 +31,7 @@ export const YARN_SYNC_COMMAND = 'yarn install --frozen-lockfile --non-interacti
 export async function syncAddedDependencies(ctx: RunContext, spec: TaskSpec, attempt: number, wt: TaskWorktree): Promise<SetupResult> {
   // A requirements file the branch deleted again has nothing to install.
   const changed = [...new Set(dataOf(ctx.rec.ledger.entries(), 'MERGE').flatMap((m) => m.files))].filter((f) => !REQUIREMENTS.test(f) || existsSync(join(wt.path, f)));
-  const venv = changed.some((f) => REQUIREMENTS.test(f)) ? (ctx.deps.tools.environment?.(ctx.repo).venv ?? null) : null;
+  const venv = changed.some((f) => REQUIREMENTS.test(f)) ? (ctx.deps.tools.environment(ctx.repo).venv ?? null) : null;
   // Only a venv of the checkout: the task gets its own copy of that one (an outside VIRTUAL_ENV is read-only).
   const command = syncCommand(ctx.repo, changed, venv !== null && !isAbsolute(venv.path) ? venv.path : null);
   return command === null ? { kind: 'none' } : runSetupCommand(ctx, spec, attempt, wt, { command, id: 'deps' });

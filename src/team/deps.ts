@@ -70,7 +70,7 @@ export interface ModelDeps {
    * carried as recorded (a replay). Absent: every role uses this model.
    */
   forSpec?: (spec: string, id: string | null) => Promise<ModelDeps>;
-  endpoints?: Partial<Record<AgentApi, AgentEndpoint>>;
+  endpoints: Partial<Record<AgentApi, AgentEndpoint>>;
 }
 
 export interface AgentEndpoint {
@@ -85,12 +85,12 @@ export interface ToolDeps {
   /** The sandboxed command runner for one worktree (nothing outside `root` is writable). */
   runnerFor: (root: string) => CommandRunner;
   /** What the user's checkout has installed that its files do not say (its virtualenv), for test command detection. */
-  environment?: (repo: string) => EnvironmentFacts;
+  environment: (repo: string) => EnvironmentFacts;
   fs: typeof NodeFs;
-  /** Every built-in tool; each agent definition picks its own subset by name. */
+  /** Every built-in tool: the implementations of the tools agent definitions name. */
   builtin: readonly Tool[];
-  /** MCP servers' tools for this run (absent: none); replay passes the recorded catalog. */
-  mcp?: McpToolSource;
+  /** MCP servers' tools for this run (`noMcp` when there are none); replay passes the recorded catalog. */
+  mcp: McpToolSource;
   toSpec: (tool: Tool) => LlmToolSpec;
   call: CallTool;
 }
@@ -99,21 +99,25 @@ export interface ToolDeps {
 export interface StoreDeps {
   openLedger: (runDir: string, runId: string, opts: { create: boolean }) => Promise<RunLedger>;
   writeManifest: (runDir: string, manifest: RunManifest) => Promise<void>;
-  /** Writes the run's replay bundle; called when a session ends, before the manifest marks it finished. Replay passes none. */
-  writeBundle?: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
+  /**
+   * Writes the run's replay bundle when a session ends, before the manifest marks it finished; a failure
+   * ends the session in error. A fleet run's orchestrator writes it into its worker's own directory, a
+   * fleet task job and replay write none (`noBundle`).
+   */
+  writeBundle: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
   /**
    * The run's head anchored outside the checkout (the user's state directory). `write` follows every
    * manifest write, and once before the first entry; `check` refuses to resume a run that is not anchored
-   * there or whose ledger no longer matches it. Absent in replay, which touches no repository.
+   * there or whose ledger no longer matches it. Replay, which touches no repository, anchors nothing.
    */
-  anchor?: {
+  anchor: {
     write: (runDir: string, runId: string, head: LedgerHead | null, status: string) => Promise<void>;
     check: (runDir: string, runId: string) => Promise<void>;
   };
-  /** The git side of a run; replay passes one that serves recorded outcomes. */
-  workspace?: (repo: string, runId: string) => RunWorkspace;
-  /** Where the Context Packet is read from (default: the repository at the base commit); replay passes the recorded packet. */
-  repoReader?: (repo: string, commit: string) => RepoReader;
+  /** The git side of a run (worktrees, checkpoints, merges); replay's serves recorded outcomes. */
+  workspace: (repo: string, runId: string) => RunWorkspace;
+  /** Where the Context Packet is read from (the repository at the base commit); replay's is the recorded packet. */
+  repoReader: (repo: string, commit: string, workspace: RunWorkspace) => RepoReader;
   /** Reads memory pages for the context packet. */
   readMemory: (repo: string) => Promise<{ page: string; content: string }[]>;
   /** The memory pages agents' lessons are appended to; replay passes one that serves the recorded pages. */
@@ -131,44 +135,42 @@ export interface GovernanceDeps {
   /** Problems with a plan set (schema, references, cycles...), empty when valid. */
   /** `facts`: the run's Context Packet facts; what the plan's expressions read must be among them. */
   validatePlanSet: (planSet: unknown, facts?: Record<string, unknown>) => { path: string; message: string }[];
-  /** The user's hooks (docs/hooks.md): live, or a replay's recorded decisions. Absent: none configured. */
-  hooks?: HookSource;
+  /** The user's hooks (docs/hooks.md): live, or a replay's recorded decisions; `noHooks` when none are configured. */
+  hooks: HookSource;
 }
 
 /** Time, ids, cancellation and progress: what tests and replay fix to make a run deterministic. */
 export interface RuntimeDeps {
   clock: Clock;
   ids: IdSource;
-  sleep?: (ms: number) => Promise<void>;
-  signal?: AbortSignal;
+  sleep: (ms: number) => Promise<void>;
+  /** Stops the run after its current step (Ctrl-C, a server's cancel); one that never aborts otherwise. */
+  signal: AbortSignal;
   /**
    * Watches for a request to cancel the run (`acia cancel`) while a session runs it: the CLI's watches
-   * the request file beside the ledger, a fleet worker's the run's row. Absent (replay): never cancelled.
+   * the request file beside the ledger, a fleet worker's the run's row; replay's is never cancelled.
    */
-  cancelWatch?: CancelWatcher;
-  onEvent?: (event: TeamEvent) => void;
+  cancelWatch: CancelWatcher;
+  onEvent: (event: TeamEvent) => void;
   aciaVersion: string;
   /** Where a session's messages from humans come from (default: the run's inbox, polled); replay passes the recorded ones. */
   mailbox?: () => Mailbox;
 }
 
-/** How a run shares work and money with other processes (a fleet); a local run has none of it. */
+/** Where a run's work happens and whose money it spends: this process, or a fleet of workers sharing a database. */
 export interface FleetDeps {
   /**
-   * Runs a dev task somewhere else (a fleet worker) and returns its outcome once the task's entries are
-   * in this run's ledger and its merge is on the run branch; absent, dev tasks run in this process.
+   * Runs a dev task and returns its outcome once the task's entries are in this run's ledger and its
+   * merge is on the run branch: in this process (`runDevTask`), or on another fleet worker.
    */
-  dispatchTask?: (ctx: RunContext, taskId: string) => Promise<TaskOutcome>;
-  /** This process's name in the fleet, recorded on each task attempt it runs. */
-  workerName?: string;
-  /**
-   * The run's cost and token budget shared with other processes (a fleet run's, in its database). Absent:
-   * the budget is checked against this process's own fold of the ledger, as for a local run.
-   */
-  budgetGate?: BudgetGate;
+  dispatchTask: (ctx: RunContext, taskId: string) => Promise<TaskOutcome>;
+  /** This process's name in the fleet, recorded on each task attempt it runs; null for a local run. */
+  workerName: string | null;
+  /** The run's cost and token budget: this process's own holds (a local run), or the fleet's shared one. */
+  budgetGate: BudgetGate;
 }
 
-/** Everything a run needs from outside the team, in five cohesive parts plus the resolved config (and, in a fleet, a sixth). */
+/** Everything a run needs from outside the team, in six cohesive parts beside the resolved config. `createDeps` (src/app) makes each mode's. */
 export interface TeamDeps {
   config: Config;
   model: ModelDeps;
@@ -176,7 +178,7 @@ export interface TeamDeps {
   store: StoreDeps;
   governance: GovernanceDeps;
   runtime: RuntimeDeps;
-  fleet?: FleetDeps;
+  fleet: FleetDeps;
   /** Role files and skills found for this run (team/roles.ts); absent: the built-in roles, unrecorded. */
   roles?: RoleCatalog;
 }

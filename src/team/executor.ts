@@ -10,7 +10,6 @@ import type { RunContext } from './run-context.js';
 import { openEscalation, wantsAnotherIteration, type TaskState } from './run-state.js';
 import { failureRouted, guardScope, schedule } from './scheduler.js';
 import type { TaskOutcome } from './task-common.js';
-import { runDevTask } from './task-dev.js';
 import { runQaTask } from './task-qa.js';
 import { amendFromMessages } from './plan-amend.js';
 import { announcedTasks, escalationHooks, taskCreatedHooks } from './user-hooks.js';
@@ -53,7 +52,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
   for (;;) {
     // A request to cancel is the safe point's first question: the tasks in flight were aborted with it
     // (their failures are its echo, not the run's outcome).
-    const cancelled = ctx.cancel?.request() ?? null;
+    const cancelled = ctx.cancel.request();
     if (cancelled !== null) {
       await Promise.allSettled(running.values());
       return { kind: 'cancelled', request: cancelled };
@@ -63,7 +62,7 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
       await Promise.allSettled(running.values());
       return { kind: 'aborted', message: 'aborted by the human' };
     }
-    if (ctx.deps.runtime.signal?.aborted) {
+    if (ctx.deps.runtime.signal.aborted) {
       await Promise.allSettled(running.values());
       return { kind: 'aborted', message: 'interrupted' };
     }
@@ -145,7 +144,7 @@ async function runOne(ctx: RunContext, id: string): Promise<TaskOutcome> {
   const cap = t.spec.capability;
   const twin = completedTwin(ctx, id);
   if (twin !== null) return reuseResult(ctx, id, twin);
-  if (cap.startsWith('dev.')) return ctx.deps.fleet?.dispatchTask ? ctx.deps.fleet?.dispatchTask(ctx, id) : runDevTask(ctx, id);
+  if (cap.startsWith('dev.')) return ctx.deps.fleet.dispatchTask(ctx, id);
   if (cap.startsWith('qa.')) return runQaTask(ctx, id);
   if (cap === 'human.approve') return runApproveTask(ctx, id);
   if (cap === 'pm.replan') return runReplanTask(ctx, id);

@@ -96,7 +96,8 @@ export async function applyLessons(ctx: RunContext, reason: TerminalReason): Pro
     }
   }
   if (!runIsOver(ctx, reason)) return;
-  if (!(ctx.state.started?.settings.memoryLessons ?? ctx.deps.config.memoryLessons)) return;
+  // The run's recorded setting when it was resumed: the config carries it (core/config/load.ts, recorded).
+  if (!ctx.deps.config.memoryLessons) return;
   const pending = ctx.state.lessons.slice(ctx.state.lessonsApplied);
   if (pending.length === 0) return;
   const before = await pages.read(ctx.repo, PAGE);

@@ -124,8 +124,9 @@ export class ReplayMailbox implements Mailbox {
   private readonly received = new Map<string, Received>();
   private readonly deliveries: Delivery[];
 
-  constructor(entries: readonly LedgerEntry[]) {
-    for (const m of dataOf(entries, 'MESSAGE_RECEIVED')) this.received.set(m.id, m);
+  /** `entries`: the deliveries to make (a session's); `received`: where the messages were taken in (any session). */
+  constructor(entries: readonly LedgerEntry[], received: readonly LedgerEntry[] = entries) {
+    for (const m of dataOf(received, 'MESSAGE_RECEIVED')) this.received.set(m.id, m);
     this.deliveries = dataOf(entries, 'MESSAGE_DELIVERED');
   }
 

@@ -314,7 +314,7 @@ export function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: stri
       const tools = (task.input as { tools?: unknown }).tools;
       if (!Array.isArray(tools)) return;
       const role = task.capability.startsWith('qa.') ? 'qa' : 'dev';
-      const have = new Set((ctx.deps.tools.mcp?.toolsFor(role) ?? []).map((x) => x.name));
+      const have = new Set(ctx.deps.tools.mcp.toolsFor(role).map((x) => x.name));
       tools.forEach((name, i) => {
         if (typeof name === 'string' && !have.has(name)) {
           out.push({ path: `$.plans[${p}].tasks[${t}].input.tools[${i}]`, message: `${name} is not an MCP tool a ${role} agent has in this run${have.size > 0 ? ` (it has: ${[...have].slice(0, 8).join(', ')}${have.size > 8 ? ', ...' : ''})` : ' (no MCP servers are configured)'}` });

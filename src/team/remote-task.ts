@@ -28,7 +28,7 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
   const runDir = ensureRunDir(repo, o.runId);
   const ledger = await deps.store.openLedger(runDir, o.runId, { create: false });
   const state = foldRun(ledger.entries());
-  const ctx = makeContext(deps, repo, o.runId, runDir, ledger, state, git);
+  const ctx = makeContext(deps, repo, o.runId, runDir, ledger, state);
   try {
     const started = state.started;
     const task = state.tasks.get(o.taskId);
@@ -41,11 +41,11 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     ctx.testCommand ??= await detectTestCommandInGit(reader);
     // Reads back the recorded packet's facts and test command; records nothing once planned.
     await ensureContext(ctx, reader, started.goal);
-    if (deps.tools.mcp) await deps.tools.mcp.open(ctx.workspace.runWorktree);
+    await deps.tools.mcp.open(ctx.workspace.runWorktree);
     return await runDevTask(ctx, o.taskId);
   } finally {
-    ctx.cancel?.stop();
-    await deps.tools.mcp?.close();
+    ctx.cancel.stop();
+    await deps.tools.mcp.close();
     await ledger.close();
   }
 }

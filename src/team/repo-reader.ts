@@ -5,6 +5,7 @@ import { safeGit } from '../core/sandbox/safe-git.js';
 import { DETECTION_READS, testCommandFor, type EnvironmentFacts } from '../core/tools/test-command.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';
 import type { Git } from './git.js';
+import { Workspace, type RunWorkspace } from './workspace.js';
 import type { GitBatchReader } from '../core/sandbox/git-batch.js';
 import { listTreePaths } from './git-objects.js';
 
@@ -78,4 +79,9 @@ export async function detectTestCommandInGit(reader: RepoReader, facts: Environm
   const wanted = DETECTION_READS.filter((f) => files.has(f));
   const texts = reader.readTexts ? await reader.readTexts(wanted, MANIFEST_BYTES) : new Map(await Promise.all(wanted.map(async (f) => [f, await reader.readText(f, MANIFEST_BYTES)] as const)));
   return testCommandFor({ has: (f) => files.has(f), read: (f) => texts.get(f) ?? null }, facts)?.command ?? null;
+}
+
+/** The repository at a commit, read through the run's workspace's object reader when it has one (a local run's). */
+export function localRepoReader(git: Git): (repo: string, commit: string, workspace: RunWorkspace) => RepoReader {
+  return (repo, commit, workspace) => gitReader(git, repo, commit, workspace instanceof Workspace ? workspace.objects : undefined);
 }

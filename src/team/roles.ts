@@ -158,6 +158,7 @@ export function skillTool(ctx: RunContext): Tool | null {
     name: 'load_skill',
     description: 'Load the instructions of one of the skills listed in your prompt, by name.',
     input: z.strictObject({ name: z.string().min(1) }),
+    output: z.object({ skill: z.string(), digest: z.string() }),
     readOnly: true,
     run: (input) => {
       const skill = ctx.roles.skills.get(input.name);

@@ -4,7 +4,7 @@ import { canonicalJson } from '../core/acm/canonical-json.js';
 import type { PlanSet } from '../core/acm/contracts.js';
 import type { LlmRequest, LlmResponse, Usage } from '../core/llm/types.js';
 import type { InstructionFile } from '../agents/pm/context-packet.js';
-import { BudgetExceededError, checkBudget, LocalHolds, type BudgetAmount, type BudgetBreach, type BudgetReservation } from './budget.js';
+import { BudgetExceededError, checkBudget, type BudgetAmount, type BudgetBreach, type BudgetReservation } from './budget.js';
 import type { TeamDeps } from './deps.js';
 import type { Recorder } from './recorder.js';
 import type { RunState } from './run-state.js';
@@ -39,8 +39,8 @@ export interface RunContext {
   roles: RunRoles;
   /** `acia plan` stops after planning; `acia exec` brings its own plan set. */
   mode: { planOnly: boolean; planSet: PlanSet | null; rebindContext: boolean };
-  /** The session's watch for `acia cancel` (its signal is part of `deps.runtime.signal`); absent in replay. */
-  cancel?: CancelWatch;
+  /** The session's watch for `acia cancel` (its signal is part of `deps.runtime.signal`); replay's is never cancelled. */
+  cancel: CancelWatch;
 }
 
 /** The model-visible part of a request: what its hash and stored blob cover. */
@@ -98,41 +98,26 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
   };
 }
 
-/** Each run's local holds, by its live state (one per session, shared by all its tasks). */
-const localHolds = new WeakMap<RunState, LocalHolds>();
-
-function holdsOf(ctx: RunContext): LocalHolds {
-  let h = localHolds.get(ctx.state);
-  if (!h) localHolds.set(ctx.state, (h = new LocalHolds()));
-  return h;
-}
-
 /** A call that failed or was never made: what it held goes back. */
 export async function releaseBudget(ctx: RunContext, reservation: BudgetReservation): Promise<void> {
-  const gate = ctx.deps.fleet?.budgetGate;
   // A release that fails (the database is away) leaves the reservation to expire: it only holds budget back.
-  if (gate) await gate.release(reservation).catch(() => undefined);
-  else holdsOf(ctx).drop(reservation);
+  await ctx.deps.fleet.budgetGate.release(reservation).catch(() => undefined);
 }
 
 /**
  * The budget check before a model call (ACIA's own, or an external agent's through the metering proxy):
- * the limits this process sees, then, with the fleet's shared gate, the estimate reserved there. With a
- * gate, cost and tokens are the gate's (this process's fold does not see the others' calls): only
- * minutes are checked here. A waived budget is not enforced, but is still reserved (and counted).
+ * the session's minutes here, then cost and tokens at the run's gate, which reserves the estimate (a
+ * local run's holds it in this process; a fleet's counts every worker's calls). A waived budget is not
+ * enforced, but is still reserved (and counted).
  */
 export async function reserveBudget(ctx: RunContext, est: BudgetAmount): Promise<{ breach: BudgetBreach } | { reservation: BudgetReservation }> {
-  const gate = ctx.deps.fleet?.budgetGate;
   const enforce = !ctx.state.budgetWaived;
   if (enforce) {
     const minutes = (ctx.deps.runtime.clock.now().getTime() - ctx.sessionStartMs) / 60_000;
-    const limits = gate ? { maxMinutes: ctx.deps.config.budget.maxMinutes } : ctx.deps.config.budget;
-    const breach = checkBudget(limits, ctx.state, est, minutes, gate ? undefined : holdsOf(ctx).total());
+    const breach = checkBudget({ maxMinutes: ctx.deps.config.budget.maxMinutes }, ctx.state, est, minutes);
     if (breach) return { breach };
   }
-  // Without a gate the estimate is held here until the call settles, so calls under way count.
-  if (!gate) return { reservation: holdsOf(ctx).hold(ctx.runId, est) };
-  return gate.reserve(ctx.runId, est, { enforce });
+  return ctx.deps.fleet.budgetGate.reserve(ctx.runId, est, { enforce, spent: ctx.state });
 }
 
 /** A model call that answered, as its LLM_CALL entry tells it, with what `recordModelCall` needs to write it. */
@@ -180,9 +165,7 @@ export async function recordModelCall(ctx: RunContext, actor: string, reservatio
     await (c.durable ? ctx.rec.record(actor, 'LLM_CALL', data) : ctx.rec.note(actor, 'LLM_CALL', data));
   } finally {
     // After the entry: until then the call counts by its hold, from then on by what it cost.
-    const gate = ctx.deps.fleet?.budgetGate;
-    if (reservation && gate) await gate.settle(reservation, { usd: c.costUsd, tokens: usageTokens(c.usage) });
-    else if (reservation) holdsOf(ctx).drop(reservation);
+    if (reservation) await ctx.deps.fleet.budgetGate.settle(reservation, { usd: c.costUsd, tokens: usageTokens(c.usage) });
   }
 }
 

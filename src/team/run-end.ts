@@ -80,9 +80,9 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
     }
   } finally {
     // The request took effect (or the run ended first): the watch stops, and drops the request.
-    ctx.cancel?.stop();
+    ctx.cancel.stop();
     // Even when the ledger can no longer be written (a full disk), release its lock and file handle.
-    await ctx.deps.tools.mcp?.close();
+    await ctx.deps.tools.mcp.close();
     await ctx.rec.ledger.close();
     await ctx.workspace.close();
   }
@@ -102,7 +102,6 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
  * could not be written, or null: the caller ends the session in error rather than calling it finished.
  */
 export async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<string | null> {
-  if (!ctx.deps.store.writeBundle) return null;
   try {
     await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest);
     return null;
@@ -188,7 +187,7 @@ function terminal(ctx: RunContext, outcome: DriveOutcome, head: string | null): 
 /** The manifest next to the ledger, then the anchor in the user's state directory. */
 export async function saveManifest(ctx: RunContext, status: RunManifest['status']): Promise<void> {
   await ctx.deps.store.writeManifest(ctx.runDir, manifestOf(ctx, status));
-  if (ctx.deps.store.anchor) await ctx.deps.store.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
+  await ctx.deps.store.anchor.write(ctx.runDir, ctx.runId, ctx.rec.ledger.head(), status);
 }
 
 export function manifestOf(ctx: RunContext, status: RunManifest['status']): RunManifest {

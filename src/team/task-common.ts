@@ -5,8 +5,8 @@ import { relative } from 'node:path';
 import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import type { EscalationReason } from '../core/ledger/events.js';
-import type { ToolContext, ToolResult } from '../core/tools/types.js';
-import { errorMessage, isAciaError } from '../core/errors.js';
+import type { Tool, ToolContext, ToolResult } from '../core/tools/types.js';
+import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
 import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';
 import type { AgentDefinition } from '../agents/define-agent.js';
 import { renderPrompt } from '../agents/prompt-template.js';
@@ -49,7 +49,7 @@ export function toolContext(ctx: RunContext, root: string, taskId?: string): Too
 /** Tools stop at Ctrl-C and at the run's --max-minutes deadline: a command cannot outlive the budget. */
 function toolSignal(ctx: RunContext): { signal?: AbortSignal } {
   const maxMinutes = ctx.state.budgetWaived ? undefined : ctx.deps.config.budget.maxMinutes;
-  const signals = ctx.deps.runtime.signal ? [ctx.deps.runtime.signal] : [];
+  const signals = [ctx.deps.runtime.signal];
   if (maxMinutes !== undefined) {
     const left = ctx.sessionStartMs + maxMinutes * 60_000 - ctx.deps.runtime.clock.now().getTime();
     signals.push(deadlineSignal(Math.max(0, Math.min(left, 2_147_483_647))));
@@ -70,8 +70,16 @@ function deadlineSignal(ms: number): AbortSignal {
   return controller.signal;
 }
 
-export function toolsFor(ctx: RunContext, names: readonly string[]) {
-  return ctx.deps.tools.builtin.filter((t) => names.includes(t.name));
+/**
+ * This run's implementations of the tools an agent names, in the run's order (what the model is sent,
+ * and so what replay matches); one the run does not provide is a wiring error, never dropped.
+ */
+export function toolsFor(ctx: RunContext, tools: readonly Tool[]): Tool[] {
+  const names = new Set(tools.map((t) => t.name));
+  const own = ctx.deps.tools.builtin.filter((b) => names.has(b.name));
+  const missing = tools.find((t) => !own.some((o) => o.name === t.name));
+  if (missing !== undefined) throw new AciaError('INTERNAL', `the ${missing.name} tool an agent uses is not one of this run's tools`);
+  return own;
 }
 
 /**
@@ -83,9 +91,11 @@ function agentTools(ctx: RunContext, def: AgentDefinition<unknown>, role: RunRol
   const named = role.def.tools;
   // A built-in role's file lists only built-in tools: it keeps every MCP tool its servers give it.
   const narrows = named !== null && role.def.format !== 'builtin';
-  const mcp = (ctx.deps.tools.mcp?.toolsFor(def.role) ?? []).filter((t) => !narrows || named.some((n) => t.name === n || t.name.startsWith(`${n}__`)));
+  const mcp = ctx.deps.tools.mcp.toolsFor(def.role).filter((t) => !narrows || named.some((n) => t.name === n || t.name.startsWith(`${n}__`)));
   const skills = skillTool(ctx);
-  return [...toolsFor(ctx, named ?? def.tools), ...mcp, ...(skills ? [skills] : [])];
+  // A role file names its built-in tools as text (checked when the role was loaded); a built-in role, by reference.
+  const builtin = narrows ? ctx.deps.tools.builtin.filter((t) => named.includes(t.name)) : toolsFor(ctx, def.tools);
+  return [...builtin, ...mcp, ...(skills ? [skills] : [])];
 }
 
 /** The system prompt: a built-in role's template, or a role file's prompt above its base role's contract; then its skills. */
@@ -135,7 +145,7 @@ export async function startAttempt(
     branch: wt.branch,
     worktree: relative(ctx.repo, wt.path),
     baseCommit: wt.baseCommit,
-    ...(ctx.deps.fleet?.workerName === undefined ? {} : { worker: ctx.deps.fleet?.workerName }),
+    ...(ctx.deps.fleet.workerName === null ? {} : { worker: ctx.deps.fleet.workerName }),
     ...(ctx.roles.recorded ? { role: roleStamp(ctx, spec) } : {}),
   });
   const denied = await preCheck(ctx, spec, attempt);
@@ -222,8 +232,7 @@ export function maxAttempts(ctx: RunContext, spec: TaskSpec, kind: ErrorKind): n
 }
 
 export function sleep(ctx: RunContext, ms: number): Promise<void> {
-  if (ctx.deps.runtime.sleep) return ctx.deps.runtime.sleep(ms);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return ctx.deps.runtime.sleep(ms);
 }
 
 /** Errors that end the run (budget, interrupt, bad key, a script with no turn left, a fleet writer fenced out) rather than a task attempt. */
@@ -263,7 +272,7 @@ export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
  * the caller may retry; stop errors propagate.
  */
 export async function runTaskAgent<O, V extends string = never>(ctx: RunContext, o: TaskAgentOptions<O, V>): Promise<AgentOutcome<O>> {
-  ctx.deps.tools.mcp?.prewarm(o.root, o.def.role);
+  ctx.deps.tools.mcp.prewarm(o.root, o.def.role);
   try {
     // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
     // once the worktree its tools act on exists.
@@ -286,7 +295,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
         actor: o.actor,
         taskId: o.taskId,
         ...(o.onResult ? { onResult: o.onResult } : {}),
-        explainUnknown: (name) => ctx.deps.tools.mcp?.unavailable(name) ?? null,
+        explainUnknown: (name) => ctx.deps.tools.mcp.unavailable(name),
         ...optional('hooks', toolHooks(ctx, { actor: o.actor, taskId: o.taskId, root: o.root, spec: o.gate?.work.spec ?? null, attempt: o.gate?.work.attempt ?? null })),
         ...(o.internalize ? { internalize: true } : {}),
       }),
@@ -297,8 +306,8 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
       // The PM amending the plan was handed its messages; later ones wait for its next amendment.
       ...(o.taskId === 'amend' ? {} : { inbox: ctx.mailbox.inboxFor(ctx, o.taskId === 'plan' ? 'pm' : o.taskId, o.taskId, o.actor) }),
-      ...(ctx.deps.runtime.signal ? { signal: ctx.deps.runtime.signal } : {}),
-      ...(ctx.deps.runtime.onEvent ? { onChunk: (chunk) => ctx.deps.runtime.onEvent?.({ kind: 'chunk', chunk }) } : {}),
+      signal: ctx.deps.runtime.signal,
+      onChunk: (chunk) => ctx.deps.runtime.onEvent({ kind: 'chunk', chunk }),
       ...hooks,
       // The PM's first request is on its way after this turn of the event loop: the run worktree's
       // checkout starts then, in the time the model takes to answer.
@@ -316,7 +325,7 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
     return { kind: 'protocol_error', turns: 0, message: `model call failed: ${errorMessage(e)}` };
   } finally {
     // A finished session's MCP server instances stop now rather than at the end of a long run.
-    await ctx.deps.tools.mcp?.release(o.root);
+    await ctx.deps.tools.mcp.release(o.root);
   }
 }
 

@@ -1,9 +1,9 @@
 // Runs a QA task (qa.verify, qa.write_tests). The verdict is the exit code of a real test run: the QA
 // agent's last run_tests, or, when it made none, a run the team makes itself. Its words never decide.
-import { canonicalJson } from '../core/acm/canonical-json.js';
 import { failureExcerpt } from '../core/tools/test-failures.js';
 import { detectTestCommand } from '../core/tools/run-tests.js';
 import { LOOKED_FOR } from '../core/tools/test-command.js';
+import { isTestRun, testVerdict } from '../core/tools/test-verdict.js';
 import type { ToolResult } from '../core/tools/types.js';
 import { qaAgent } from '../agents/qa/qa-agent.js';
 import type { RunContext } from './run-context.js';
@@ -12,6 +12,7 @@ import { compensationRequired, fatal, policyCheck, undoChange } from './task-pol
 import { CompletionGate, mergeHooks } from './user-hooks.js';
 import { runChecks } from './task-dev.js';
 import { roleNameOf } from './roles.js';
+import { recordVerdict, runTeamTests } from './test-run.js';
 
 export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: number): Promise<TaskOutcome> {
   const task = ctx.state.tasks.get(taskId)!;
@@ -41,24 +42,18 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     task: taskMessage(ctx, spec, extra),
     gate,
     onResult: (call, result) => {
-      if (call.name === 'run_tests' && typeof result.data?.exitCode === 'number') lastTests = result;
+      if (isTestRun(call.name, result)) lastTests = result;
     },
   });
   if (outcome.kind === 'loop_detected') {
     return fatal(ctx, taskId, attempt, `loop detected: ${outcome.message}`, 'loop_detected', `${actor} is looping: ${outcome.message}`);
   }
 
-  let source: 'qa_run' | 'team_run' = 'qa_run';
-  let tests: ToolResult | null = lastTests;
-  if (tests === null) {
-    // No test run by the agent (or it claimed a result without one): the team runs the tests itself.
-    source = 'team_run';
-    const runTests = ctx.deps.tools.builtin.find((t) => t.name === 'run_tests');
-    tests = runTests ? await ctx.deps.tools.call(runTests, {}, tctx) : null;
-  }
-  const data = tests?.data ?? {};
-  const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null;
-  const passed = exitCode === 0;
+  // No test run by the agent (or it claimed a result without one): the team runs the tests itself.
+  const source: 'qa_run' | 'team_run' = lastTests === null ? 'team_run' : 'qa_run';
+  const tests: ToolResult | null = lastTests ?? (await runTeamTests(ctx, tctx.root));
+  const verdict = testVerdict(tests, ctx.testCommand ?? 'none');
+  const { passed, exitCode } = verdict;
   const claim = outcome.kind === 'returned' ? outcome.result : null;
   // Tests QA wrote become part of the run when they pass, or always for qa.write_tests. They are
   // committed before the verdict is recorded so the verdict names the exact commit it tested.
@@ -68,19 +63,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     ({ commit, files } = await ctx.workspace.checkpoint(taskId, wt, `acia(${taskId}): tests\n\nRun: ${ctx.runId}`));
     if (commit) await ctx.rec.record('team', 'CHECKPOINT', { taskId, attempt, commit, branch: wt.branch, files });
   }
-  const outputRef = await ctx.rec.blob(canonicalJson({ forModel: tests?.forModel ?? 'no test command could be run', forDisplay: tests?.forDisplay ?? '' }));
-  await ctx.rec.record('team', 'VERIFICATION', {
-    taskId,
-    passed,
-    exitCode,
-    command: typeof data.command === 'string' ? data.command : (ctx.testCommand ?? 'none'),
-    passedCount: typeof data.passed === 'number' ? data.passed : null,
-    failedCount: typeof data.failed === 'number' ? data.failed : null,
-    outputRef,
-    source,
-    commit: commit ?? wt.baseCommit,
-    ...(!passed && typeof data.cannotRun === 'string' ? { cannotRun: data.cannotRun } : {}),
-  });
+  await recordVerdict(ctx, taskId, verdict, { source, commit: commit ?? wt.baseCommit });
 
   // The same gates as a dev task: policy judges the task's result (also when QA changed no file: the
   // verdict itself is the result), the task's expressions must hold. The user's task.post hooks judged it
@@ -93,7 +76,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     }
     return compensationRequired(ctx, taskId, attempt, post.reason);
   }
-  const output: Record<string, unknown> = { passed, exitCode, claimedPassed: claim?.passed ?? null, passedCount: data.passed ?? null, failedCount: data.failed ?? null };
+  const output: Record<string, unknown> = { passed, exitCode, claimedPassed: claim?.passed ?? null, passedCount: verdict.passedCount, failedCount: verdict.failedCount };
   if (passed) {
     const failedCheck = await runChecks(ctx, taskId, spec.verification, output);
     if (failedCheck !== null) {
@@ -118,14 +101,14 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
     await ctx.rec.record('team', 'TASK_COMPLETED', { taskId, attempt, output, summary, ...lessonsOf(claim?.passed === passed ? claim : null) });
     return { kind: 'completed' };
   }
-  if (typeof data.cannotRun === 'string') {
+  if (verdict.cannotRun !== null) {
     // A broken environment is no code bug: a fix task could only burn an iteration on it. Ask the human now.
-    const why = `the test command could not run: ${data.cannotRun}`;
-    const advice = typeof data.advice === 'string' ? data.advice : "install the project's dependencies in your checkout (npm install, pip install into .venv), or set testCommand / setup in .acia/config.json";
-    const human = `${why} — the environment, not the code ($ ${typeof data.command === 'string' ? data.command : (ctx.testCommand ?? '?')}): ${advice}; then answer retry`;
-    return fatal(ctx, taskId, attempt, why, 'environment_broken', human, failureExcerpt(tests?.forModel ?? '', { maxBytes: 6000 }));
+    const why = `the test command could not run: ${verdict.cannotRun}`;
+    const advice = verdict.advice ?? "install the project's dependencies in your checkout (npm install, pip install into .venv), or set testCommand / setup in .acia/config.json";
+    const human = `${why} — the environment, not the code ($ ${verdict.command}): ${advice}; then answer retry`;
+    return fatal(ctx, taskId, attempt, why, 'environment_broken', human, failureExcerpt(verdict.forModel, { maxBytes: 6000 }));
   }
-  const message = `verification failed: exit code ${exitCode ?? 'none'}${typeof data.failed === 'number' ? `, ${data.failed} failed` : ''}${claim?.passed ? ' (the QA agent claimed a pass)' : ''}`;
+  const message = `verification failed: exit code ${exitCode ?? 'none'}${verdict.failedCount === null ? '' : `, ${verdict.failedCount} failed`}${claim?.passed ? ' (the QA agent claimed a pass)' : ''}`;
   await ctx.rec.record('team', 'TASK_FAILED', { taskId, attempt, errorKind: 'FATAL_ERROR', message, ...lessonsOf(claim?.passed === passed ? claim : null) });
   return { kind: 'verification_failed', message };
 }

@@ -19,8 +19,6 @@ import type { RunContext } from './run-context.js';
 import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEscalation, type RunState } from './run-state.js';
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
-import { Workspace } from './workspace.js';
-import { dependencyDirsCached, linkDependencies } from '../core/sandbox/deps.js';
 import { lazy } from './lazy.js';
 import { LiveMailbox } from './mailbox.js';
 import { builtinRoles, loadRunRoles } from './roles.js';
@@ -31,7 +29,7 @@ export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
 import { goalCard } from './goal-card.js';
 import { finish, manifestOf, resultOf, saveManifest, writeBundle, type DriveOutcome, type RunResult } from './run-end.js';
-import { detectTestCommandInGit, gitReader } from './repo-reader.js';
+import { detectTestCommandInGit } from './repo-reader.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { ensureRunDir, requireRunDir } from '../core/contain/acia-state.js';
 
@@ -72,7 +70,7 @@ export interface StartOptions {
  * Starts a run: records RUN_STARTED in a new ledger under `.acia/runs/<runId>`, plans with the PM, executes the
  * plan in worktrees on branch `acia/<runId>` and ends with a terminal reason. Never touches the user's checkout.
  *
- * @param deps every outside dependency (model, clock, sandbox, ledger...); `buildDeps` makes the real ones.
+ * @param deps every outside dependency (model, clock, sandbox, ledger...); `createDeps` (src/app) makes the real ones.
  * @returns how the run ended; failures of the run itself are reported here, not thrown.
  * @throws AciaError NOT_A_GIT_REPO / REPO_NO_COMMITS before anything is written.
  */
@@ -89,10 +87,10 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   await (opts.stateGuard ?? guardAciaState(repo));
   const runDir = ensureRunDir(repo, runId);
   // Anchored before the ledger exists, so a crash at any point leaves a run this user can resume.
-  if (deps.store.anchor) await deps.store.anchor.write(runDir, runId, null, 'running');
+  await deps.store.anchor.write(runDir, runId, null, 'running');
   const ledger = await deps.store.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
-  const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
+  const ctx = makeContext(deps, repo, runId, runDir, ledger, state);
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
   // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
   // the same Context Packet and the plan's contextRef can be checked against it.
@@ -113,15 +111,7 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
     baseBranch: facts.branch,
     runBranch: ctx.workspace.runBranch,
     model: deps.model.spec,
-    settings: {
-      parallel: deps.config.parallel,
-      maxIterations: deps.config.maxIterations,
-      sandbox: deps.config.sandbox,
-      budget: deps.config.budget,
-      memoryLessons: deps.config.memoryLessons,
-      ...(Object.keys(deps.config.roleModels).length > 0 ? { roleModels: deps.config.roleModels } : {}),
-      ...(deps.config.approvePlan ? { approvePlan: true } : {}),
-    },
+    settings: sessionSettings(deps),
     aciaVersion: deps.runtime.aciaVersion,
     acmVersion: ACM_VERSION,
     ...(exec ? { exec } : {}),
@@ -147,7 +137,7 @@ async function beginRun(ctx: RunContext, started: EventDataOf<'RUN_STARTED'>): P
  * and deps that serve recorded responses), without touching the repository.
  */
 export async function rerunRecorded(deps: TeamDeps, repo: string, runId: string, ledger: RunLedger, started: EventDataOf<'RUN_STARTED'>): Promise<RunResult> {
-  const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState(), new Git(deps.runtime.clock));
+  const ctx = makeContext(deps, repo, runId, ledger.dir, ledger, emptyRunState());
   ctx.mode = await recordedMode(ledger, started);
   return beginRun(ctx, started);
 }
@@ -177,14 +167,42 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   const runId = opts.runId ?? (await latestResumableRun(repo, (b) => git.branchExists(repo, b)));
   // The id, every directory on the way and the run's files are checked before anything is read.
   const runDir = requireRunDir(repo, runId);
-  if (deps.store.anchor) await deps.store.anchor.check(runDir, runId);
+  await deps.store.anchor.check(runDir, runId);
   const ledger = await deps.store.openLedger(runDir, runId, { create: false });
+  // The repository's side (continueRun, which replay runs too, touches none): `acia clean` removed the
+  // run's branch, so going on would rebuild it from the base and lose the recorded work.
+  const state = foldRun(ledger.entries());
+  const finished = finishedReason(state) !== null && state.completed !== null;
+  // A cancelled run only has its end left to write (continueRun), whatever became of its branch.
+  const cancelled = state.cancelRequested !== null;
+  if (state.started && !finished && !cancelled && hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
+    await ledger.close();
+    throw cleanedRun(runId);
+  }
+  return continueRun(deps, { repo, runId, runDir, ledger, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
+}
+
+export interface ContinueOptions {
+  repo: string;
+  runId: string;
+  runDir: string;
+  ledger: RunLedger;
+  /** The human's answer to the open escalation, as given to `acia resume --answer`. */
+  answer?: string;
+}
+
+/**
+ * A new session of a run on its opened ledger: what `acia resume` does once the run is found and checked,
+ * and what replay does for each session a recording was resumed in, so both take the same decisions.
+ */
+export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promise<RunResult> {
+  const { repo, runId, runDir, ledger } = opts;
   const state = foldRun(ledger.entries());
   if (!state.started) {
     await ledger.close();
     throw notStarted(runId);
   }
-  const ctx = makeContext(deps, repo, runId, runDir, ledger, state, git);
+  const ctx = makeContext(deps, repo, runId, runDir, ledger, state);
   ctx.mode = await recordedMode(ledger, state.started);
   const finished = finishedReason(state);
   if (finished !== null && state.completed !== null) {
@@ -205,11 +223,6 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
   }
   // Cancelled, and the session that recorded it died before its end: the end is all that is left to write.
   if (state.cancelRequested !== null && state.completed === null) return finish(ctx, { kind: 'cancelled', request: state.cancelRequested });
-  if (hasStartedWork(state) && !(await git.branchExists(repo, state.started.runBranch))) {
-    // `acia clean` removed its branch: going on would rebuild it from the base and lose the recorded work.
-    await ledger.close();
-    throw cleanedRun(runId);
-  }
   const open = openEscalation(state);
   // The plan approval gate takes its own answers (switch, edit), checked against the plans before anything is recorded.
   let decision: ApprovalDecision | null = null;
@@ -227,7 +240,8 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     throw new AciaError('USAGE', `run ${runId} is not waiting for an answer; resume it without --answer`);
   }
   const raised = answer === null && open?.reason === 'budget_exceeded' ? budgetRaised(ctx) : null;
-  await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }) });
+  // What this session runs with is recorded: a replay of the session must run with the same.
+  await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }), model: deps.model.spec, settings: sessionSettings(deps) });
   // The anchored head moves on: until this session ends the run is unfinished again.
   await saveManifest(ctx, 'running');
   if (decision !== null && open !== null) {
@@ -239,6 +253,19 @@ export async function resumeRun(deps: TeamDeps, opts: ResumeOptions): Promise<Ru
     await ctx.rec.record('human', 'HUMAN_RESPONSE', { escalationSeq: open.seq, action: 'retry', text: raised });
   }
   return drive(ctx, state.started.baseCommit);
+}
+
+function sessionSettings(deps: TeamDeps): EventDataOf<'RUN_STARTED'>['settings'] {
+  const c = deps.config;
+  return {
+    parallel: c.parallel,
+    maxIterations: c.maxIterations,
+    sandbox: c.sandbox,
+    budget: c.budget,
+    memoryLessons: c.memoryLessons,
+    ...(Object.keys(c.roleModels).length > 0 ? { roleModels: c.roleModels } : {}),
+    ...(c.approvePlan ? { approvePlan: true } : {}),
+  };
 }
 
 /** A run whose ledger has no RUN_STARTED (killed while it was being created): nothing to resume. */
@@ -292,34 +319,22 @@ export function parseAnswer(answer: string): { action: HumanAction; text?: strin
   return { action: 'guidance', text: answer.trim() };
 }
 
-/** Each worktree's dependencies laid out by its runner (sandbox or host view); a runner without a layout gets the host one. */
-function layoutFor(deps: TeamDeps, repo: string): (worktree: string) => void {
-  return (wt) => {
-    const runner = deps.tools.runnerFor(wt);
-    if (runner.layDependencies) runner.layDependencies(wt);
-    else linkDependencies(repo, wt, dependencyDirsCached(repo));
-  };
-}
-
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
-export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState, git: Git): RunContext {
+export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir: string, ledger: RunLedger, state: RunState): RunContext {
   const listener = deps.runtime.onEvent;
   // A request to cancel aborts the session's model calls and commands like Ctrl-C does; the executor
   // then tells the two apart by the watch's request.
-  const cancel = deps.runtime.cancelWatch?.(runDir, runId);
-  if (cancel) {
-    const signal = deps.runtime.signal ? AbortSignal.any([deps.runtime.signal, cancel.signal]) : cancel.signal;
-    deps = { ...deps, runtime: { ...deps.runtime, signal } };
-  }
+  const cancel = deps.runtime.cancelWatch(runDir, runId);
+  const session: TeamDeps = { ...deps, runtime: { ...deps.runtime, signal: AbortSignal.any([deps.runtime.signal, cancel.signal]) } };
   return {
-    ...(cancel ? { cancel } : {}),
-    deps,
+    cancel,
+    deps: session,
     repo,
     runId,
     runDir,
-    rec: new Recorder(ledger, state, deps.runtime.clock, listener ? (entry) => listener({ kind: 'entry', entry, state }) : undefined),
+    rec: new Recorder(ledger, state, deps.runtime.clock, (entry) => listener({ kind: 'entry', entry, state })),
     state,
-    workspace: deps.store.workspace ? deps.store.workspace(repo, runId) : new Workspace(git, repo, runId, layoutFor(deps, repo)),
+    workspace: session.store.workspace(repo, runId),
     workspaceReady: lazy(() => Promise.resolve()),
     instructions: [],
     facts: {},
@@ -340,8 +355,8 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   ctx.workspaceReady = opening;
   await ctx.mailbox.start(ctx);
   try {
-    const reader = ctx.deps.store.repoReader ? ctx.deps.store.repoReader(ctx.repo, base) : gitReader(new Git(ctx.deps.runtime.clock), ctx.repo, base, ctx.workspace instanceof Workspace ? ctx.workspace.objects : undefined);
-    ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment?.(ctx.repo) ?? {});
+    const reader = ctx.deps.store.repoReader(ctx.repo, base, ctx.workspace);
+    ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment(ctx.repo));
     await openMcp(ctx, opening);
     await loadRunRoles(ctx);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
@@ -357,8 +372,8 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
       if (outcome.kind === 'done' && judgeRun(ctx.state, await ctx.workspace.runHead()).needsFinalTestRun) await runFinalTests(ctx);
     }
   } catch (e) {
-    const cancelled = ctx.cancel?.request() ?? null;
-    if (cancelled !== null && ctx.deps.runtime.signal?.aborted) outcome = { kind: 'cancelled', request: cancelled };
+    const cancelled = ctx.cancel.request();
+    if (cancelled !== null && ctx.deps.runtime.signal.aborted) outcome = { kind: 'cancelled', request: cancelled };
     else if (isAciaError(e) && e.code === 'BUDGET_EXCEEDED') outcome = { kind: 'budget_exhausted', message: e.message };
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
@@ -377,7 +392,6 @@ const MCP_PLANNING_WAIT_MS = 10_000;
 
 /** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
 async function openMcp(ctx: RunContext, opening: PromiseLike<void>): Promise<void> {
-  if (!ctx.deps.tools.mcp) return;
   // The servers serve the run worktree: only MCP runs wait for its checkout before the PM's call.
   await opening;
   await recordMcp(ctx, await ctx.deps.tools.mcp.open(ctx.workspace.runWorktree, { waitMs: MCP_PLANNING_WAIT_MS }));
@@ -385,7 +399,7 @@ async function openMcp(ctx: RunContext, opening: PromiseLike<void>): Promise<voi
 
 /** Before execution: the servers planning did not wait for have started or failed; the catalog is recorded again. */
 async function settleMcp(ctx: RunContext): Promise<void> {
-  const catalog = await ctx.deps.tools.mcp?.settle();
+  const catalog = await ctx.deps.tools.mcp.settle();
   if (catalog) await recordMcp(ctx, catalog);
 }
 

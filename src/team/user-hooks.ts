@@ -24,7 +24,7 @@ export type PointFacts = Omit<HookOccurrence, 'ledgerPath' | 'ledgerSeq' | 'run'
 
 /** Whether any hook may apply at `event`: callers build nothing when none can. */
 export function hooksAt(ctx: RunContext, event: HookEvent): boolean {
-  return ctx.deps.governance.hooks?.has(event) === true;
+  return ctx.deps.governance.hooks.has(event);
 }
 
 /**
@@ -33,7 +33,7 @@ export function hooksAt(ctx: RunContext, event: HookEvent): boolean {
  */
 export async function userHooks(ctx: RunContext, at: string, facts: PointFacts, o: { feedback?: boolean } = {}): Promise<HookAnswer> {
   const source = ctx.deps.governance.hooks;
-  if (source?.has(facts.event) !== true) return ALLOW;
+  if (!source.has(facts.event)) return ALLOW;
   const started = ctx.state.started;
   const plan = ctx.state.plan;
   const occurrence: HookOccurrence = {

@@ -249,3 +249,15 @@ export async function removeRunWorktrees(git: Git, repo: string, runId: string):
   await removeWorktreeDir(repo, runId);
   await git.run(repo, ['worktree', 'prune'], { allowFail: true });
 }
+
+/**
+ * The local git side of a run: worktrees under .acia/worktrees, each laid out with the checkout's
+ * installed dependencies by the runner that will run its commands (a sandbox's view, or the host's).
+ */
+export function localWorkspace(git: Git, runnerFor: (root: string) => { layDependencies?: (worktree: string) => void }, repo: string, runId: string): Workspace {
+  return new Workspace(git, repo, runId, (wt) => {
+    const runner = runnerFor(wt);
+    if (runner.layDependencies) runner.layDependencies(wt);
+    else linkDependencies(repo, wt, dependencyDirsCached(repo));
+  });
+}

@@ -4,7 +4,7 @@
 // arrive and are refused by the fence; the chain verifies, nothing of the old epoch follows the
 // takeover, and the run finishes once, on the new worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git } from './helpers.js';
+import { acia, git } from './helpers.js';
 import { useFleet, type FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -63,7 +63,9 @@ describe.skipIf(!fleetAvailable())('a worker cut off from the database', () => {
     expect(starts[0]).toBe('cutoff');
     expect(starts.slice(1).length).toBeGreaterThan(0);
     expect(new Set(starts.slice(1))).toEqual(new Set(['rescuer']));
-    fleet.exportAndVerify(runId, 'partition-export');
+    const out = fleet.exportAndVerify(runId, 'partition-export');
+    const replayed = acia(['replay', runId, '--repo', out]);
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
   }, 180_000);
 });

@@ -97,7 +97,10 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
     expect(rows.some((r) => r.type === 'RUN_RESUMED')).toBe(false);
     expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
     expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
-    fleet.exportAndVerify(runId, 'task-kill-export');
+    const out = fleet.exportAndVerify(runId, 'task-kill-export');
+    // The lost hand-out replays as it ran: its attempt cut off where the worker died, then restarted elsewhere.
+    const replayed = acia(['replay', runId, '--repo', out]);
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
   }, 180_000);
 
@@ -133,7 +136,10 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
     expect(rows.filter((r) => r.type === 'LLM_CALL' && r.epoch === 1 && r.data.taskId === 't1')).toEqual([]);
     expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
     expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
-    fleet.exportAndVerify(runId, 'orch-kill-export');
+    const out = fleet.exportAndVerify(runId, 'orch-kill-export');
+    // A takeover is a new session of the run: replay cuts the first off where its orchestrator died.
+    const replayed = acia(['replay', runId, '--repo', out]);
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
   }, 180_000);
 });

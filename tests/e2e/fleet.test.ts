@@ -62,6 +62,9 @@ describe.skipIf(!fleetAvailable())('the fleet on PostgreSQL', () => {
     const entries = readFileSync(join(out, '.acia', 'runs', runId, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: { taskId?: string } });
     expect(entries.some((e) => e.type === 'RUN_RESUMED')).toBe(true);
     expect(entries.filter((e) => e.type === 'TASK_COMPLETED' && e.data.taskId === 't1')).toHaveLength(1);
+    // The takeover replays as it ran: the first worker's session cut off where it died, then resumed.
+    const replayed = acia(['replay', runId, '--repo', out]);
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
     // The worker that finished the run wrote its replay bundle (from the database) before marking it finished.
     const bundle = join(fleet.cacheOf('rescuer'), 'bundles', runId);

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildDeps } from '../../src/app/build-deps.js';
+import { createDeps } from '../../src/app/create-deps.js';
 import { systemClock } from '../../src/core/acm/ids.js';
 import { loadConfig } from '../../src/core/config/load.js';
 import { noHuman } from '../../src/team/deps.js';
@@ -98,7 +98,8 @@ describe('runEval', () => {
       gradeTimeoutMs: 30_000,
       onProgress: (p: EvalProgress) => progress.push(p),
       makeDeps: (repo: string, i: (typeof instances)[number]) =>
-        buildDeps({
+        createDeps({
+          kind: 'eval',
           repo,
           config: loadConfig({ repo: null, env: {}, userFile: null, flags: { model: `scripted:${empty}`, sandbox: 'off', testCommand: i.test_command } }).config,
           env: process.env,

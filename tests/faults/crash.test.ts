@@ -1,5 +1,5 @@
 // kill -9 at seeded moments of real runs, then `acia resume`: the run finishes, no task completes twice,
-// nothing recorded is lost, and the ledger verifies.
+// nothing recorded is lost, the ledger verifies, and the resumed run replays to the same decisions.
 import { spawn, execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { acia, CLI, ledgerOf, tempDir, testsPassOn } from '../e2e/helpers.js';
 import { editedScript } from '../e2e/cli-helpers.js';
 import { rng } from '../helpers/rng.js';
+import { replaysIdentically } from '../team/team-rig.js';
 
 const SCENARIOS = join(import.meta.dirname, '..', '..', 'workspace', 'scenarios');
 
@@ -117,6 +118,8 @@ describe('kill -9 then acia resume', () => {
         expect(testsPassOn(repo, `acia/${runId}`)).toBe(true);
         const verify = acia(['verify', runId, '--repo', repo]);
         expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+        // replay takes each session as it ran, cut off where it died, and finds the same decisions
+        expect(await replaysIdentically(repo, runId)).toBe(true);
         // cost spent before the crash carries over: every LLM_CALL is still in the ledger and counted
         const calls = entries.filter((e) => e.type === 'LLM_CALL').length;
         expect(calls).toBeGreaterThan(0);

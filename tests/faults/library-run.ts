@@ -7,7 +7,7 @@ import { openRunLedger } from '../../src/core/ledger/file-ledger.js';
 import type { LedgerFs } from '../../src/core/ledger/ledger-fs.js';
 import { startFakeAnthropicServer, type RecordedRequest } from '../../src/core/llm/fake-server.js';
 import { parseScript } from '../../src/core/llm/script.js';
-import { buildDeps } from '../../src/app/build-deps.js';
+import { createDeps } from '../../src/app/create-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { noHuman, type TeamEvent } from '../../src/team/deps.js';
 import { startRun, type RunResult } from '../../src/team/team.js';
@@ -30,7 +30,8 @@ export async function runWithFakeServer(repo: string, script: unknown, opts: { l
       userFile: null,
       flags: { model: 'anthropic:claude-sonnet-5-5', sandbox: 'off', testCommand: TEST_COMMAND, parallel: 2, maxIterations: 2 },
     });
-    const deps = await buildDeps({
+    const deps = await createDeps({
+      kind: 'local',
       repo,
       config,
       env: process.env,

@@ -1,7 +1,7 @@
 // What the budget tests share: an in-memory budget gate that logs what it was asked, and the part of a
 // RunContext that the model hooks and the metering proxy read (run id, state, clock, prices, limits,
 // recorder) with the rest left out.
-import type { BudgetAmount, BudgetBreach, BudgetGate, BudgetLimits, BudgetReservation, ReserveOutcome } from '../../src/team/budget.js';
+import { LocalBudgetGate, type BudgetAmount, type BudgetBreach, type BudgetGate, type BudgetLimits, type BudgetReservation, type ReserveOutcome } from '../../src/team/budget.js';
 import type { ModelDeps } from '../../src/team/deps.js';
 import type { RunContext } from '../../src/team/run-context.js';
 
@@ -28,7 +28,7 @@ export class RecordingGate implements BudgetGate {
 
 export interface BudgetContextOptions {
   runId: string;
-  /** The shared gate, as a fleet run has; without one the run checks its own fold. */
+  /** The shared gate, as a fleet run has; without one, a local run's (its own fold and its calls' holds). */
   gate?: BudgetGate;
   model: Partial<ModelDeps>;
   config: { budget: BudgetLimits; maxTokensPerCall?: number };
@@ -49,7 +49,7 @@ export function budgetContext(o: BudgetContextOptions): RunContext & { recorded:
     state: { budgetWaived: o.waived ?? false, costUsd: o.spentUsd ?? 0, tokens: 0, roleSpend: new Map() },
     roles: { recorded: false },
     deps: {
-      ...(o.gate ? { fleet: { budgetGate: o.gate } } : {}),
+      fleet: { budgetGate: o.gate ?? new LocalBudgetGate(o.config.budget) },
       model: o.model,
       runtime: { clock: { now: () => new Date(now) } },
       config: o.config,

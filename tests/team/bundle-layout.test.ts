@@ -209,7 +209,7 @@ describe('a bundle that cannot be written', () => {
     const rig = teamRig({
       ledger: 'file',
       tweak: (deps) => {
-        const write = deps.store.writeBundle!;
+        const write = deps.store.writeBundle;
         deps.store.writeBundle = (repo, runId, manifest) => (failing ? Promise.reject(new Error('ENOSPC: no space left on device')) : write(repo, runId, manifest));
       },
     });

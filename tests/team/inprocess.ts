@@ -1,6 +1,7 @@
 // Runs the real executor in-process over a generated plan, fast: the PM, Dev and QA agents are answered
 // by a model that follows a per-task behaviour table, git is a fake workspace that counts commits, and
 // the test command's exit code follows whether a "breaking" change is merged and not yet fixed.
+import type { RunTestsData } from '../../src/core/tools/run-tests.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,9 +11,13 @@ import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import type { EventDataOf } from '../../src/core/ledger/events.js';
 import { MemoryLedger } from '../../src/core/ledger/memory-ledger.js';
 import { loadConfig } from '../../src/core/config/load.js';
-import { staticDeps } from '../../src/app/build-deps.js';
+import { createDeps } from '../../src/app/create-deps.js';
+import { noHooks, noMcp } from '../../src/team/deps-defaults.js';
+import { Git } from '../../src/team/git.js';
+import { localRepoReader } from '../../src/team/repo-reader.js';
+import { runDevTask } from '../../src/team/task-dev.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../../src/core/llm/types.js';
-import type { CommandRunner, Tool, ToolContext, ToolResult } from '../../src/core/tools/types.js';
+import type { Tool, ToolContext, ToolResult } from '../../src/core/tools/types.js';
 import type { Escalator, HumanAnswer, TeamDeps } from '../../src/team/deps.js';
 import { rerunRecorded, type RunResult } from '../../src/team/team.js';
 import type { RunWorkspace, TaskWorktree } from '../../src/team/workspace.js';
@@ -190,7 +195,7 @@ function fakeCallTool(w: World) {
       ok: exitCode === 0,
       forModel: exitCode === 0 ? '3 passed' : '1 failed',
       forDisplay: '',
-      data: { exitCode, passed: 3, failed: exitCode === 0 ? 0 : 1, command: 'npm test' },
+      data: { exitCode, passed: 3, failed: exitCode === 0 ? 0 : 1, command: 'npm test', framework: null, timedOut: false } satisfies RunTestsData,
     });
   };
 }
@@ -220,28 +225,27 @@ export async function runPlanInProcess(plan: GeneratedPlan, opts: { human?: Esca
     flags: { model: 'scripted:none.json', sandbox: 'off', testCommand: 'npm test', parallel: 1, maxIterations: opts.maxIterations ?? 1 },
   });
   const cfg = { ...config, protectedPaths: ['secret/'] };
-  const base = staticDeps(cfg, () => undefined);
-  const deps: TeamDeps = {
-    config: cfg,
-    model: { ...base.model, client: fakeModel(w, plan, () => ''), id: 'fake', spec: 'scripted:none.json' },
-    tools: {
-      ...base.tools,
-      // Never called: the fake model runs no commands and run_tests is answered by the world.
-      runnerFor: () => ({}) as CommandRunner,
-      fs: (await import('node:fs')).default,
+  // Every source given, nothing touching the outside: the profile replay's sessions run with.
+  const deps: TeamDeps = await createDeps({
+    kind: 'replay',
+    parts: {
+      config: cfg,
+      clock,
+      runId,
+      model: { client: fakeModel(w, plan, () => ''), id: 'fake', spec: 'scripted:none.json' },
+      // The fake model runs no commands (the runner refuses any) and run_tests is answered by the world.
       call: fakeCallTool(w),
-    },
-    store: {
-      openLedger: () => Promise.resolve(ledger),
+      mcp: noMcp,
+      ledger,
+      workspace: () => new FakeWorkspace(w),
+      repoReader: localRepoReader(new Git(clock)),
       readMemory: () => Promise.resolve([]),
       memoryPages: { read: () => Promise.resolve(null), write: () => Promise.resolve() },
-      renderWiki: () => Promise.resolve(),
-      writeManifest: () => Promise.resolve(),
-      workspace: () => new FakeWorkspace(w),
+      escalator: opts.human ?? scriptedHuman([]),
+      hooks: noHooks,
+      dispatchTask: runDevTask,
     },
-    governance: { ...base.governance, escalator: opts.human ?? scriptedHuman([]) },
-    runtime: { aciaVersion: '0.0.0-test', clock, ids: { runId: () => runId as never }, sleep: () => Promise.resolve() },
-  };
+  });
   opts.tweak?.(deps);
   const started: EventDataOf<'RUN_STARTED'> = {
     goal: { id: `goal-${runId}`, intent: 'generated goal', constraints: {}, contextRequired: true },

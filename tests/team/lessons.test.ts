@@ -1,5 +1,10 @@
 // Agents' lessons reach the memory page cleaned, once, write-ahead, and a write a crash cut short is finished.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/core/config/load.js';
+import { recordedSettings } from '../../src/core/run/settings.js';
 import { sha256Hex } from '../../src/core/acm/canonical-json.js';
 import { emptyRunState, foldRun, type RunState } from '../../src/team/run-state.js';
 import { AGENT_WRITTEN, appendLessons, applyLessons, cleanLesson } from '../../src/team/lessons.js';
@@ -156,8 +161,13 @@ describe('applyLessons', () => {
   it("follows the run's recorded memoryLessons setting over today's config", async () => {
     const state = emptyRunState();
     state.lessons.push({ taskId: 't1', text: 'one', seq: 7 });
-    state.started = { settings: { memoryLessons: false } } as unknown as RunState['started'];
-    const r = fakeRun(state, new Map(), true);
+    state.runId = 'run-1';
+    state.settings = { model: 'scripted:x.json', parallel: 1, maxIterations: 1, sandbox: 'off', budget: {}, memoryLessons: false };
+    // Today's config says yes; a resumed run's config is loaded over what it recorded, as every front end loads it.
+    const dir = mkdtempSync(join(tmpdir(), 'acia-lessons-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ memoryLessons: true }));
+    const { config } = loadConfig({ repo: null, env: {}, flags: {}, userFile: join(dir, 'config.json'), recorded: recordedSettings(state) });
+    const r = fakeRun(state, new Map(), config.memoryLessons);
     await applyLessons(r.ctx, 'succeeded');
     expect(r.events).toEqual([]);
   });

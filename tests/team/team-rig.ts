@@ -12,10 +12,17 @@ import { defaultCapabilityMap } from '../../src/core/acm/capabilities.js';
 import { validatePlanSet } from '../../src/core/acm/validate-plan.js';
 import { loadConfig } from '../../src/core/config/load.js';
 import { MemoryLedger } from '../../src/core/ledger/memory-ledger.js';
-import { buildDeps } from '../../src/app/build-deps.js';
+import type { RunLedger } from '../../src/core/ledger/types.js';
+import { foldRun } from '../../src/core/run/reducer.js';
+import { handoutLost } from '../../src/team/handout.js';
+import { Recorder } from '../../src/team/recorder.js';
+import type { RunContext } from '../../src/team/run-context.js';
+import { runDevTask } from '../../src/team/task-dev.js';
+import { createDeps } from '../../src/app/create-deps.js';
 import { exitCodeForResult } from '../../src/cli/run-action.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
-import { noHuman, type TeamDeps } from '../../src/team/deps.js';
+import { noHuman, type TeamDeps, type TeamEvent } from '../../src/team/deps.js';
+import { noAnchor, noBundle } from '../../src/team/deps-defaults.js';
 import type { PolicyEngine } from '../../src/core/policy/policy.js';
 import { resumeRun, startRun, type RunResult, type StartOptions } from '../../src/team/team.js';
 import { editedScript } from '../e2e/cli-helpers.js';
@@ -45,6 +52,12 @@ export interface Session {
   flags?: Record<string, unknown>;
   /** Interrupts the session (as Ctrl-C does: stop after the current step) once this entry is recorded. */
   abortWhen?: (entry: LedgerEntry) => boolean;
+  /**
+   * Runs dev task `taskId` as a fleet would, handed out to a worker process of its own (its own scripted
+   * client), which dies at its `at`-th append; the task is then handed out again (handoutLost) and runs
+   * to its end. The file ledger plays the fleet's database.
+   */
+  loseHandout?: { taskId: string; at: number };
 }
 
 export interface Outcome {
@@ -59,6 +72,13 @@ export interface TeamRig {
   dir: string;
   start(opts: Omit<StartOptions, 'dir'>, session: Session): Promise<Outcome>;
   resume(runId: string, answer: string | undefined, session: Session): Promise<Outcome>;
+  /**
+   * Starts a run (or, given `runId`, resumes one) in a session that dies as a process killed -9 would when
+   * it is about to make its `crashAt`-th append: nothing from then on reaches the ledger, the ledger's lock is
+   * let go, and the session's work never returns (what was under way when it died may finish its side effect,
+   * as it may in a real crash). Needs the file ledger. `crashed` is false when the session ended first.
+   */
+  crash(o: { goal: string } | { runId: string }, session: Session, crashAt: number): Promise<{ runId: string; crashed: boolean }>;
   /** The run's entries as recorded so far. */
   entries(runId: string): readonly LedgerEntry[];
 }
@@ -95,28 +115,62 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
       writeFileSync(file, JSON.stringify({ version: 1, turns: session.script }));
     }
     const { config } = loadConfig({ repo, env: {}, userFile: null, flags: { model: `scripted:${file}`, sandbox: 'off', testCommand: TEST_CMD, ...session.flags } });
-    const deps = await buildDeps({ repo, config, env: process.env, escalator: noHuman, warn: (m) => warnings.push(m) });
+    const abortWhen = session.abortWhen;
+    const interrupt = new AbortController();
+    const deps = await createDeps({
+      kind: 'local',
+      repo,
+      config,
+      env: process.env,
+      escalator: noHuman,
+      warn: (m) => warnings.push(m),
+      // Interrupted as Ctrl-C does, once the entry is recorded.
+      ...(abortWhen
+        ? {
+            signal: interrupt.signal,
+            onEvent: (ev: TeamEvent) => {
+              if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
+            },
+          }
+        : {}),
+    });
+    // Task-level retry backoff is not what the rig's tests measure.
     const quick: TeamDeps = {
       ...deps,
       runtime: { ...deps.runtime, sleep: () => Promise.resolve() },
       ...(opts.policy ? { governance: { ...deps.governance, policy: opts.policy } } : {}),
     };
-    const abortWhen = session.abortWhen;
-    if (abortWhen) {
-      const interrupt = new AbortController();
-      quick.runtime.signal = interrupt.signal;
-      quick.runtime.onEvent = (ev) => {
-        if (ev.kind === 'entry' && abortWhen(ev.entry)) interrupt.abort();
+    const lose = session.loseHandout;
+    if (lose) {
+      let lost = false;
+      quick.fleet = {
+        ...quick.fleet,
+        dispatchTask: async (ctx, taskId) => {
+          if (taskId === lose.taskId && !lost) {
+            lost = true;
+            const { loseHandout: _lost, ...plain } = session;
+            const own = await depsFor(plain, warnings);
+            let died: () => void = () => undefined;
+            const death = new Promise<void>((r) => (died = r));
+            const ledger = dyingLedger(ctx.rec.ledger, lose.at, () => died(), false);
+            const state = foldRun(ledger.entries());
+            const worker: RunContext = { ...ctx, deps: own, state, rec: new Recorder(ledger, state, own.runtime.clock, undefined) };
+            await Promise.race([death, runDevTask(worker, taskId)]);
+            await handoutLost(ctx, taskId, 'its worker w1 stopped answering');
+          }
+          return runDevTask(ctx, taskId);
+        },
       };
     }
     opts.tweak?.(quick);
     if (opts.ledger === 'file') return quick;
     // No file ledger: nothing on disk to anchor, bundle or render a wiki from.
-    const { anchor: _anchor, writeBundle: _bundle, ...rest } = quick.store;
     return {
       ...quick,
       store: {
-        ...rest,
+        ...quick.store,
+        anchor: noAnchor,
+        writeBundle: noBundle,
         renderWiki: () => Promise.resolve(),
         openLedger: (runDir, runId, o) => {
           let ledger = ledgers.get(runId);
@@ -145,7 +199,46 @@ export function teamRig(opts: RigOptions = {}): TeamRig {
       const warnings: string[] = [];
       return outcome(await resumeRun(await depsFor(session, warnings), { dir: repo, runId, ...(answer === undefined ? {} : { answer }) }), warnings);
     },
+    async crash(o, session, crashAt) {
+      if (opts.ledger !== 'file') throw new Error('crash() needs teamRig({ ledger: "file" })');
+      const deps = await depsFor(session, []);
+      let died: (runId: string) => void = () => undefined;
+      const death = new Promise<string>((r) => (died = r));
+      const dying: TeamDeps = { ...deps, store: { ...deps.store, openLedger: async (runDir, runId, o2) => dyingLedger(await deps.store.openLedger(runDir, runId, o2), crashAt, died, true) } };
+      const run = 'goal' in o ? startRun(dying, { dir: repo, goal: o.goal }) : resumeRun(dying, { dir: repo, runId: o.runId });
+      return Promise.race([death.then((runId) => ({ runId, crashed: true })), run.then((r) => ({ runId: r.runId, crashed: false }))]);
+    },
     entries: (runId) => [...entriesOf(runId)],
+  };
+}
+
+/** A ledger whose process dies at its `crashAt`-th append (see TeamRig.crash); `release`: it held the ledger alone. */
+function dyingLedger(inner: RunLedger, crashAt: number, died: (runId: string) => void, release: boolean): RunLedger {
+  let appends = 0;
+  let dead = false;
+  const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+  const die = (): void => {
+    if (dead) return;
+    dead = true;
+    // Whatever was appended before is on disk, as after a real crash; the lock is free for the next process.
+    if (release) void inner.close().then(() => died(inner.runId));
+    else died(inner.runId);
+  };
+  return {
+    runId: inner.runId,
+    dir: inner.dir,
+    entries: () => inner.entries(),
+    head: () => inner.head(),
+    append: (input) => {
+      if (dead || ++appends >= crashAt) {
+        die();
+        return never();
+      }
+      return inner.append(input);
+    },
+    putBlob: (content) => (dead ? never() : inner.putBlob(content)),
+    getBlob: (ref) => inner.getBlob(ref),
+    close: () => (dead || !release ? Promise.resolve() : inner.close()),
   };
 }
 

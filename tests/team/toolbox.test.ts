@@ -11,6 +11,7 @@ function fakeTool(name: string, readOnly: boolean, provider: 'acia' | 'mcp'): To
     name,
     description: name,
     input: undefined as unknown as Tool['input'],
+    output: undefined as unknown as Tool['output'],
     readOnly,
     descriptor: { provider, namespace: 'test', name, version: '1', description: name, inputSchema: {}, outputSchema: {}, sideEffects: !readOnly },
     run: () => Promise.resolve({ ok: true, forModel: 'ok', forDisplay: 'ok' }),

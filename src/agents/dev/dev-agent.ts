@@ -1,5 +1,6 @@
 // The Dev agent: edits code in its own worktree with file, search, command and test tools.
 import { z } from 'zod';
+import { editFile, gitDiff, gitStatus, listDir, readFile, runCommand, runTests, search, writeFile } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
 import { builtinSettings } from '../roles/builtin.js';
 import { Lessons } from '../lessons.js';
@@ -15,6 +16,8 @@ export const devAgent = defineAgent({
   role: 'dev',
   instructions: 'dev.md',
   promptVars: [],
+  tools: [readFile, writeFile, editFile, listDir, search, runCommand, runTests, gitStatus, gitDiff],
   output: DevOutput,
-  ...builtinSettings('dev'),
+  // The turn limit is the built-in role file's (src/agents/prompts/dev.md); the tools are named here by reference.
+  maxTurns: builtinSettings('dev').maxTurns,
 });

@@ -1,6 +1,7 @@
 // The PM agent: read-only tools, returns Plan-A/Plan-B and its choice, which the team turns into a PlanSet.
 import { z } from 'zod';
 import { Edge, Join, TaskId, RetryPolicy } from '../../core/acm/contracts.js';
+import { listDir, readFile, search } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
 import { builtinSettings } from '../roles/builtin.js';
 
@@ -35,6 +36,8 @@ export const pmAgent = defineAgent({
   role: 'pm',
   instructions: 'pm.md',
   promptVars: ['capabilities'],
+  tools: [readFile, listDir, search],
   output: PmOutput,
-  ...builtinSettings('pm'),
+  // The turn limit is the built-in role file's (src/agents/prompts/pm.md); the tools are named here by reference.
+  maxTurns: builtinSettings('pm').maxTurns,
 });

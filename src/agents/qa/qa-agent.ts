@@ -1,5 +1,6 @@
 // The QA agent: runs the real tests (and may write them). Its `passed` is a claim; the team decides from exit codes.
 import { z } from 'zod';
+import { editFile, gitDiff, listDir, readFile, runCommand, runTests, search, writeFile } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
 import { builtinSettings } from '../roles/builtin.js';
 import { Lessons } from '../lessons.js';
@@ -16,6 +17,8 @@ export const qaAgent = defineAgent({
   role: 'qa',
   instructions: 'qa.md',
   promptVars: [],
+  tools: [readFile, listDir, search, writeFile, editFile, runTests, runCommand, gitDiff],
   output: QaOutput,
-  ...builtinSettings('qa'),
+  // The turn limit is the built-in role file's (src/agents/prompts/qa.md); the tools are named here by reference.
+  maxTurns: builtinSettings('qa').maxTurns,
 });

@@ -1,5 +1,6 @@
 // Loads the effective config: defaults, then the user file (XDG), the repo's .acia/config.json,
-// ACIA_* environment variables and flags, each layer validated; every value remembers its source.
+// ACIA_* environment variables, the settings a continued run recorded, and flags, each layer
+// validated; every value remembers its source.
 // The repository's file is written by whoever wrote the repository: until the user trusts its exact
 // content (`acia trust`), only keys that cannot weaken isolation or spend money are taken from it.
 import { repoConfigPath } from '../contain/acia-state.js';
@@ -43,10 +44,35 @@ export function describeIgnored(ig: IgnoredRepoKeys): string {
   return `ignored ${ig.keys.map((k) => `"${k}"`).join(', ')} from ${ig.file}: the file is ${why}; review it, then run \`acia trust\` to apply them`;
 }
 
+/** What a run recorded it ran with (its latest session): `acia resume`, replay and a fleet takeover go on with it. */
+export interface RecordedSettings {
+  runId: string;
+  model: string;
+  parallel: number;
+  maxIterations: number;
+  budget: Config['budget'];
+  memoryLessons?: boolean | undefined;
+  /** The models given per role, carried on like `model`. */
+  roleModels?: Record<string, string> | undefined;
+}
+
+/**
+ * The config values a run's recorded settings set. Never the sandbox: that is what the user's config and
+ * flags say now, so no ledger can turn it off.
+ */
+export function recordedLayer(r: RecordedSettings): Partial<Config> {
+  return { model: r.model, parallel: r.parallel, maxIterations: r.maxIterations, budget: r.budget, ...(r.memoryLessons === undefined ? {} : { memoryLessons: r.memoryLessons }), ...(r.roleModels === undefined ? {} : { roleModels: r.roleModels }) };
+}
+
 export interface LoadConfigOptions {
   repo: string | null;
   env: NodeJS.ProcessEnv;
   flags: Partial<Record<keyof Config, unknown>>;
+  /**
+   * The settings of the run being continued: a layer over the files and the environment, under the flags
+   * (a flag given now overrides one recorded value; a budget flag overrides that limit only).
+   */
+  recorded?: RecordedSettings | null;
   /** Override for tests; defaults to $XDG_CONFIG_HOME/acia/config.json or ~/.config/acia/config.json. */
   userFile?: string | null;
 }
@@ -135,6 +161,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     if (raw === undefined || raw === '') continue;
     layer({ [key]: parse(raw) }, () => `env:${name}`, `$${name}`);
   }
+  if (opts.recorded) layer(recordedLayer(opts.recorded), () => `run:${opts.recorded!.runId}`, `the settings run ${opts.recorded.runId} recorded`);
   for (const [k, v] of Object.entries(opts.flags)) {
     if (v === undefined) continue;
     layer({ [k]: v }, () => 'flag', k === 'budget' ? 'the command line' : `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);

@@ -50,6 +50,20 @@ export type EscalationReason = z.infer<typeof EscalationReason>;
 export const HumanAction = z.enum(['guidance', 'retry', 'skip', 'approve', 'abort', 'switch', 'edit']);
 export type HumanAction = z.infer<typeof HumanAction>;
 
+/** The settings a session of a run ran with (RUN_STARTED, and each RUN_RESUMED since they were recorded). */
+const RunSettings = z.object({
+  parallel: z.number(),
+  maxIterations: z.number(),
+  sandbox: z.string(),
+  budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional(), maxMinutes: z.number().optional() }),
+  /** Whether agents' lessons go to the memory page (absent in runs made before the setting existed). */
+  memoryLessons: z.boolean().optional(),
+  /** Models given per role (`--model pm=...,dev=...`), beside `model` for every other role. */
+  roleModels: z.record(z.string(), z.string()).optional(),
+  /** `--approve-plan`: a human approves the plan before any task runs. */
+  approvePlan: z.boolean().optional(),
+});
+
 export const EventData = {
   RUN_STARTED: z.object({
     goal: Goal,
@@ -58,18 +72,7 @@ export const EventData = {
     baseBranch: z.string().nullable(),
     runBranch: z.string(),
     model: z.string(),
-    settings: z.object({
-      parallel: z.number(),
-      maxIterations: z.number(),
-      sandbox: z.string(),
-      budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional(), maxMinutes: z.number().optional() }),
-      /** Whether agents' lessons go to the memory page (absent in runs made before the setting existed). */
-      memoryLessons: z.boolean().optional(),
-      /** Models given per role (`--model pm=...,dev=...`), beside `model` for every other role. */
-      roleModels: z.record(z.string(), z.string()).optional(),
-      /** `--approve-plan`: a human approves the plan before any task runs. */
-      approvePlan: z.boolean().optional(),
-    }),
+    settings: RunSettings,
     aciaVersion: z.string(),
     /** `acia exec`: the saved plan set as given (a blob) and whether it may be re-bound to this run's packet. */
     exec: z.object({ planSetRef: BlobRef, rebindContext: z.boolean() }).optional(),
@@ -80,7 +83,13 @@ export const EventData = {
     /** The ACM version whose artifacts and ledger this run records. */
     acmVersion: z.string().optional(),
   }),
-  RUN_RESUMED: z.object({ pid: z.number(), answer: z.string().optional() }),
+  RUN_RESUMED: z.object({
+    pid: z.number(),
+    answer: z.string().optional(),
+    /** The model and settings this session ran with (absent in runs resumed before they were recorded). */
+    model: z.string().optional(),
+    settings: RunSettings.optional(),
+  }),
   CONTEXT_BUILT: z.object({ contextRef: BlobRef, packetRef: BlobRef, summary: z.string() }),
   /**
    * What the planner read from the repository beyond the packet (ACM v0.5 §5.3.4 internal context scope):
@@ -151,7 +160,13 @@ export const EventData = {
     /** A summary of how the new plan differs from the abandoned one (absent in older runs). */
     diff: z.string().optional(),
   }),
-  COMPENSATION_APPLIED: z.object({ taskId: z.string(), reason: z.string(), resetTo: z.string() }),
+  COMPENSATION_APPLIED: z.object({
+    taskId: z.string(),
+    reason: z.string(),
+    resetTo: z.string(),
+    /** Set when a fleet worker running the task went away (why): the attempt restarts on another worker. */
+    handoutLost: z.string().optional(),
+  }),
   GOAL_AMENDED: z.object({ by: z.string(), delta: z.string() }),
   TASK_ADDED: z.object({
     task: TaskSpec,

@@ -50,7 +50,7 @@ export async function createLlmClient(
   };
   switch (prefix) {
     // Loaded on demand: the Anthropic SDK alone is some 300 module files, which a scripted run, a
-    // replay or `acia runs` never needs, and which `acia run` loads while git works (see buildDeps).
+    // replay or `acia runs` never needs, and which `acia run` loads while git works (see createDeps).
     case 'anthropic': {
       const { AnthropicClient } = await import('./anthropic-client.js');
       return { client: new AnthropicClient({ ...common, baseURL: options.anthropicBaseUrl }), model: rest, provider: 'anthropic' };

@@ -16,9 +16,11 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
   RUN_STARTED: (s, d) => {
     s.started = d;
     s.runHead = d.baseCommit;
+    s.settings = { ...d.settings, model: d.model };
   },
-  RUN_RESUMED: (s) => {
+  RUN_RESUMED: (s, d) => {
     s.completed = null;
+    if (d.settings) s.settings = { ...d.settings, model: d.model ?? s.settings?.model ?? '' };
   },
   CONTEXT_BUILT: (s, d) => {
     s.contextRef = d.contextRef;

@@ -135,6 +135,8 @@ export interface RunState {
   taskStarts: number;
   /** The roles the session runs with, as ROLES_LOADED recorded them. */
   roles: EventDataOf<'ROLES_LOADED'> | null;
+  /** The model and settings the latest session ran with (RUN_STARTED's, then each RUN_RESUMED's that recorded them). */
+  settings: (EventDataOf<'RUN_STARTED'>['settings'] & { model: string }) | null;
   /** Someone cancelled the run (`acia cancel`): it does not go on. */
   cancelRequested: EventDataOf<'CANCEL_REQUESTED'> | null;
 }
@@ -192,6 +194,7 @@ export function emptyRunState(): RunState {
     roleSpend: new Map(),
     taskStarts: 0,
     roles: null,
+    settings: null,
     cancelRequested: null,
   };
 }

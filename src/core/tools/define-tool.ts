@@ -1,21 +1,24 @@
-// defineTool and callTool: a tool is a small definition with a zod input; calling one never throws.
+// defineTool and callTool: a tool is a small definition with a zod input and a zod output (what its
+// result carries in `data`); calling one never throws.
 import { z } from 'zod';
 import type { ToolDescriptor } from '../acm/contracts.js';
-import { errorMessage, isAciaError } from '../errors.js';
+import { AciaError, errorMessage, isAciaError } from '../errors.js';
 import { truncateMiddle } from './truncate.js';
-import type { Tool, ToolContext, ToolResult } from './types.js';
+import type { Tool, ToolContext, ToolData, ToolResult } from './types.js';
 
-export interface ToolDefinition<I> {
+export interface ToolDefinition<I, D extends ToolData> {
   name: string;
   description: string;
   input: z.ZodType<I>;
+  /** The facts a result carries in `data` (checked as the tool returns): callers read them with this schema, never by hand. */
+  output: z.ZodType<D>;
   readOnly: boolean;
-  run: (input: I, ctx: ToolContext) => Promise<ToolResult>;
+  run: (input: I, ctx: ToolContext) => Promise<ToolResult<D>>;
   namespace?: string;
   version?: string;
 }
 
-export function defineTool<I>(def: ToolDefinition<I>): Tool<I> {
+export function defineTool<I, D extends ToolData>(def: ToolDefinition<I, D>): Tool<I, D> {
   const descriptor: ToolDescriptor = {
     provider: 'acia',
     namespace: def.namespace ?? 'acia.core',
@@ -23,29 +26,37 @@ export function defineTool<I>(def: ToolDefinition<I>): Tool<I> {
     version: def.version ?? '1',
     description: def.description,
     inputSchema: z.toJSONSchema(def.input, { io: 'input' }),
-    outputSchema: toolResultSchema,
+    outputSchema: resultSchema(z.toJSONSchema(def.output, { io: 'output' })),
     sideEffects: !def.readOnly,
   };
   return {
     name: def.name,
     description: def.description,
     input: def.input,
+    output: def.output,
     readOnly: def.readOnly,
     descriptor,
-    run: def.run,
+    run: async (input, ctx) => {
+      const result = await def.run(input, ctx);
+      // What a tool says it returns is what it returns: a result that breaks its own schema is the tool's bug.
+      if (result.data !== undefined) {
+        const checked = def.output.safeParse(result.data);
+        if (!checked.success) throw new AciaError('INTERNAL', `${def.name} returned data its output schema refuses: ${z.prettifyError(checked.error)}`);
+      }
+      return result;
+    },
   };
 }
 
-const toolResultSchema: Record<string, unknown> = {
-  type: 'object',
-  properties: {
-    ok: { type: 'boolean' },
-    forModel: { type: 'string' },
-    forDisplay: { type: 'string' },
-    data: { type: 'object' },
-  },
-  required: ['ok', 'forModel', 'forDisplay'],
-};
+/** A result's JSON Schema with this tool's `data`. */
+function resultSchema(data: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _s, ...body } = data;
+  return {
+    type: 'object',
+    properties: { ok: { type: 'boolean' }, forModel: { type: 'string' }, forDisplay: { type: 'string' }, data: body },
+    required: ['ok', 'forModel', 'forDisplay'],
+  };
+}
 
 /** A failed result the model can act on. */
 export function toolError(message: string, data?: Record<string, unknown>): ToolResult {

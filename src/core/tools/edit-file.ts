@@ -15,6 +15,7 @@ export const editFile = defineTool({
     old: z.string().min(1).describe('the exact text to replace; must occur exactly once'),
     new: z.string().describe('the replacement text'),
   }),
+  output: z.object({ path: z.string(), line: z.number() }),
   readOnly: false,
   run: (input, ctx) => {
     const { resolved, text } = readTextFile(ctx, input.path);

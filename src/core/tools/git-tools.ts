@@ -8,6 +8,7 @@ export const gitStatus = defineTool({
   name: 'git_status',
   description: 'Show the working tree status of the repository (branch, changed, staged and untracked files).',
   input: z.strictObject({}),
+  output: z.object({ changed: z.number() }),
   readOnly: true,
   run: async (_input, ctx) => {
     const r = await safeGit(ctx.root, ['status', '--porcelain=v1', '--branch', '--untracked-files=all'], ctx.signal ? { signal: ctx.signal } : {});
@@ -22,6 +23,7 @@ export const gitDiff = defineTool({
   name: 'git_diff',
   description: 'Show the diff of the working tree (staged and unstaged) against HEAD.',
   input: z.strictObject({}),
+  output: z.object({ files: z.array(z.string()) }),
   readOnly: true,
   run: async (_input, ctx) => {
     const opts = ctx.signal ? { signal: ctx.signal } : {};

@@ -17,6 +17,7 @@ export const listDir = defineTool({
     path: z.string().min(1).default('.').describe('directory relative to the repository root'),
     depth: z.number().int().min(1).max(6).optional().describe('levels to descend (default 2)'),
   }),
+  output: z.object({ path: z.string(), entries: z.number(), capped: z.boolean() }),
   readOnly: true,
   run: (input, ctx) => {
     const resolved = resolvePath(ctx, input.path);

@@ -15,6 +15,7 @@ export const readFile = defineTool({
     offset: z.number().int().min(1).optional().describe('first line to return, 1-based'),
     limit: z.number().int().min(1).max(10_000).optional().describe(`lines to return (default ${DEFAULT_LIMIT})`),
   }),
+  output: z.object({ path: z.string(), totalLines: z.number(), from: z.number(), to: z.number() }),
   readOnly: true,
   run: (input, ctx) => {
     const { resolved, text } = readTextFile(ctx, input.path);

@@ -14,6 +14,7 @@ export const runCommand = defineTool({
     command: z.string().min(1).max(20_000),
     timeout_s: z.number().int().min(1).max(3600).optional().describe('wall-clock limit in seconds (capped by the configured limit)'),
   }),
+  output: z.object({ cannotRun: z.string().optional(), exitCode: z.number().nullable(), signal: z.string().nullable(), timedOut: z.boolean(), truncated: z.boolean(), durationMs: z.number() }),
   readOnly: false,
   run: async (input, ctx) => {
     const timeoutS = Math.min(input.timeout_s ?? ctx.commandTimeoutS, ctx.commandTimeoutS);

@@ -12,6 +12,7 @@ export const runSetup = defineTool({
   name: 'run_setup',
   description: "Run the project's configured setup command (config `setup`) in the sandbox of a task worktree.",
   input: z.strictObject({}),
+  output: z.object({ exitCode: z.number().nullable(), command: z.string(), timedOut: z.boolean(), durationMs: z.number(), cannotRun: z.string().optional() }),
   readOnly: false,
   run: async (_input, ctx) => {
     const command = ctx.setupCommand;

@@ -13,6 +13,23 @@ import { LOOKED_FOR, testCommandFor, type DetectedTestCommand, type EnvironmentF
 import { truncateMiddle } from './truncate.js';
 import type { ToolContext } from './types.js';
 
+/** What a test run's result says (its `data`): read it with this schema (core/tools/test-verdict.ts), never by hand. */
+export const RunTestsData = z.object({
+  /** Why the command could not run at all (the "not found" line), when that is why it failed. */
+  cannotRun: z.string().optional(),
+  /** What kind of environment problem that is, and what to do about it. */
+  cannotRunKind: z.string().optional(),
+  advice: z.string().optional(),
+  exitCode: z.number().nullable(),
+  passed: z.number().nullable(),
+  failed: z.number().nullable(),
+  skipped: z.number().optional(),
+  framework: z.string().nullable(),
+  command: z.string(),
+  timedOut: z.boolean(),
+});
+export type RunTestsData = z.infer<typeof RunTestsData>;
+
 export const runTests = defineTool({
   name: 'run_tests',
   description:
@@ -20,6 +37,7 @@ export const runTests = defineTool({
   input: z.strictObject({
     path: z.string().min(1).optional().describe('test file or directory relative to the repository root'),
   }),
+  output: RunTestsData,
   readOnly: false,
   run: async (input, ctx) => {
     const base = ctx.testCommand ?? detectTestCommand(ctx);

@@ -19,6 +19,7 @@ export const search = defineTool({
     pattern: z.string().min(1).max(1000).describe('regular expression'),
     path: z.string().min(1).optional().describe('file or directory relative to the repository root'),
   }),
+  output: z.object({ matches: z.number(), capped: z.boolean(), engine: z.enum(['ripgrep', 'js']) }),
   readOnly: true,
   run: async (input, ctx) => {
     const target = resolvePath(ctx, input.path ?? '.');

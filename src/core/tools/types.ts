@@ -3,13 +3,19 @@ import type * as NodeFs from 'node:fs';
 import type { ZodType } from 'zod';
 import type { ToolDescriptor } from '../acm/contracts.js';
 
+/** The structured facts of a result: each tool's own shape (its `output` schema). */
+export type ToolData = Record<string, unknown>;
+
 /** What a tool returns: `forModel` is truncated (head and tail kept), `forDisplay` is for humans. */
-export interface ToolResult {
+export interface ToolResult<D extends ToolData = ToolData> {
   ok: boolean;
   forModel: string;
   forDisplay: string;
-  /** Structured facts a caller may record (e.g. run_tests: {exitCode, passed, failed}). */
-  data?: Record<string, unknown>;
+  /**
+   * Structured facts a caller may record (run_tests: exitCode, passed, failed...), in the tool's `output`
+   * shape; a call that never reached the tool (invalid input, an exception) carries `{ errorCode }` instead.
+   */
+  data?: D;
 }
 
 /** How tools run commands: the sandbox implements it; tests may pass a fake. */
@@ -70,12 +76,14 @@ export interface ToolContext {
   deadlineMs?: number;
 }
 
-export interface Tool<I = unknown> {
+export interface Tool<I = unknown, D extends ToolData = ToolData> {
   readonly name: string;
   readonly description: string;
   readonly input: ZodType<I>;
+  /** The shape of `data` in the tool's own results: read them through it (`tool.output.safeParse`). */
+  readonly output: ZodType<D>;
   /** Read-only tools may run concurrently within one model turn. */
   readonly readOnly: boolean;
   readonly descriptor: ToolDescriptor;
-  run(input: I, ctx: ToolContext): Promise<ToolResult>;
+  run(input: I, ctx: ToolContext): Promise<ToolResult<D>>;
 }

@@ -10,6 +10,7 @@ export const writeFile = defineTool({
     path: z.string().min(1).describe('path relative to the repository root'),
     content: z.string().describe('the full new content of the file'),
   }),
+  output: z.object({ path: z.string(), bytes: z.number(), created: z.boolean() }),
   readOnly: false,
   run: (input, ctx) => {
     const resolved = writeTextFile(ctx, input.path, input.content);

@@ -26,7 +26,9 @@ import type { LedgerEntry } from '../../core/ledger/entry.js';
 import type { HumanAction } from '../../core/ledger/events.js';
 import { readManifest } from '../../core/ledger/manifest.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
-import { buildDeps, checkRunAnchored, preflightModel } from '../../app/build-deps.js';
+import { checkRunAnchored, preflightModel } from '../../app/build-deps.js';
+import { createDeps } from '../../app/create-deps.js';
+import { resumableSettings } from '../../app/prepare-run.js';
 import { existingRunDir, readRunBlob, runDirOf as runDirIn } from '../../core/contain/acia-state.js';
 import { guardAciaState } from '../../core/contain/clone-guard.js';
 import { isRunId } from '../../core/contain/run-id.js';
@@ -185,11 +187,14 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
  */
 async function drive(o: AcpAgentOptions, s: Session, text: string, client: AgentContext): Promise<RunResult> {
   const waiting = s.runId === null ? null : await resumableState(s.repo, s.runId);
+  const resuming = waiting !== null && s.runId !== null && (waiting === 'awaiting_human' || /^(continue|resume)$/i.test(text.trim()));
   const previous = s.runId !== null && waiting === null ? await finishedRun(runDirIn(s.repo, s.runId)) : null;
   if (previous !== null && /^(continue|resume)$/i.test(text.trim())) {
     throw new AciaError('USAGE', `run ${s.runId} is finished (${previous.reason}); there is nothing to continue`, { hint: 'say what the team should do next: a new run builds on it' });
   }
-  const loaded = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)) });
+  // A resumed run goes on with the settings it recorded, as `acia resume` does; the flags given now win.
+  const recorded = resuming && s.runId !== null ? await resumableSettings(o.env, s.repo, s.runId) : null;
+  const loaded = loadConfig({ repo: s.repo, env: o.env, flags: Object.fromEntries(Object.entries(o.flags).filter(([, v]) => v !== undefined)), recorded });
   const clientServers = Object.keys(s.mcpServers).length > 0 ? { clientMcpServers: { servers: s.mcpServers, source: CLIENT_SOURCE } } : {};
   const config = loaded.config;
   if (loaded.ignored) {
@@ -202,7 +207,8 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
   const runDirOf = (runId: string) => runDirIn(s.repo, runId);
   let mapper: AcpUpdateMapper | null = null;
   let queue = Promise.resolve();
-  const deps = await buildDeps({
+  const deps = await createDeps({
+    kind: 'local',
     repo: s.repo,
     config,
     env: o.env,
@@ -225,7 +231,7 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
   let result: RunResult;
   if (waiting !== null && s.runId !== null) {
     const answer = waiting === 'awaiting_human' ? text : undefined;
-    if (waiting !== 'awaiting_human' && !/^(continue|resume)$/i.test(text.trim())) {
+    if (!resuming) {
       result = await startRun(deps, { dir: s.repo, goal: text });
     } else {
       // Replay the run so far so the client's plan view is complete before new updates arrive.

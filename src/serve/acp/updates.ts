@@ -12,22 +12,24 @@ import type { EventDataOf } from '../../core/ledger/events.js';
 import { applyEntry } from '../../core/run/reducer.js';
 import { emptyRunState, type TaskStatus } from '../../core/run/state.js';
 import { planView } from '../../core/run/views.js';
+import { editFile, gitDiff, gitStatus, listDir, readFile, runCommand, runTests, search, writeFile } from '../../core/tools/tool-sets.js';
 import { describeEntry } from '../../app/describe.js';
 import { stripControls } from './text.js';
 
 /** Reads a blob of the run (tool output) as text, or null when it is not there. */
 export type BlobText = (ref: string) => string | null;
 
+/** ACP's kind of each built-in tool, keyed by the tools themselves (MCP tools are 'other'). */
 const TOOL_KINDS: Record<string, ToolKind> = {
-  read_file: 'read',
-  list_dir: 'read',
-  search: 'search',
-  write_file: 'edit',
-  edit_file: 'edit',
-  run_command: 'execute',
-  run_tests: 'execute',
-  git_status: 'read',
-  git_diff: 'read',
+  [readFile.name]: 'read',
+  [listDir.name]: 'read',
+  [search.name]: 'search',
+  [writeFile.name]: 'edit',
+  [editFile.name]: 'edit',
+  [runCommand.name]: 'execute',
+  [runTests.name]: 'execute',
+  [gitStatus.name]: 'read',
+  [gitDiff.name]: 'read',
 };
 
 /** Entry types that are bookkeeping, not news for the person watching. */
@@ -161,8 +163,8 @@ function pathOf(input: unknown): string | undefined {
 function diffOf(name: string, input: unknown, full: string | undefined): { path: string; oldText: string | null; newText: string } | null {
   if (!full || typeof input !== 'object' || input === null) return null;
   const i = input as { content?: unknown; old?: unknown; new?: unknown };
-  if (name === 'write_file' && typeof i.content === 'string') return { path: full, oldText: null, newText: clip(i.content) };
-  if (name === 'edit_file' && typeof i.old === 'string' && typeof i.new === 'string') return { path: full, oldText: clip(i.old), newText: clip(i.new) };
+  if (name === writeFile.name && typeof i.content === 'string') return { path: full, oldText: null, newText: clip(i.content) };
+  if (name === editFile.name && typeof i.old === 'string' && typeof i.new === 'string') return { path: full, oldText: clip(i.old), newText: clip(i.new) };
   return null;
 }
 

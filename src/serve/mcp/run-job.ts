@@ -10,7 +10,9 @@ import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../../core
 import { noHuman } from '../../team/deps.js';
 import { Git, requireCommit } from '../../team/git.js';
 import { resumeRun, startRun, type RunResult } from '../../team/team.js';
-import { buildDeps, preflightModel } from '../../app/build-deps.js';
+import { preflightModel } from '../../app/build-deps.js';
+import { createDeps } from '../../app/create-deps.js';
+import { resumableSettings } from '../../app/prepare-run.js';
 import { describeEntry } from '../../app/describe.js';
 import { EXIT } from '../../app/exit-codes.js';
 
@@ -38,11 +40,14 @@ export interface JobHandlers {
 /** Runs the job here, through the library API (what `acia run` and `acia resume` use too). */
 export async function runJob(job: RunJob, env: NodeJS.ProcessEnv, signal: AbortSignal, h: JobHandlers): Promise<RunResult> {
   await requireCommit(new Git(systemClock), job.repo);
-  const { config } = loadConfig({ repo: job.repo, env, flags: job.flags });
+  // A resumed run goes on with the settings it recorded (never its sandbox), as `acia resume` does; the job's flags win.
+  const recorded = job.kind === 'resume' ? await resumableSettings(env, job.repo, job.runId) : null;
+  const { config } = loadConfig({ repo: job.repo, env, flags: job.flags, recorded });
   if (job.kind === 'start') preflightModel(config, env, false, job.repo);
   let announced = job.kind === 'resume';
   if (job.kind === 'resume') h.onRunId(job.runId);
-  const deps = await buildDeps({
+  const deps = await createDeps({
+    kind: 'local',
     repo: job.repo,
     config,
     env,

@@ -237,9 +237,9 @@ export class RunsService {
     check(state);
     const finished = finishedReason(state);
     if (finished !== null) throw new AciaError('RUN_FINISHED', `run ${runId} is finished (${finished}); there is nothing to resume`);
-    // Resumed with the model and settings the run started with, as `acia resume` does.
-    const s = state.started.settings;
-    const flags: Record<string, unknown> = { model: state.started.model, parallel: s.parallel, maxIterations: s.maxIterations, sandbox: s.sandbox, budget: s.budget };
+    // Resumed with the model and settings the run recorded, as `acia resume` does: the job loads them as
+    // loadConfig's recorded layer (app/prepare-run.ts), so no flag is derived from them here.
+    const flags: Record<string, unknown> = {};
     return { repo, flags, state };
   }
 

@@ -60,7 +60,7 @@ type StopCause = 'deadline' | 'time_limit' | 'interrupt';
 /** Runs one attempt; returns how the agent's session ended, like ACIA's own agent loop does. */
 export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promise<AcpOutcome> {
   const { name, api } = o.agent;
-  const endpoint = ctx.deps.model.endpoints?.[api];
+  const endpoint = ctx.deps.model.endpoints[api];
   if (!endpoint?.apiKey) {
     throw new AciaError('LLM_AUTH', `the external agent ${name} speaks the ${API_NAMES[api]}: ACIA forwards its model calls with your ${endpoint?.keyVar ?? keyVarOf(api)}, which is not set`, {
       hint: `set ${endpoint?.keyVar ?? keyVarOf(api)} for ACIA (the agent itself only ever gets a per-task key)`,
@@ -139,10 +139,10 @@ function ended(ctx: RunContext, o: AcpTaskOptions, proxy: MeteringProxy, stop: S
   const breach = proxy.breach();
   if (breach) throw new BudgetExceededError(breach);
   if (stop.cause === 'deadline') throw new BudgetExceededError(minutesPassed(ctx) ?? { limit: 'minutes', spent: ctx.deps.config.budget.maxMinutes ?? 0, max: ctx.deps.config.budget.maxMinutes ?? 0 });
-  if (stop.cause === 'interrupt' || ctx.deps.runtime.signal?.aborted) throw new AciaError('ABORTED', 'interrupted');
+  if (stop.cause === 'interrupt' || ctx.deps.runtime.signal.aborted) throw new AciaError('ABORTED', 'interrupted');
   if (stop.cause === 'time_limit') return { kind: 'protocol_error', turns: proxy.calls(), message: `${name} did not finish within ${Math.round(stop.limitMs / 1000)} s (cancelled, then stopped)` };
   const refused = proxy.keyRefused();
-  const keyVar = ctx.deps.model.endpoints?.[api]?.keyVar ?? keyVarOf(api);
+  const keyVar = ctx.deps.model.endpoints[api]?.keyVar ?? keyVarOf(api);
   if (refused !== null) throw new AciaError('LLM_AUTH', `the ${API_NAMES[api]} refused your ${keyVar} (HTTP ${refused}) for the external agent ${name}'s model calls`, { hint: `check ${keyVar}` });
   const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
   // Either it says so (ACP's -32000), or it never got one model call through because it never presented the key.
@@ -188,7 +188,7 @@ class SessionStop {
     const toDeadline = max === undefined ? Infinity : ctx.sessionStartMs + max * 60_000 - ctx.deps.runtime.clock.now().getTime();
     const cause: StopCause = toDeadline <= this.limitMs ? 'deadline' : 'time_limit';
     this.timers.push(setTimeout(() => this.stop(cause), Math.max(0, Math.min(toDeadline, this.limitMs))));
-    ctx.deps.runtime.signal?.addEventListener('abort', this.onAbort, { once: true });
+    ctx.deps.runtime.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
   /** What cancelling the session means once one exists; sent at once if the stop came first. */
@@ -206,7 +206,7 @@ class SessionStop {
 
   dispose(): void {
     for (const t of this.timers) clearTimeout(t);
-    this.ctx.deps.runtime.signal?.removeEventListener('abort', this.onAbort);
+    this.ctx.deps.runtime.signal.removeEventListener('abort', this.onAbort);
   }
 }
 

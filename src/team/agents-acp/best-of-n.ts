@@ -2,11 +2,12 @@
 // real test command judges every candidate; the winner is picked by recorded facts alone (tests
 // passed, then fewer failures, then a smaller diff, then lower cost) and becomes the task's result.
 // Losing branches stay for inspection. No agent's words take part in the choice.
-import { canonicalJson } from '../../core/acm/canonical-json.js';
 import type { EventDataOf } from '../../core/ledger/events.js';
 import { devAgent } from '../../agents/dev/dev-agent.js';
 import type { RunContext } from '../run-context.js';
-import { runTaskAgent, toolContext } from '../task-common.js';
+import { testVerdict } from '../../core/tools/test-verdict.js';
+import { runTaskAgent } from '../task-common.js';
+import { recordVerdict, runTeamTests } from '../test-run.js';
 import type { TaskWorktree } from '../workspace.js';
 import { runAcpDevAgent, type AcpDevAgent, type AcpOutcome } from './acp-dev-worker.js';
 
@@ -62,24 +63,10 @@ async function runCandidate(
   diffing.catch(() => undefined); // awaited below; a failure must not go unhandled while the tests run
   let tests: { passed: boolean; exitCode: number | null; failed: number | null } = { passed: false, exitCode: null, failed: null };
   if (outcome.kind === 'returned') {
-    const runTests = ctx.deps.tools.builtin.find((t) => t.name === 'run_tests');
-    const result = runTests ? await ctx.deps.tools.call(runTests, {}, toolContext(ctx, wt.path)) : null;
-    const data = result?.data ?? {};
-    const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null;
-    tests = { passed: exitCode === 0, exitCode, failed: typeof data.failed === 'number' ? data.failed : null };
-    const outputRef = await ctx.rec.blob(canonicalJson({ forModel: result?.forModel ?? 'no test command could be run', forDisplay: result?.forDisplay ?? '' }));
-    await ctx.rec.record('team', 'VERIFICATION', {
-      taskId: id,
-      passed: tests.passed,
-      exitCode,
-      command: typeof data.command === 'string' ? data.command : (ctx.testCommand ?? 'none'),
-      passedCount: typeof data.passed === 'number' ? data.passed : null,
-      failedCount: tests.failed,
-      outputRef,
-      source: 'team_run',
-      // The candidate's own tree: the outcome rule counts a test run only on the commit it names.
-      commit: commit ?? wt.baseCommit,
-    });
+    const verdict = testVerdict(await runTeamTests(ctx, wt.path), ctx.testCommand ?? 'none');
+    tests = { passed: verdict.passed, exitCode: verdict.exitCode, failed: verdict.failedCount };
+    // The candidate's own tree: the outcome rule counts a test run only on the commit it names.
+    await recordVerdict(ctx, id, verdict, { source: 'team_run', commit: commit ?? wt.baseCommit });
   }
   const diffLines = await diffing;
   return {

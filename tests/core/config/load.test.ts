@@ -29,6 +29,16 @@ describe('loadConfig', () => {
     expect(sources.commandTimeoutS).toBe('default');
   });
 
+  it("a continued run's recorded settings are a layer over files and env, under flags; a budget flag overrides that limit only; never the sandbox", () => {
+    const repo = repoWith({ parallel: 3 });
+    const recorded = { runId: 'r1', model: 'anthropic:claude-sonnet-5-5', parallel: 4, maxIterations: 1, budget: { maxCostUsd: 2, maxTokens: 9000 }, memoryLessons: false };
+    const { config, sources } = loadConfig({ repo, env: { ACIA_MAX_ITERATIONS: '7', ACIA_SANDBOX: 'off' }, flags: { parallel: 1, budget: { maxTokens: 20000 } }, userFile: null, recorded });
+    expect(config).toMatchObject({ model: 'anthropic:claude-sonnet-5-5', parallel: 1, maxIterations: 1, memoryLessons: false, sandbox: 'off', budget: { maxCostUsd: 2, maxTokens: 20000 } });
+    expect(sources).toMatchObject({ model: 'run:r1', parallel: 'flag', maxIterations: 'run:r1', memoryLessons: 'run:r1', sandbox: 'env:ACIA_SANDBOX', budget: 'flag' });
+    // The sandbox is whatever the user says now: a recorded run cannot carry one.
+    expect(loadConfig({ repo, env: {}, flags: {}, userFile: null, recorded }).config.sandbox).toBe('auto');
+  });
+
   it('names an unknown key and its file', () => {
     const repo = repoWith({ paralel: 2 });
     expect(() => loadConfig({ repo, env: {}, flags: {}, userFile: null })).toThrow(/unknown key "paralel" in .*\.acia\/config\.json/);

@@ -10,6 +10,7 @@ const echo = defineTool({
   name: 'echo',
   description: 'echo',
   input: z.strictObject({ text: z.string() }),
+  output: z.object({}),
   readOnly: true,
   run: (input) => {
     if (input.text === 'throw') throw new Error('kaboom');

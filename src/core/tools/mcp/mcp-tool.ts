@@ -26,6 +26,8 @@ export function mcpTool(server: string, entry: CatalogTool, invoke: McpInvoke): 
     name: entry.name,
     description: entry.description,
     input: Input,
+    // A server's structured content is its own: ACIA records it as given.
+    output: z.record(z.string(), z.unknown()),
     readOnly: entry.readOnly,
     descriptor,
     run: (input, ctx) => invoke(server, entry.remoteName, input, ctx),
