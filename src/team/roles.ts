@@ -110,6 +110,9 @@ export function roleNameOf(capability: string, input: unknown): string {
 export function roleOf(ctx: RunContext, name: string): RunRole {
   const role = ctx.roles.byName.get(name) ?? ctx.roles.byName.get(name === 'qa' || name === 'pm' ? name : 'dev');
   if (!role) throw new Error(`no role ${name}`);
+  // A role on the run's own model uses this session's model deps (a fleet worker's own client, metered
+  // there), not those of the session that loaded the roles. A role's own model never has the run's spec.
+  if (role.model !== ctx.deps.model && role.model.spec === ctx.deps.model.spec) return { ...role, model: ctx.deps.model };
   return role;
 }
 
