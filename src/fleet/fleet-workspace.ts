@@ -17,6 +17,8 @@ export interface FleetWorkspaceOptions {
   withRunLock: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Where the run's branches stood on the remote when this worker fetched them ('' = absent). */
   remoteRefs: Map<string, string>;
+  /** Set while the job's clone is as checkoutJob made it: cleared by the first open of the run. */
+  fresh?: { open: boolean };
 }
 
 export class FleetWorkspace extends Workspace {
@@ -31,14 +33,14 @@ export class FleetWorkspace extends Workspace {
 
   override async checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {
     const r = await super.checkpoint(taskId, wt, message);
-    if (r.commit) await this.push(wt.branch);
+    if (r.commit) await this.push(wt.branch, r.commit);
     return r;
   }
 
   /** A dev.merge task's resolution is its checkpoint: pushed like one. */
   override async commitMerge(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string; files: string[] }> {
     const r = await super.commitMerge(taskId, wt, message);
-    await this.push(wt.branch);
+    await this.push(wt.branch, r.commit);
     return r;
   }
 
@@ -46,7 +48,7 @@ export class FleetWorkspace extends Workspace {
     return this.o.withRunLock(async () => {
       await this.pullRunBranch();
       const r = await super.merge(taskId);
-      if (r.commit && r.commit !== this.o.remoteRefs.get(this.runBranch)) await this.push(this.runBranch);
+      if (r.commit && r.commit !== this.o.remoteRefs.get(this.runBranch)) await this.push(this.runBranch, r.commit);
       return r;
     });
   }
@@ -59,8 +61,19 @@ export class FleetWorkspace extends Workspace {
   }
 
   override async openRun(base: string, create: boolean): Promise<void> {
+    const remoteHead = this.o.remoteRefs.get(this.runBranch);
+    const fresh = this.o.fresh?.open === true;
+    if (this.o.fresh) this.o.fresh.open = false;
+    if (!create && fresh && remoteHead) {
+      // A resumed run (or a task job) in the clone checkoutJob just made: nothing there can be stale (no
+      // worktree to prune, no merge half done), and the run branch is where the remote has it. Opening it
+      // as a new run at that commit is the same result with a third of the git processes, and nothing to push.
+      await super.openRun(remoteHead, true);
+      return;
+    }
     await super.openRun(base, create);
-    if ((await this.runHead()) !== this.o.remoteRefs.get(this.runBranch)) await this.push(this.runBranch);
+    const head = await this.runHead();
+    if (head !== remoteHead) await this.push(this.runBranch, head);
   }
 
   /** The orchestrator, after a task ran elsewhere: the run worktree at the run branch the remote has. */
@@ -77,9 +90,11 @@ export class FleetWorkspace extends Workspace {
     if ((await this.runHead()) !== remote) await super.resetRun(remote);
   }
 
-  private async push(branch: string): Promise<void> {
+  /** Pushes `branch`, which the caller just set to `known` when it says so (saves asking git). */
+  private async push(branch: string, known?: string): Promise<void> {
+    // Before every push, whatever else was checked before: a worker fenced meanwhile pushes nothing.
     await this.o.checkFence();
-    const sha = (await this.g.run(this.repo, ['rev-parse', '--verify', `refs/heads/${branch}^{commit}`])).stdout.trim();
+    const sha = known ?? (await this.g.run(this.repo, ['rev-parse', '--verify', `refs/heads/${branch}^{commit}`])).stdout.trim();
     const expected = this.o.remoteRefs.get(branch) ?? '';
     await pushWithRetry(branch, async () => {
       const r = await remoteGit(this.repo, ['push', '-q', 'origin', `--force-with-lease=refs/heads/${branch}:${expected}`, `refs/heads/${branch}:refs/heads/${branch}`], { allowFail: true });

@@ -84,6 +84,7 @@ export async function jobDeps(
         checkFence: () => checkFence(fleet.db, runId, o.fence, false),
         withRunLock: (fn) => withRunLock(fleet, runId, fn),
         remoteRefs: o.checkout.remoteRefs,
+        fresh: o.checkout.fresh,
       });
       return made;
     },

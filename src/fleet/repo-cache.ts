@@ -24,6 +24,8 @@ export interface JobCheckout {
   dir: string;
   /** Where each of the run's branches stood on the remote when fetched ('' = absent): pushes lease on it. */
   remoteRefs: Map<string, string>;
+  /** Whether the clone is still as made here (no worktree, no merge under way): the first open of the run trusts it. */
+  fresh: { open: boolean };
 }
 
 /**
@@ -55,17 +57,23 @@ export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: stri
   await remoteGit(o.dir, ['remote', 'set-url', '--', 'origin', o.repoUrl]);
   const runBranch = `acia/${o.runId}`;
   const tasks = `acia-tasks/${o.runId}`;
-  // From the remote itself (the mirror may be seconds old): where this run stands now.
-  await remoteGit(o.dir, ['fetch', '-q', 'origin', `+refs/heads/${runBranch}:refs/remotes/origin/${runBranch}`, `+refs/heads/${tasks}/*:refs/remotes/origin/${tasks}/*`], { allowFail: true });
-  const listed = await git.run(o.dir, ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${runBranch}`, `refs/remotes/origin/${tasks}/`]);
+  // From the remote itself (the mirror may be seconds old): where this run stands now. One fetch sets both
+  // the remote-tracking refs and the local branches (a git process per branch costs tens of ms under load).
+  const heads = [`refs/heads/${runBranch}`, `refs/heads/${tasks}/*`];
+  await remoteGit(o.dir, ['fetch', '-q', 'origin', ...heads.flatMap((h) => [`+${h}:${h.replace('refs/heads/', 'refs/remotes/origin/')}`, `+${h}:${h}`])], { allowFail: true });
+  const listed = await git.run(o.dir, ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${runBranch}`, `refs/remotes/origin/${tasks}/`, `refs/heads/${runBranch}`, `refs/heads/${tasks}/`]);
   const remoteRefs = new Map<string, string>();
+  const local = new Map<string, string>();
   for (const line of listed.stdout.split('\n').filter(Boolean)) {
     const [ref, sha] = line.split(' ') as [string, string];
-    const branch = ref.slice('refs/remotes/origin/'.length);
-    remoteRefs.set(branch, sha);
-    await git.run(o.dir, ['update-ref', `refs/heads/${branch}`, sha]);
+    if (ref.startsWith('refs/remotes/origin/')) remoteRefs.set(ref.slice('refs/remotes/origin/'.length), sha);
+    else local.set(ref.slice('refs/heads/'.length), sha);
   }
-  const base = (await git.run(o.dir, ['rev-parse', '--verify', `${o.base}^{commit}`], { allowFail: true })).exitCode === 0 ? o.base : `origin/${o.base}`;
-  await git.run(o.dir, ['checkout', '-q', '--detach', base]);
-  return { dir: o.dir, remoteRefs };
+  // The fetch did that already, unless it failed (the run branch is not pushed yet) and the clone's
+  // remote-tracking refs came from the mirror: then each local branch is set where they say, in one batch.
+  const behind = [...remoteRefs].filter(([branch, sha]) => local.get(branch) !== sha);
+  if (behind.length > 0) await git.run(o.dir, ['update-ref', '--stdin'], { input: behind.map(([branch, sha]) => `update refs/heads/${branch} ${sha}\n`).join('') });
+  // The run's base is a commit the mirror has (a task job's always is), else a branch of the remote.
+  if ((await git.run(o.dir, ['checkout', '-q', '--detach', `${o.base}^{commit}`], { allowFail: true })).exitCode !== 0) await git.run(o.dir, ['checkout', '-q', '--detach', `origin/${o.base}`]);
+  return { dir: o.dir, remoteRefs, fresh: { open: true } };
 }

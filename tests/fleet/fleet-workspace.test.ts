@@ -37,11 +37,21 @@ function bareRemote(): { url: string; base: string } {
 const runId = '20261123-000000-f1ee75';
 const git = new Git(systemClock);
 
-async function worker(name: string, url: string, base: string, lock: <T>(fn: () => Promise<T>) => Promise<T>): Promise<FleetWorkspace> {
+async function worker(name: string, url: string, base: string, lock: <T>(fn: () => Promise<T>) => Promise<T>, o: { fresh?: boolean; checkFence?: () => Promise<void> } = {}): Promise<FleetWorkspace> {
   // A worker whose policy serves the test's remote (its directory, by real path).
   const policy = { repos: [path.dirname(url)], allowSandboxOff: false, scriptedModelDirs: [] };
   const checkout = await checkoutJob(git, { cacheDir: tmp(`cache-${name}`), repoUrl: url, runId, base, dir: path.join(tmp(name), 'clone'), policy });
-  return new FleetWorkspace(git, checkout.dir, runId, { checkFence: () => Promise.resolve(), withRunLock: lock, remoteRefs: checkout.remoteRefs });
+  return new FleetWorkspace(git, checkout.dir, runId, { checkFence: o.checkFence ?? (() => Promise.resolve()), withRunLock: lock, remoteRefs: checkout.remoteRefs, ...(o.fresh ? { fresh: checkout.fresh } : {}) });
+}
+
+/** One merge at a time, as the database's advisory lock allows per run. */
+function serialLock(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let chain: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = chain.then(fn);
+    chain = next.catch(() => undefined);
+    return next;
+  };
 }
 
 async function addFile(ws: FleetWorkspace, taskId: string, file: string): Promise<void> {
@@ -55,12 +65,7 @@ describe('the fleet workspace', () => {
   it("merges each worker's task onto the other's through the remote, and refuses a stale worker's push", async () => {
     const { url, base } = bareRemote();
     // One lock for both, as the database's advisory lock is for every worker of the run.
-    let chain: Promise<unknown> = Promise.resolve();
-    const lock = <T>(fn: () => Promise<T>): Promise<T> => {
-      const next = chain.then(fn);
-      chain = next.catch(() => undefined);
-      return next;
-    };
+    const lock = serialLock();
     const a = await worker('a', url, base, lock);
     await a.openRun(base, true);
     expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(base);
@@ -81,6 +86,39 @@ describe('the fleet workspace', () => {
 
     // B's view of the run branch is now stale (m1): resetting it would overwrite a's merge.
     await expect(b.resetRun(base)).rejects.toMatchObject({ code: 'LEDGER_FENCED' });
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m2.commit);
+  }, 60_000);
+
+  it("a task job's fresh clone opens the run where the remote has it, and a fenced worker pushes nothing", async () => {
+    const { url, base } = bareRemote();
+    const lock = serialLock();
+    const a = await worker('a', url, base, lock);
+    await a.openRun(base, true);
+    await addFile(a, 't1', 'one.txt');
+    const m1 = await a.merge('t1');
+    await addFile(a, 't2', 'two.txt');
+    const t2 = sh(url, 'rev-parse', `acia-tasks/${runId}/t2`);
+
+    // A task job on another worker: one fetch gave its clone the run branch and the task branches.
+    let fenced = false;
+    const b = await worker('b', url, base, lock, { fresh: true, checkFence: () => (fenced ? Promise.reject(Object.assign(new Error('fenced'), { code: 'LEDGER_FENCED' })) : Promise.resolve()) });
+    await b.openRun(base, false);
+    expect(await b.runHead()).toBe(m1.commit);
+    expect(fs.readFileSync(path.join(b.runWorktree, 'one.txt'), 'utf8')).toBe('t1\n');
+    const clone = path.resolve(b.root(), '../../..');
+    expect(sh(clone, 'rev-parse', `refs/heads/acia-tasks/${runId}/t2`)).toBe(t2);
+    // Its task resumes from t2's checkpoint and merges on top of t1.
+    const wt = await b.prepareTask('t2', t2);
+    expect(fs.existsSync(path.join(wt.path, 'two.txt'))).toBe(true);
+    const m2 = await b.merge('t2');
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m2.commit);
+
+    // Taken over: its lease check now fails, and neither a checkpoint nor a merge reaches the remote.
+    fenced = true;
+    const wt3 = await b.prepareTask('t3', null);
+    fs.writeFileSync(path.join(wt3.path, 'three.txt'), 't3\n');
+    await expect(b.checkpoint('t3', wt3, 'acia(t3)')).rejects.toMatchObject({ code: 'LEDGER_FENCED' });
+    expect(sh(url, 'for-each-ref', `refs/heads/acia-tasks/${runId}/t3`)).toBe('');
     expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m2.commit);
   }, 60_000);
 });
