@@ -8,6 +8,7 @@ import type { ToolResult } from '../core/tools/types.js';
 import { frozenJson } from '../core/acm/canonical-json.js';
 import { elideOldToolOutput } from './context-window.js';
 import { LOOP_STOP_AT, LoopGuard } from './loop-guard.js';
+import { appendToLastUser, type AgentInbox } from './inbox.js';
 
 export const RETURN_RESULT = 'return_result';
 
@@ -54,6 +55,8 @@ export interface AgentRunOptions<O> {
   check?: (result: O) => string[] | Promise<string[]>;
   /** Sees a return_result the loop rejected (schema or check), with the problems sent back to the model. */
   onRejectedResult?: (call: ToolCall, problems: string[]) => Promise<void>;
+  /** Messages humans send this agent while it works (`acia say`). */
+  inbox?: AgentInbox;
   runId?: string;
 }
 
@@ -72,8 +75,8 @@ interface LoopState {
   compactedForError: boolean;
 }
 
-/** A step either ends the session with an outcome or lets the loop go on to the next turn. */
-type Step<O> = { done: AgentOutcome<O> } | { done: null };
+/** A step either ends the session with an outcome or lets the loop go on to the next turn (with messages heard on the way). */
+type Step<O> = { done: AgentOutcome<O> } | { done: null; heard?: string[] };
 const CONTINUE = { done: null } as const;
 
 /**
@@ -97,9 +100,10 @@ export async function runAgent<O>(opts: AgentRunOptions<O>): Promise<AgentOutcom
   };
   for (let turn = 1; turn <= opts.maxTurns; turn++) {
     if (opts.signal?.aborted) throw new AciaError('ABORTED', 'interrupted');
+    if (opts.inbox) appendToLastUser(state.messages, await opts.inbox.take({ at: 'turn', turn }));
     const response = await query(opts, state, turn);
     if (response === null) {
-      turn--; // the context was compacted: the same turn again
+      turn--; // compacted, or a message interrupted the call: the same turn again
       continue;
     }
     const step = await act(opts, state, response, turn);
@@ -125,13 +129,23 @@ async function query<O>(opts: AgentRunOptions<O>, state: LoopState, turn: number
   };
   await opts.beforeModelCall?.(request);
   let response: LlmResponse;
+  // A human's interrupting message stops this call; the turn is asked again with the message in it.
+  const interrupt = opts.inbox?.callSignal();
+  const signal = interrupt && opts.signal ? AbortSignal.any([opts.signal, interrupt]) : (interrupt ?? opts.signal);
   try {
     response = await opts.llm.complete(request, {
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(signal ? { signal } : {}),
       ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
     });
   } catch (e) {
     await opts.modelCallFailed?.(request);
+    if (interrupt?.aborted && opts.signal?.aborted !== true && opts.inbox) {
+      const texts = await opts.inbox.take({ at: 'interrupt', turn });
+      if (texts.length > 0) {
+        appendToLastUser(state.messages, texts);
+        return null;
+      }
+    }
     // Context too long: elide harder once and retry the turn; anything else is the caller's to handle.
     if (isAciaError(e) && e.code === 'LLM_CONTEXT_LENGTH' && !state.compactedForError) {
       state.compactedForError = true;
@@ -156,16 +170,18 @@ async function act<O>(opts: AgentRunOptions<O>, state: LoopState, response: LlmR
   if (calls.length === 0) return bareReply(state, response, turn);
   const ran = await runTools(opts, state, calls, turn);
   if ('done' in ran) return ran;
-  const returned = calls.find((c) => c.name === RETURN_RESULT);
+  const returned = ran.heard.length > 0 ? undefined : calls.find((c) => c.name === RETURN_RESULT);
   if (returned) {
     const step = await checkResult(opts, state, returned, ran.results, turn);
     if (step.done !== null) return step;
+    ran.heard.push(...(step.heard ?? []));
   }
   // Every tool_use needs a tool_result in the next user message, even calls skipped above.
+  const skipped = ran.heard.length > 0 ? 'not run: a message from the human came first; call it again if it is still needed' : 'not run';
   for (const c of calls) {
-    if (!ran.results.some((r) => r.toolUseId === c.id)) ran.results.push({ type: 'tool_result', toolUseId: c.id, content: 'not run' });
+    if (!ran.results.some((r) => r.toolUseId === c.id)) ran.results.push({ type: 'tool_result', toolUseId: c.id, content: skipped });
   }
-  state.messages.push(frozenJson({ role: 'user', content: ran.results }));
+  state.messages.push(frozenJson({ role: 'user', content: [...ran.results, ...ran.heard.map((text) => ({ type: 'text' as const, text }))] }));
   return CONTINUE;
 }
 
@@ -186,7 +202,7 @@ async function runTools<O>(
   state: LoopState,
   calls: ToolUseBlock[],
   turn: number,
-): Promise<{ done: AgentOutcome<O> } | { results: ToolResultBlock[] }> {
+): Promise<{ done: AgentOutcome<O> } | { results: ToolResultBlock[]; heard: string[] }> {
   const runnable: ToolCall[] = calls.filter((c) => c.name !== RETURN_RESULT).map((c) => ({ id: c.id, name: c.name, input: c.input }));
   const verdicts = runnable.map((c) => state.guard.check(c.name, c.input));
   const looping = runnable.find((_c, i) => verdicts[i] === 'stop');
@@ -195,22 +211,36 @@ async function runTools<O>(
       done: { kind: 'loop_detected', turns: turn, message: `${looping.name} called ${LOOP_STOP_AT} times with the same input and nothing changed in between` },
     };
   }
-  const outcomes = await runCalls(runnable, opts.toolbox);
+  // A steering message ends the turn at the next tool boundary: the calls after it wait (they get `not run`).
+  const heard: string[] = [];
+  const boundary = async (afterToolUseId: string): Promise<boolean> => {
+    if (!opts.inbox) return false;
+    heard.push(...(await opts.inbox.take({ at: 'tool_boundary', turn, afterToolUseId })));
+    return heard.length > 0;
+  };
+  const outcomes = await runCalls(runnable, opts.toolbox, boundary);
   const results: ToolResultBlock[] = [];
   for (const [i, call] of runnable.entries()) {
-    const r = outcomes[i]!;
+    const r = outcomes[i];
+    if (r === undefined) continue;
     if (r.ok && !opts.toolbox.readOnly(call.name)) state.guard.recordMutation(call.name, call.input);
     const nudge = verdicts[i] === 'nudge' ? nudgeText(call.name) : '';
     results.push({ type: 'tool_result', toolUseId: call.id, content: r.forModel + nudge, ...(r.ok ? {} : { isError: true }) });
   }
-  return { results };
+  return { results, heard };
 }
 
 /** The delivered result: valid ends the session, invalid goes back to the agent with its problems. */
 async function checkResult<O>(opts: AgentRunOptions<O>, state: LoopState, returned: ToolUseBlock, results: ToolResultBlock[], turn: number): Promise<Step<O>> {
   const parsed = opts.output.safeParse(unwrap(returned.input, opts.output));
   const problems = parsed.success ? ((await opts.check?.(parsed.data)) ?? []) : [z.prettifyError(parsed.error)];
-  if (parsed.success && problems.length === 0) return { done: { kind: 'returned', result: parsed.data, turns: turn } };
+  if (parsed.success && problems.length === 0) {
+    // A message still waiting for this agent reaches it before its result is taken: it may change the result.
+    const waiting = opts.inbox ? await opts.inbox.take({ at: 'result', turn, afterToolUseId: returned.id }) : [];
+    if (waiting.length === 0) return { done: { kind: 'returned', result: parsed.data, turns: turn } };
+    results.push({ type: 'tool_result', toolUseId: returned.id, isError: true, content: `Not taken yet: a message from the human arrived before you finished (below). Take it into account, then call ${RETURN_RESULT} again.` });
+    return { done: null, heard: waiting };
+  }
   await opts.onRejectedResult?.({ id: returned.id, name: returned.name, input: returned.input }, problems);
   state.repairs++;
   if (state.repairs > MAX_REPAIRS) {
@@ -225,11 +255,17 @@ async function checkResult<O>(opts: AgentRunOptions<O>, state: LoopState, return
   return CONTINUE;
 }
 
-/** Read-only calls in a turn run concurrently; if any call writes, all run in order. */
-async function runCalls(calls: ToolCall[], toolbox: AgentToolbox): Promise<ToolResult[]> {
+/**
+ * Read-only calls in a turn run concurrently; if any call writes, all run in order, and after each but the
+ * last `boundary` says whether a message stops the rest (they are left out).
+ */
+async function runCalls(calls: ToolCall[], toolbox: AgentToolbox, boundary: (afterToolUseId: string) => Promise<boolean>): Promise<(ToolResult | undefined)[]> {
   if (calls.every((c) => toolbox.readOnly(c.name))) return Promise.all(calls.map((c) => toolbox.invoke(c)));
   const out: ToolResult[] = [];
-  for (const c of calls) out.push(await toolbox.invoke(c));
+  for (const c of calls) {
+    out.push(await toolbox.invoke(c));
+    if (out.length < calls.length && (await boundary(c.id))) break;
+  }
   return out;
 }
 

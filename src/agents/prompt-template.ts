@@ -8,13 +8,21 @@ import { packagePath } from '../core/package-root.js';
 const cache = new Map<string, string>();
 const PLACEHOLDER = /\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g;
 
-export function loadTemplate(file: string): string {
+/** A prompt file as shipped: a built-in role's file has YAML frontmatter (its settings) above the template. */
+export function loadPromptFile(file: string): string {
   let text = cache.get(file);
   if (text === undefined) {
     text = readFileSync(packagePath('src', 'agents', 'prompts', file), 'utf8');
     cache.set(file, text);
   }
   return text;
+}
+
+/** The template of a prompt file: its frontmatter, if any, is the role's settings, not part of the prompt. */
+export function loadTemplate(file: string): string {
+  const text = loadPromptFile(file);
+  const m = /^---\r?\n[\s\S]*?\r?\n---\r?\n/.exec(text);
+  return m ? text.slice(m[0].length) : text;
 }
 
 /** The distinct placeholder names of a template, in order of first use. */

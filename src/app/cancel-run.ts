@@ -3,7 +3,6 @@
 // holding the run's lock gets a request file beside the ledger, which its session watches (team/cancel.ts);
 // a run nobody runs (waiting for a human, stopped, or left by a dead process) is closed here, under the
 // lock, with the same ending a session writes (manifest, anchor, bundle, wiki).
-import { hostname, userInfo } from 'node:os';
 import { systemClock } from '../core/acm/ids.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { requireRunDir } from '../core/contain/acia-state.js';
@@ -21,6 +20,7 @@ import { renderWiki } from '../core/wiki/render.js';
 import { closeCancelled } from '../team/cancel.js';
 import { Git, repoRoot } from '../team/git.js';
 import { checkRunAnchored } from './build-deps.js';
+import { whoAmI } from './who-am-i.js';
 
 export interface CancelRunOptions {
   /** Any directory inside the repository. */
@@ -102,13 +102,5 @@ export async function cancelRun(o: CancelRunOptions): Promise<CancelRunResult> {
     await renderWiki(root).catch(() => undefined);
     clearCancelRequest(runDir);
     return { kind: 'cancelled', runId: o.runId, wasRunning: false };
-  }
-}
-
-function whoAmI(): string {
-  try {
-    return `${userInfo().username}@${hostname()}`;
-  } catch {
-    return `uid ${process.getuid?.() ?? '?'}@${hostname()}`;
   }
 }

@@ -50,6 +50,8 @@ import { localWorkspace } from '../team/workspace.js';
 import { checkRunAnchored } from './build-deps.js';
 import { configuredMcpServers, repoMcpTrust } from './mcp-trust.js';
 import { readVersion } from './version.js';
+import { describeIgnoredRoles, findRoles } from './role-catalog.js';
+import { roleModelSource } from './role-models.js';
 import { commitBundle } from './bundle-commit.js';
 
 /** What a front end gives for a run in a checkout on this machine. */
@@ -136,9 +138,14 @@ export async function createDeps(profile: DepsProfile): Promise<TeamDeps> {
     onEvent: o.onEvent ?? (() => undefined),
     aciaVersion: readVersion(),
   };
+  const found = findRoles(o.repo, o.env);
+  if (found.ignored.length > 0) o.warn(describeIgnoredRoles(found.ignored));
+  const own = { ...base.model, client: model.client, id: model.id, spec: o.config.model, endpoints: agentEndpoints(o) };
+  const meter = profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task' ? profile.fleet.countModelCall : null;
   return {
     config: o.config,
-    model: { ...base.model, client: model.client, id: model.id, spec: o.config.model, endpoints: agentEndpoints(o) },
+    roles: found.catalog,
+    model: { ...own, forSpec: roleModelSource(o, own, (c, id) => (meter === null ? c : counted(c, (usage) => base.model.costUsd(id, usage), meter))) },
     tools: { ...base.tools, runnerFor, fs: nodeFs, environment: (repo) => ({ venv: findProjectVenv(repo, o.env) }), mcp: mcpHub(o, mode) },
     store: fleetStore(profile, store),
     governance: { ...base.governance, escalator: o.escalator, hooks: liveHooks(o, mode) },
@@ -229,7 +236,8 @@ function replayDeps(p: ReplayParts): TeamDeps {
   return {
     config: p.config,
     // No external agent runs in a replay: its recorded outcome stands in, so no endpoint is needed.
-    model: { ...base.model, ...p.model, endpoints: {} },
+    model: { ...base.model, ...p.model, endpoints: {}, ...(p.forSpec ? { forSpec: (spec: string, id: string | null) => Promise.resolve({ ...base.model, ...p.forSpec!(spec, id), endpoints: {} }) } : {}) },
+    ...(p.roles ? { roles: p.roles } : {}),
     tools: { ...base.tools, runnerFor: () => refuseRunner, fs: nodeFs, environment: () => ({}), call: p.call, mcp: p.mcp },
     store: {
       openLedger: () => Promise.resolve(p.ledger),
@@ -243,7 +251,7 @@ function replayDeps(p: ReplayParts): TeamDeps {
       repoReader: p.repoReader,
     },
     governance: { ...base.governance, escalator: p.escalator, hooks: p.hooks },
-    runtime: { clock: p.clock, ids: fixedRunId(p.runId), sleep: () => Promise.resolve(), signal: neverAborted, cancelWatch: neverCancelled, onEvent: () => undefined, aciaVersion: readVersion() },
+    runtime: { clock: p.clock, ids: fixedRunId(p.runId), sleep: () => Promise.resolve(), signal: neverAborted, cancelWatch: neverCancelled, onEvent: () => undefined, aciaVersion: readVersion(), ...(p.mailbox ? { mailbox: p.mailbox } : {}) },
     fleet: { ...localFleet(p.config), dispatchTask: p.dispatchTask },
   };
 }

@@ -11,6 +11,7 @@ import { describeIgnored } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
 import type { TerminalReason } from '../core/ledger/events.js';
 import { foldRun } from '../core/run/reducer.js';
+import { roleCostLine } from '../core/run/state.js';
 import { probeSandbox } from '../core/sandbox/detect.js';
 import { driverOverrides } from '../core/sandbox/safe-git.js';
 import { noHuman, type Escalator } from '../team/deps.js';
@@ -64,7 +65,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     controller.abort();
   };
   process.on('SIGINT', onSigint);
-  const escalator: Escalator = process.stdin.isTTY && stderr.isTTY && !flags.json ? ttyEscalator(process.stdin, stderr, { before: () => progress.hold(), after: () => progress.release() }) : noHuman;
+  const escalator: Escalator = process.stdin.isTTY && stderr.isTTY && !flags.json ? ttyEscalator(process.stdin, stderr, { before: () => progress.hold(), after: () => progress.release() }, [run.repo]) : noHuman;
   let result: RunResult;
   try {
     const deps = await createDeps({
@@ -144,7 +145,8 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
   };
   const values: Partial<Record<keyof Config, unknown>> = {
     // A script path typed on the command line is relative to where it was typed (in a config file, to the repo).
-    model: f.model?.startsWith('scripted:') ? `scripted:${resolve(f.model.slice('scripted:'.length))}` : f.model?.startsWith('chaos:') ? `chaos:${resolve(f.model.slice('chaos:'.length))}` : f.model,
+    ...modelFlag(f.model),
+    ...(f.approvePlan ? { approvePlan: true } : {}),
     parallel: num(f.parallel, '--parallel'),
     maxIterations: num(f.maxIterations, '--max-iterations'),
     sandbox: f.sandbox,
@@ -153,6 +155,25 @@ function flagConfig(f: RunFlags): Partial<Record<keyof Config, unknown>> {
     ...(Object.keys(budget).length > 0 ? { budget } : {}),
   };
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * `--model <spec>`, or per role `pm=<spec>,dev=<spec>` (with at most one bare spec for the other roles).
+ * A script path typed on the command line is relative to where it was typed (in a config file, to the repo).
+ */
+export function modelFlag(given: string | undefined): { model?: string; roleModels?: Record<string, string> } {
+  if (given === undefined) return {};
+  const local = (spec: string) => (spec.startsWith('scripted:') ? `scripted:${resolve(spec.slice('scripted:'.length))}` : spec.startsWith('chaos:') ? `chaos:${resolve(spec.slice('chaos:'.length))}` : spec);
+  if (!/^[a-z0-9][a-z0-9_-]*=/.test(given)) return { model: local(given) };
+  const roleModels: Record<string, string> = {};
+  let model: string | undefined;
+  for (const part of given.split(',')) {
+    const m = /^([a-z0-9][a-z0-9_-]{0,63})=(.+)$/.exec(part.trim());
+    if (m) roleModels[m[1]!] = local(m[2]!.trim());
+    else if (model === undefined && part.trim() !== '') model = local(part.trim());
+    else throw new AciaError('USAGE', `--model expects <spec> or <role>=<spec>,... (e.g. pm=anthropic:claude-opus-4-1,dev=anthropic:claude-sonnet-4-5), got "${part}"`);
+  }
+  return { ...(model === undefined ? {} : { model }), roleModels };
 }
 
 /** `planOut`: set for `acia plan` (the file written, or null), whose run changes nothing worth merging. */
@@ -174,6 +195,7 @@ function printSummary(r: RunResult, o: { json: boolean; repo: string; model: str
     `${chalk.bold('run')} ${r.runId}: ${head} — ${forTerminal(r.message)}`,
     `  branch   ${r.runBranch}${r.headCommit ? ` (${r.headCommit.slice(0, 10)})` : ''}, ${r.filesChanged.length} file(s) changed`,
     `  cost     ${r.costUsd === null ? 'unknown (unpriced model)' : `$${r.costUsd.toFixed(4)}`}, ${r.tokens} tokens`,
+    ...(r.roleCosts.length > 1 ? [`  by role  ${roleCostLine(r.roleCosts)}`] : []),
     `  ledger   ${r.runDir}/ledger.jsonl (check it: ${shellLine(['acia', 'verify', r.runId, ...repoArgs])})`,
     `  wiki     ${r.runDir.replace(/runs\/[^/]+$/, 'wiki')}/runs/${r.runId}.md`,
   ];

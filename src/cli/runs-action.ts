@@ -11,6 +11,7 @@ import { readLedgerEntries } from '../core/ledger/line-reader.js';
 import { systemClock } from '../core/acm/ids.js';
 import { Git, repoRoot } from '../team/git.js';
 import { foldRun } from '../team/run-state.js';
+import { roleCostLine, roleCosts } from '../core/run/state.js';
 import { listRunStatuses } from '../team/run-status.js';
 import { judgeRun } from '../team/outcome.js';
 import { describeEntry } from '../app/describe.js';
@@ -78,6 +79,8 @@ export async function showRunCommand(dir: string, runId: string, json: boolean):
     }
   }
   out.push(`cost: ${state.costKnown ? `$${state.costUsd.toFixed(4)}` : 'unknown'}, ${state.tokens} tokens, ${state.modelCalls} model calls`);
+  if (state.roleSpend.size > 0) out.push(`cost by role: ${roleCostLine(roleCosts(state))}`);
+  for (const m of state.messages) out.push(`message ${m.id} from ${m.author} to ${m.to === 'pm' ? 'the PM' : m.to} (${m.mode}): ${m.refused !== null ? `refused: ${m.refused}` : m.delivered ? `delivered to ${m.delivered.caller} at turn ${m.delivered.turn} (${m.delivered.at})` : 'not delivered yet'}`);
   out.push('', 'ledger:');
   for (const e of entries) out.push(`  ${String(e.seq).padStart(4)} ${e.actor.padEnd(12)} ${describeEntry(e)}`);
   // Goal, rationale and entries hold model and repository text: no terminal controls get through.

@@ -10,6 +10,7 @@ import { AciaError } from '../core/errors.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
 import { TerminalReason } from '../core/ledger/events.js';
 import { foldRun } from '../core/run/reducer.js';
+import { roleCosts } from '../core/run/state.js';
 import { readLedgerEntries } from '../core/ledger/line-reader.js';
 import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
 import { parseLedgerValue, type LedgerEntry } from '../core/ledger/entry.js';
@@ -86,6 +87,7 @@ export async function runInstanceOnFleet(fleet: FleetClient, repo: string, inst:
     filesChanged: done?.filesChanged ?? [],
     costUsd: state.costKnown ? Math.round(state.costUsd * 1e6) / 1e6 : null,
     tokens: state.tokens,
+    roleCosts: roleCosts(state),
   };
 }
 

@@ -4,7 +4,7 @@ import type { AgentApi } from './agents-acp/proxy-common.js';
 import type { EnvironmentFacts } from '../core/tools/test-command.js';
 import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
-import type { CapabilityMap, StreamChunk } from '../core/acm/contracts.js';
+import type { CapabilityMap, Plan, StreamChunk } from '../core/acm/contracts.js';
 import type { LedgerEntry } from '../core/ledger/entry.js';
 import type { RunState } from '../core/run/state.js';
 import type { Clock, IdSource } from '../core/acm/ids.js';
@@ -23,6 +23,8 @@ import type { CallTool } from './toolbox.js';
 import type { RunWorkspace } from './workspace.js';
 import type { RunContext } from './run-context.js';
 import type { TaskOutcome } from './task-common.js';
+import type { Mailbox } from './mailbox.js';
+import type { RoleCatalog } from './roles.js';
 import type { CancelWatcher } from './cancel.js';
 
 export interface EscalationQuestion {
@@ -32,6 +34,10 @@ export interface EscalationQuestion {
   message: string;
   lastFailure: string | undefined;
   options: HumanAction[];
+  /** A plan approval: the plan the PM chose, which `edit` starts from. */
+  plan?: Plan;
+  /** Why the last answer to this question was refused (an invalid edit): shown before asking again. */
+  problem?: string;
 }
 export interface HumanAnswer {
   action: HumanAction;
@@ -59,6 +65,11 @@ export interface ModelDeps {
    * Per model API, the endpoint and key external ACP agents' calls are forwarded to by the metering proxy
    * (the agents themselves never see the key).
    */
+  /**
+   * The model deps for another model spec (a role's own model); `id`, when given, is the id its requests
+   * carried as recorded (a replay). Absent: every role uses this model.
+   */
+  forSpec?: (spec: string, id: string | null) => Promise<ModelDeps>;
   endpoints: Partial<Record<AgentApi, AgentEndpoint>>;
 }
 
@@ -142,6 +153,8 @@ export interface RuntimeDeps {
   cancelWatch: CancelWatcher;
   onEvent: (event: TeamEvent) => void;
   aciaVersion: string;
+  /** Where a session's messages from humans come from (default: the run's inbox, polled); replay passes the recorded ones. */
+  mailbox?: () => Mailbox;
 }
 
 /** Where a run's work happens and whose money it spends: this process, or a fleet of workers sharing a database. */
@@ -166,4 +179,6 @@ export interface TeamDeps {
   governance: GovernanceDeps;
   runtime: RuntimeDeps;
   fleet: FleetDeps;
+  /** Role files and skills found for this run (team/roles.ts); absent: the built-in roles, unrecorded. */
+  roles?: RoleCatalog;
 }

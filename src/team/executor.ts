@@ -11,6 +11,7 @@ import { openEscalation, wantsAnotherIteration, type TaskState } from './run-sta
 import { failureRouted, guardScope, schedule } from './scheduler.js';
 import type { TaskOutcome } from './task-common.js';
 import { runQaTask } from './task-qa.js';
+import { amendFromMessages } from './plan-amend.js';
 import { announcedTasks, escalationHooks, taskCreatedHooks } from './user-hooks.js';
 import { finishApproval, runApproveTask, runReplanTask } from './task-team.js';
 import { replan } from './replan.js';
@@ -24,7 +25,7 @@ export type ExecOutcome =
   | { kind: 'cancelled'; request: CancelRequest }
   | { kind: 'budget_exhausted'; message: string };
 
-const OPTIONS: Record<EscalationReason, HumanAction[]> = {
+export const OPTIONS: Record<EscalationReason, HumanAction[]> = {
   fixes_exhausted: ['guidance', 'retry', 'skip', 'abort'],
   policy_denied: ['approve', 'retry', 'skip', 'abort'],
   budget_exceeded: ['approve', 'abort'],
@@ -33,6 +34,8 @@ const OPTIONS: Record<EscalationReason, HumanAction[]> = {
   merge_conflict: ['guidance', 'retry', 'skip', 'abort'],
   task_failed: ['guidance', 'retry', 'skip', 'abort'],
   environment_broken: ['retry', 'guidance', 'skip', 'abort'],
+  // guidance: reject the plans with feedback the PM plans again from.
+  plan_approval: ['approve', 'switch', 'edit', 'guidance', 'abort'],
 };
 
 export async function execute(ctx: RunContext): Promise<ExecOutcome> {
@@ -81,6 +84,13 @@ export async function execute(ctx: RunContext): Promise<ExecOutcome> {
         if (open.reason === 'budget_exceeded') return { kind: 'budget_exhausted', message: open.message };
         return { kind: 'awaiting_human', escalationSeq: open.seq };
       }
+      continue;
+    }
+    // A message to the PM: no new task starts until it has answered, which it does once none runs.
+    const pmDue = failure.fatal === null && budgetError === null ? ctx.mailbox.pmDue(ctx) : null;
+    if (pmDue !== null) {
+      if (running.size > 0) await Promise.race(running.values());
+      else await amendFromMessages(ctx, pmDue);
       continue;
     }
     if (failure.fatal === null && budgetError === null && (await reconcile(ctx))) continue;

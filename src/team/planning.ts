@@ -9,8 +9,19 @@ import type { ErrorCode } from '../core/errors.js';
 import type { RunContext } from './run-context.js';
 import { runTaskAgent } from './task-common.js';
 import { policyCheck } from './task-policy.js';
+import { roleProblems, rolesForPlanner } from './roles.js';
+import { approvalMessage, decide, recordDecision } from './plan-approval.js';
+import { escalate } from './executor.js';
+import { isAciaError } from '../core/errors.js';
+import type { PendingEscalation } from '../core/run/state.js';
 
-export type PlanOutcome = { kind: 'planned' } | { kind: 'failed'; message: string; code?: ErrorCode } | { kind: 'denied'; message: string };
+export type PlanOutcome =
+  | { kind: 'planned' }
+  | { kind: 'failed'; message: string; code?: ErrorCode }
+  | { kind: 'denied'; message: string }
+  /** `--approve-plan`: the plans wait for a human (nobody could answer now), or the human aborted. */
+  | { kind: 'awaiting_human'; escalationSeq: number }
+  | { kind: 'aborted'; message: string };
 
 export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goal): Promise<void> {
   const given = ctx.state.started?.contextPacketRef;
@@ -90,14 +101,90 @@ export function toPlanSet(out: PmOutput, goal: Goal, contextRef: string, capabil
   };
 }
 
+/**
+ * The plan phase: the PM proposes plans (again, after a human rejected them), and one is selected: the PM's
+ * choice, or with `approvePlan` the one a human approved, switched to or edited at the gate.
+ */
 export async function planRun(ctx: RunContext, contextJson: string): Promise<PlanOutcome> {
-  if (ctx.state.plan) return { kind: 'planned' };
+  for (;;) {
+    if (ctx.state.plan) return { kind: 'planned' };
+    const gate = lastApproval(ctx);
+    const rejected = gate !== null && gate.answer?.action === 'guidance' && gate.seq > lastValidProposal(ctx) ? (gate.answer.text ?? '') : null;
+    if (ctx.state.planSet === null || rejected !== null) {
+      const proposed = await proposePlans(ctx, contextJson, rejected);
+      if (proposed.kind !== 'proposed') return proposed;
+      continue;
+    }
+    const planSet = ctx.state.planSet;
+    // The run's recorded setting, so a resume answers the gate whatever its own flags say.
+    if (ctx.state.started?.settings?.approvePlan !== true) return admitAndSelect(ctx, planSet, planSet.selection.method, planSet.selection.rationale);
+    const decided = await approvalGate(ctx, planSet, gate);
+    if (decided !== null) return decided;
+  }
+}
+
+/** The last plan approval question, answered or not. */
+function lastApproval(ctx: RunContext): PendingEscalation | null {
+  return ctx.state.escalations.filter((e) => e.reason === 'plan_approval').at(-1) ?? null;
+}
+
+function lastValidProposal(ctx: RunContext): number {
+  let seq = -1;
+  for (const e of ctx.rec.ledger.entries()) if (e.type === 'PLAN_PROPOSED' && e.data.valid) seq = e.seq;
+  return seq;
+}
+
+/**
+ * One step of the approval gate: ask (again, after an invalid edit) when the plans have no answer yet, and
+ * act on the answer. Returns the phase's outcome, or null to go round again (re-plan, or select).
+ */
+async function approvalGate(ctx: RunContext, planSet: PlanSet, gate: PendingEscalation | null): Promise<PlanOutcome | null> {
+  if (gate === null || gate.seq < lastValidProposal(ctx)) {
+    await escalate(ctx, 'plan_approval', undefined, approvalMessage(ctx, planSet));
+    return null;
+  }
+  if (gate.answer === null) {
+    const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
+    let problem: string | undefined;
+    for (;;) {
+      const answer = await ctx.deps.governance.escalator.ask({ runId: ctx.runId, reason: 'plan_approval', taskId: undefined, message: gate.message, lastFailure: undefined, options: gate.options, plan: chosen, ...(problem === undefined ? {} : { problem }) });
+      if (answer === null) return { kind: 'awaiting_human', escalationSeq: gate.seq };
+      let decision;
+      try {
+        decision = decide(ctx, planSet, answer);
+      } catch (e) {
+        // An invalid edit (or a plan that does not exist) is refused with the reason, and asked again.
+        if (!isAciaError(e)) throw e;
+        problem = e.message;
+        continue;
+      }
+      await recordDecision(ctx, gate, decision, planSet);
+      return null;
+    }
+  }
+  const a = gate.answer;
+  switch (a.action) {
+    case 'abort':
+      return { kind: 'aborted', message: 'aborted by the human at the plan approval gate' };
+    case 'switch':
+      return admitAndSelect(ctx, { ...planSet, selection: { ...planSet.selection, chosenPlanId: a.text ?? planSet.selection.chosenPlanId } }, 'human', `a human switched to ${a.text ?? '?'} at the approval gate`);
+    case 'edit': {
+      const id = (JSON.parse(a.text ?? '{}') as { id?: string }).id ?? planSet.selection.chosenPlanId;
+      return admitAndSelect(ctx, { ...planSet, selection: { ...planSet.selection, chosenPlanId: id } }, 'human', `a human edited ${id} at the approval gate and approved it`);
+    }
+    default:
+      return admitAndSelect(ctx, planSet, 'human', `a human approved ${planSet.selection.chosenPlanId} at the approval gate`);
+  }
+}
+
+/** The PM's session: Plan-A and Plan-B, validated (an invalid plan goes back to it), recorded as PLAN_PROPOSED. */
+async function proposePlans(ctx: RunContext, contextJson: string, feedback: string | null): Promise<PlanOutcome | { kind: 'proposed' }> {
   const goal = ctx.state.started!.goal;
   const contextRef = ctx.state.contextRef!;
   const capVersion = ctx.deps.governance.capabilityMap.version;
   const capabilities = ctx.deps.governance.capabilityMap.capabilities
     .map((c) => `- ${c.name} (${c.actor}): ${c.description}`)
-    .join('\n') + mcpCapabilities(ctx);
+    .join('\n') + mcpCapabilities(ctx) + rolesForPlanner(ctx);
   let attempt = ctx.state.planAttempts;
   let accepted: PlanSet | null = null;
   let advised = false;
@@ -110,13 +197,13 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
     waitForWorkspace: true,
     internalize: true,
     promptValues: { capabilities },
-    task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${memoryNotice(contextJson)}${renderInstructions(ctx.instructions)}`,
+    task: `Goal: ${goal.intent}\n\nContext packet ${contextRef}:\n${contextJson}\n${memoryNotice(contextJson)}${renderInstructions(ctx.instructions)}${feedback === null ? '' : `\n\nThe human rejected the plans you proposed before, with this feedback; plan again:\n${feedback}`}`,
     check: async (out) => {
       attempt++;
       // Each plan names the prompt that produced it (the PM's latest request): rationale and prompt digest (F9).
       const promptDigest = lastPmPrompt(ctx);
       const planSet = toPlanSet(out, goal, contextRef, capVersion, promptDigest);
-      const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet)];
+      const problems = [...ctx.deps.governance.validatePlanSet(planSet, ctx.facts), ...mcpToolProblems(ctx, planSet), ...roleProblems(ctx, planSet)];
       await ctx.rec.record('pm', 'PLAN_PROPOSED', { attempt, planSet, valid: problems.length === 0, problems });
       if (problems.length === 0) accepted = planSet;
       if (problems.length > 0) return problems.map((p) => `${p.path}: ${p.message}`);
@@ -134,7 +221,7 @@ export async function planRun(ctx: RunContext, contextJson: string): Promise<Pla
   if (outcome.kind !== 'returned' || planSet === null) {
     return { kind: 'failed', message: `the PM produced no valid plan (${outcome.kind}${'message' in outcome ? `: ${outcome.message}` : ''})` };
   }
-  return admitAndSelect(ctx, planSet, planSet.selection.method, planSet.selection.rationale);
+  return { kind: 'proposed' };
 }
 
 /**
@@ -220,7 +307,7 @@ function mcpCapabilities(ctx: RunContext): string {
 }
 
 /** A task that names an MCP tool its agent will not have is a plan problem the PM can fix. */
-function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: string; message: string }[] {
+export function mcpToolProblems(ctx: RunContext, planSet: PlanSet): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   planSet.plans.forEach((plan, p) =>
     plan.tasks.forEach((task, t) => {

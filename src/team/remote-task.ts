@@ -12,6 +12,7 @@ import { foldRun } from './run-state.js';
 import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
 import { makeContext } from './team.js';
+import { loadRunRoles } from './roles.js';
 
 export interface RemoteTaskOptions {
   /** A clone of the run's repository with its run and task branches, private to this task: the caller removes it (worktrees included). */
@@ -41,6 +42,8 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     ctx.testCommand ??= await detectTestCommandInGit(reader);
     // Reads back the recorded packet's facts and test command; records nothing once planned.
     await ensureContext(ctx, reader, started.goal);
+    // The roles the orchestrator recorded (read back, nothing recorded): the task runs as its role, with its model.
+    await loadRunRoles(ctx);
     await deps.tools.mcp.open(ctx.workspace.runWorktree);
     return await runDevTask(ctx, o.taskId);
   } finally {

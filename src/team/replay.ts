@@ -32,6 +32,10 @@ import { firstDivergence, type Divergence } from './replay-compare.js';
 import { SessionCut, SessionGate } from './replay-session.js';
 import { Git } from './git.js';
 import { continueRun, rerunRecorded } from './team.js';
+import { ReplayMailbox, type Mailbox } from './mailbox.js';
+import type { RoleDef, SkillDef } from '../agents/roles/role-file.js';
+import type { RoleCatalog } from './roles.js';
+import type { ModelDeps } from './deps.js';
 
 export interface ReplayReport {
   runId: string;
@@ -63,6 +67,12 @@ export interface ReplayParts {
   hooks: HookSource;
   /** Dev tasks: in this process, or, where the recording lost fleet hand-outs, as their workers ran them. */
   dispatchTask: FleetDeps['dispatchTask'];
+  /** A role's own model (`--model pm=...`), answered from the recording. */
+  forSpec?: (spec: string, id: string | null) => Pick<ModelDeps, 'client' | 'id' | 'spec'>;
+  /** The roles and skills the run recorded (ROLES_LOADED); absent before roles were recorded. */
+  roles?: RoleCatalog;
+  /** Absent: no message reaches the session (a harness's run). */
+  mailbox?: () => Mailbox;
 }
 
 /** What a replay takes from outside: the config it started from, its clock, and how a session's deps are made. */
@@ -106,8 +116,19 @@ export async function replayRun(
   // MCP tools as the run saw them, from its recorded catalogs: no server starts during a replay.
   const catalogs: McpCatalog[] = [];
   for (const { catalogRef } of dataOf(recorded, 'MCP_TOOLS')) catalogs.push(McpCatalog.parse(JSON.parse((await getBlob(catalogRef)).toString('utf8'))));
-  const toolNames = new Set([...builtinTools.map((t) => t.name), ...catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name)))]);
-  const shared: Shared = { base, repo, runId, recorded, getBlob, packet, catalogs, toolNames, started, hooks: new RecordedHooks(recorded) };
+  const toolNames = new Set([...builtinTools.map((t) => t.name), ...catalogs.flatMap((c) => c.servers.flatMap((s) => s.tools.map((t) => t.name))), 'load_skill']);
+  // The roles as the run recorded them (built-ins too: a later ACIA's prompts are not the run's), and the
+  // model id each role's requests carried.
+  const rolesLoaded = firstOf(recorded, 'ROLES_LOADED')?.data;
+  const readDef = async (ref: string): Promise<unknown> => JSON.parse((await getBlob(ref)).toString('utf8'));
+  const roles = rolesLoaded
+    ? {
+        roles: await Promise.all(rolesLoaded.roles.map(async (r) => ({ def: (await readDef(r.ref)) as RoleDef, source: r.source }))),
+        skills: await Promise.all(rolesLoaded.skills.map(async (k) => ({ def: (await readDef(k.ref)) as SkillDef, source: k.source }))),
+      }
+    : null;
+  const roleModelIds = new Map((rolesLoaded?.roles ?? []).flatMap((r) => (r.model ? [[r.model.spec, r.model.id] as const] : [])));
+  const shared: Shared = { base, repo, runId, recorded, getBlob, packet, catalogs, toolNames, started, hooks: new RecordedHooks(recorded), roles, roleModelIds };
 
   let failure: string | null = null;
   let divergence: Divergence | null = null;
@@ -221,6 +242,8 @@ interface Shared {
   toolNames: ReadonlySet<string>;
   started: EventDataOf<'RUN_STARTED'>;
   hooks: HookSource;
+  roles: RoleCatalog | null;
+  roleModelIds: ReadonlyMap<string, string>;
 }
 
 interface SessionInputs {
@@ -253,6 +276,7 @@ function sessionDeps(s: Shared, i: SessionInputs, dispatchTask: FleetDeps['dispa
   };
   // The packet as recorded: the replay needs no repository when the packet can rebuild itself.
   const recordedReader = packet ? packetReader(packet) : null;
+  const client = new ReplayLlm(i.session, getBlob, i.gate);
   return base.compose({
     config: {
       ...base.config,
@@ -262,7 +286,12 @@ function sessionDeps(s: Shared, i: SessionInputs, dispatchTask: FleetDeps['dispa
     },
     clock: base.clock,
     runId: s.runId,
-    model: { id: i.sentModel ?? modelIdOf(i.model), spec: i.model, client: new ReplayLlm(i.session, getBlob, i.gate) },
+    model: { id: i.sentModel ?? modelIdOf(i.model), spec: i.model, client },
+    // A role's own model: the same recording answers it, as the id its requests carried.
+    forSpec: (spec, id) => ({ client, spec, id: id ?? s.roleModelIds.get(spec) ?? modelIdOf(spec) }),
+    ...(s.roles ? { roles: s.roles } : {}),
+    // Messages as the session took them in and handed them over (received in any session, delivered in this one).
+    mailbox: () => new ReplayMailbox(i.session, s.recorded),
     call: replayCallTool(i.session, s.toolNames, getBlob, i.gate),
     // No live MCP server during a replay: the recorded catalogs.
     mcp: s.catalogs.length > 0 ? new RecordedMcp(s.catalogs) : noMcp,

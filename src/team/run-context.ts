@@ -10,6 +10,8 @@ import type { Recorder } from './recorder.js';
 import type { RunState } from './run-state.js';
 import type { RunWorkspace } from './workspace.js';
 import type { Lazy } from './lazy.js';
+import type { Mailbox } from './mailbox.js';
+import type { RunRole, RunRoles } from './roles.js';
 import type { CancelWatch } from './cancel.js';
 
 export interface RunContext {
@@ -31,6 +33,10 @@ export interface RunContext {
   testCommand: string | null;
   /** Wall-clock ms when this process started or resumed the run (budget minutes count from here). */
   sessionStartMs: number;
+  /** Messages humans send the team while it runs (`acia say`). */
+  mailbox: Mailbox;
+  /** The roles agents run as: the built-ins, or those the run recorded (team/roles.ts). */
+  roles: RunRoles;
   /** `acia plan` stops after planning; `acia exec` brings its own plan set. */
   mode: { planOnly: boolean; planSet: PlanSet | null; rebindContext: boolean };
   /** The session's watch for `acia cancel` (its signal is part of `deps.runtime.signal`); replay's is never cancelled. */
@@ -49,19 +55,24 @@ export function visibleRequest(r: LlmRequest): Record<string, unknown> {
   };
 }
 
-export function modelHooks(ctx: RunContext, actor: string, taskId: string | undefined) {
+export function modelHooks(ctx: RunContext, actor: string, taskId: string | undefined, role: RunRole) {
   let started = 0;
   // One agent session makes one call at a time: at most one reservation is held between the hooks.
   let held: BudgetReservation | null = null;
+  const model = role.model;
   return {
     beforeModelCall: async (request: LlmRequest): Promise<void> => {
-      const r = await reserveBudget(ctx, ctx.deps.model.estimate(ctx.deps.model.id, request));
+      const estimate = model.estimate(model.id, request);
+      // The role's own budget first (its role file): a role over it stops the run as the run's budget does.
+      const roleBreach = ctx.state.budgetWaived ? null : roleBudgetBreach(ctx, role, estimate);
+      if (roleBreach) throw new BudgetExceededError(roleBreach);
+      const r = await reserveBudget(ctx, estimate);
       if ('breach' in r) throw new BudgetExceededError(r.breach);
       held = r.reservation;
       started = ctx.rec.now();
     },
     afterModelCall: async (request: LlmRequest, response: LlmResponse): Promise<void> => {
-      const costUsd = ctx.deps.model.costUsd(ctx.deps.model.id, response.usage);
+      const costUsd = model.costUsd(model.id, response.usage);
       const reservation = held;
       held = null;
       // Not waited for: a crash in the next millisecond or two costs this call's record, not a wrong state.
@@ -72,6 +83,7 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
         usage: response.usage,
         costUsd,
         stopReason: response.stopReason,
+        ...(ctx.roles.recorded ? { role: role.def.name } : {}),
         started,
         durable: false,
         blobs: () => [canonicalJson(visibleRequest(request)), canonicalJson(response)],
@@ -111,6 +123,7 @@ export async function reserveBudget(ctx: RunContext, est: BudgetAmount): Promise
 /** A model call that answered, as its LLM_CALL entry tells it, with what `recordModelCall` needs to write it. */
 interface AnsweredCall {
   taskId?: string;
+  role?: string;
   caller: string;
   model: string;
   usage: Usage;
@@ -147,12 +160,22 @@ export async function recordModelCall(ctx: RunContext, actor: string, reservatio
       costUsd: c.costUsd,
       stopReason: c.stopReason,
       durationMs: ctx.rec.now() - c.started,
+      ...(c.role === undefined ? {} : { role: c.role }),
     };
     await (c.durable ? ctx.rec.record(actor, 'LLM_CALL', data) : ctx.rec.note(actor, 'LLM_CALL', data));
   } finally {
     // After the entry: until then the call counts by its hold, from then on by what it cost.
     if (reservation) await ctx.deps.fleet.budgetGate.settle(reservation, { usd: c.costUsd, tokens: usageTokens(c.usage) });
   }
+}
+
+/** The limit of the role's own budget the next call would pass, or null (a role without a budget has none). */
+function roleBudgetBreach(ctx: RunContext, role: RunRole, est: BudgetAmount): BudgetBreach | null {
+  const limits = role.def.budget;
+  if (!limits) return null;
+  const spent = ctx.state.roleSpend.get(role.def.name) ?? { costUsd: 0, tokens: 0 };
+  const breach = checkBudget(limits, spent, est, 0);
+  return breach ? { ...breach, role: role.def.name } : null;
 }
 
 /** Tokens as the run's state counts them: every input and output token, cached or not. */

@@ -8,6 +8,7 @@ import { applyLessons } from './lessons.js';
 import { judgeRun, outcomeMessage } from './outcome.js';
 import type { RunContext } from './run-context.js';
 import { openEscalation } from './run-state.js';
+import { roleCosts, type RoleCost } from '../core/run/state.js';
 import { runEndHooks } from './user-hooks.js';
 import { cancelledMessage } from './cancel.js';
 
@@ -21,6 +22,8 @@ export interface RunResult {
   filesChanged: string[];
   costUsd: number | null;
   tokens: number;
+  /** Spend per role (the run's cost split by the role whose agent made each call). */
+  roleCosts: RoleCost[];
   /** Set when the run can go on: a runnable command to continue it. */
   resumeCommand?: string;
   /** The answers `--answer` takes for the open question (guidance means free text). */
@@ -119,6 +122,7 @@ export function resultOf(ctx: RunContext, reason: TerminalReason, message: strin
     filesChanged: done?.filesChanged ?? [],
     costUsd: ctx.state.costKnown ? round6(ctx.state.costUsd) : null,
     tokens: ctx.state.tokens,
+    roleCosts: roleCosts(ctx.state),
     ...resumeHint(ctx, reason),
   };
 }

@@ -10,6 +10,8 @@ import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
 import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';
 import type { AgentDefinition } from '../agents/define-agent.js';
 import { renderPrompt } from '../agents/prompt-template.js';
+import { roleDevAgent, rolePmAgent, roleQaAgent } from '../agents/roles/role-agents.js';
+import { roleNameOf, roleOf, skillsNotice, skillTool, type RunRole } from './roles.js';
 import { BudgetExceededError } from './budget.js';
 import { modelHooks } from './run-context.js';
 import { makeToolbox } from './toolbox.js';
@@ -80,9 +82,32 @@ export function toolsFor(ctx: RunContext, tools: readonly Tool[]): Tool[] {
   return own;
 }
 
-/** A role's built-in tools by name, then the MCP tools its servers' settings give that role. */
-function agentTools(ctx: RunContext, def: AgentDefinition<unknown>) {
-  return [...toolsFor(ctx, def.tools), ...ctx.deps.tools.mcp.toolsFor(def.role)];
+/**
+ * An agent's tools: the built-in ones its role names (or its definition's), the MCP tools its servers give
+ * the role's base (narrowed to those a role file names, `mcp__<server>` for all of a server's), and
+ * `load_skill` when the run has skills.
+ */
+function agentTools(ctx: RunContext, def: AgentDefinition<unknown>, role: RunRole) {
+  const named = role.def.tools;
+  // A built-in role's file lists only built-in tools: it keeps every MCP tool its servers give it.
+  const narrows = named !== null && role.def.format !== 'builtin';
+  const mcp = ctx.deps.tools.mcp.toolsFor(def.role).filter((t) => !narrows || named.some((n) => t.name === n || t.name.startsWith(`${n}__`)));
+  const skills = skillTool(ctx);
+  // A role file names its built-in tools as text (checked when the role was loaded); a built-in role, by reference.
+  const builtin = narrows ? ctx.deps.tools.builtin.filter((t) => named.includes(t.name)) : toolsFor(ctx, def.tools);
+  return [...builtin, ...mcp, ...(skills ? [skills] : [])];
+}
+
+/** The system prompt: a built-in role's template, or a role file's prompt above its base role's contract; then its skills. */
+function systemPrompt<O, V extends string>(ctx: RunContext, o: TaskAgentOptions<O, V>, role: RunRole): string {
+  const values = (o.promptValues ?? {}) as Record<V, string>;
+  const isBaseAgent = o.def.instructions === `${o.def.role}.md`;
+  let text: string;
+  if (role.def.format === 'builtin' || !isBaseAgent) text = renderPrompt<V>(o.def, values);
+  else if (role.def.base === 'dev') text = renderPrompt(roleDevAgent, { role_prompt: role.def.prompt });
+  else if (role.def.base === 'qa') text = renderPrompt(roleQaAgent, { role_prompt: role.def.prompt });
+  else text = renderPrompt(rolePmAgent, { role_prompt: role.def.prompt, capabilities: (values as Record<string, string>).capabilities ?? '' });
+  return text + skillsNotice(ctx, role);
 }
 
 /** The first user message: stable for the whole agent session, so it is part of the cached prefix. */
@@ -121,6 +146,7 @@ export async function startAttempt(
     worktree: relative(ctx.repo, wt.path),
     baseCommit: wt.baseCommit,
     ...(ctx.deps.fleet.workerName === null ? {} : { worker: ctx.deps.fleet.workerName }),
+    ...(ctx.roles.recorded ? { role: roleStamp(ctx, spec) } : {}),
   });
   const denied = await preCheck(ctx, spec, attempt);
   if (denied) return { wt, denied, setupNote: null };
@@ -219,6 +245,8 @@ type PromptValues<V extends string> = [V] extends [never] ? { promptValues?: und
 
 export type TaskAgentOptions<O, V extends string = never> = PromptValues<V> & {
   def: AgentDefinition<O, V>;
+  /** The role it runs as (default: the definition's own, pm, dev or qa). */
+  role?: string;
   actor: string;
   /** Recorded on tool entries; `plan` for the PM. */
   taskId: string;
@@ -249,17 +277,17 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
     // Built now (a sandbox that cannot start fails the attempt before any model call), or, for the PM,
     // once the worktree its tools act on exists.
     const toolCtx = o.waitForWorkspace ? lazy(() => Promise.resolve(ctx.workspaceReady).then(() => toolContext(ctx, o.root))) : Promise.resolve(toolContext(ctx, o.root, o.taskId));
-    const hooks = modelHooks(ctx, o.actor, o.taskId === 'plan' ? undefined : o.taskId);
+    const role = roleOf(ctx, o.role ?? o.def.role);
+    const hooks = modelHooks(ctx, o.actor, o.taskId === 'plan' || o.taskId === 'amend' ? undefined : o.taskId, role);
     return await runAgent({
-      llm: ctx.deps.model.client,
-      model: ctx.deps.model.id,
+      llm: role.model.client,
+      model: role.model.id,
       caller: o.actor,
-      // Without declared variables `V` is never and the empty record is exactly the values wanted.
-      system: renderPrompt<V>(o.def, o.promptValues ?? ({} as Record<V, string>)),
+      system: systemPrompt(ctx, o, role),
       task: o.task,
       output: o.def.output,
       toolbox: makeToolbox({
-        tools: agentTools(ctx, o.def as AgentDefinition<unknown>),
+        tools: agentTools(ctx, o.def as AgentDefinition<unknown>, role),
         toSpec: ctx.deps.tools.toSpec,
         ctx: toolCtx,
         callTool: ctx.deps.tools.call,
@@ -271,11 +299,13 @@ export async function runTaskAgent<O, V extends string = never>(ctx: RunContext,
         ...optional('hooks', toolHooks(ctx, { actor: o.actor, taskId: o.taskId, root: o.root, spec: o.gate?.work.spec ?? null, attempt: o.gate?.work.attempt ?? null })),
         ...(o.internalize ? { internalize: true } : {}),
       }),
-      maxTurns: o.def.maxTurns,
+      maxTurns: role.def.format === 'builtin' ? o.def.maxTurns : (role.def.maxTurns ?? o.def.maxTurns),
       maxTokens: ctx.deps.config.maxTokensPerCall,
       runId: ctx.runId,
       ...(o.check || o.gate ? { check: async (result: O) => checkThenGate(o, result) } : {}),
       onRejectedResult: (call, problems) => recordRejectedResult(ctx, o.actor, o.taskId, call, problems),
+      // The PM amending the plan was handed its messages; later ones wait for its next amendment.
+      ...(o.taskId === 'amend' ? {} : { inbox: ctx.mailbox.inboxFor(ctx, o.taskId === 'plan' ? 'pm' : o.taskId, o.taskId, o.actor) }),
       signal: ctx.deps.runtime.signal,
       onChunk: (chunk) => ctx.deps.runtime.onEvent({ kind: 'chunk', chunk }),
       ...hooks,
@@ -318,4 +348,10 @@ async function recordRejectedResult(ctx: RunContext, actor: string, taskId: stri
   await ctx.rec.record(actor, 'TOOL_CALL', { taskId, toolUseId: call.id, name: call.name, input: call.input ?? null });
   const outputRef = await ctx.rec.blob(canonicalJson({ forModel: `The result is invalid:\n${problems.join('\n')}`, forDisplay: text }));
   await ctx.rec.record(actor, 'TOOL_RESULT', { taskId, toolUseId: call.id, name: call.name, ok: false, outputRef, data: { rejected: true, problems }, durationMs: 0 });
+}
+
+/** The role a task's attempt runs as, and its definition's digest, for TASK_STARTED. */
+function roleStamp(ctx: RunContext, spec: TaskSpec): { name: string; digest: string } {
+  const role = roleOf(ctx, roleNameOf(spec.capability, spec.input));
+  return { name: role.def.name, digest: role.digest };
 }

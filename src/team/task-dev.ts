@@ -8,6 +8,7 @@ import { runAcpDevAgent } from './agents-acp/acp-dev-worker.js';
 import { effectiveSource, guardScope } from './scheduler.js';
 import { filesWithMarkers, mergeTaskId, mergeTaskSpec } from './merge-task.js';
 import type { TaskWorktree } from './workspace.js';
+import { roleNameOf } from './roles.js';
 import type { TaskSpec } from '../core/acm/contracts.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import type { ToolResult } from '../core/tools/types.js';
@@ -47,7 +48,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
       outcome = await runAcpDevAgent(ctx, { agent: agents[0].agent, actor, taskId, root: wt.path, task: message });
     } else {
       gate = new CompletionGate(ctx, { actor, root: wt.path, spec, attempt });
-      outcome = await runTaskAgent(ctx, { def: devAgent, actor, taskId, root: wt.path, task: message, gate, onResult: blocked.see });
+      outcome = await runTaskAgent(ctx, { def: devAgent, role: roleNameOf(spec.capability, spec.input), actor, taskId, root: wt.path, task: message, gate, onResult: blocked.see });
     }
     const cut = blocked.last();
     if (cut !== null) {

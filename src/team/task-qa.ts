@@ -11,6 +11,7 @@ import { lessonsOf, maxAttempts, runTaskAgent, startAttempt, taskMessage, toolCo
 import { compensationRequired, fatal, policyCheck, undoChange } from './task-policy.js';
 import { CompletionGate, mergeHooks } from './user-hooks.js';
 import { runChecks } from './task-dev.js';
+import { roleNameOf } from './roles.js';
 import { recordVerdict, runTeamTests } from './test-run.js';
 
 export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: number): Promise<TaskOutcome> {
@@ -34,6 +35,7 @@ export async function runQaTask(ctx: RunContext, taskId: string, nextAttempt?: n
   const extra = [...(setupNote === null ? [] : [setupNote]), ...(task.guidance ? [`Guidance from the human: ${task.guidance}`] : [])];
   const outcome = await runTaskAgent(ctx, {
     def: qaAgent,
+    role: roleNameOf(spec.capability, spec.input),
     actor,
     taskId,
     root: wt.path,

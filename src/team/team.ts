@@ -20,6 +20,9 @@ import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEsc
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
 import { lazy } from './lazy.js';
+import { LiveMailbox } from './mailbox.js';
+import { builtinRoles, loadRunRoles } from './roles.js';
+import { checkApprovalAnswer, recordDecision, type ApprovalDecision } from './plan-approval.js';
 import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
 
 export { latestResumableRun } from './run-status.js';
@@ -221,7 +224,17 @@ export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promis
   // Cancelled, and the session that recorded it died before its end: the end is all that is left to write.
   if (state.cancelRequested !== null && state.completed === null) return finish(ctx, { kind: 'cancelled', request: state.cancelRequested });
   const open = openEscalation(state);
-  const answer = opts.answer === undefined ? null : checkAnswer(runId, open, opts.answer);
+  // The plan approval gate takes its own answers (switch, edit), checked against the plans before anything is recorded.
+  let decision: ApprovalDecision | null = null;
+  if (opts.answer !== undefined && open?.reason === 'plan_approval') {
+    try {
+      decision = await checkApprovalAnswer(ctx, opts.answer);
+    } catch (e) {
+      await ledger.close();
+      throw e;
+    }
+  }
+  const answer = opts.answer === undefined || decision !== null ? null : checkAnswer(runId, open, opts.answer);
   if (answer !== null && open === null) {
     await ledger.close();
     throw new AciaError('USAGE', `run ${runId} is not waiting for an answer; resume it without --answer`);
@@ -231,7 +244,9 @@ export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promis
   await ctx.rec.record('team', 'RUN_RESUMED', { pid: process.pid, ...(opts.answer === undefined ? {} : { answer: opts.answer }), model: deps.model.spec, settings: sessionSettings(deps) });
   // The anchored head moves on: until this session ends the run is unfinished again.
   await saveManifest(ctx, 'running');
-  if (answer !== null && open !== null) {
+  if (decision !== null && open !== null) {
+    await recordDecision(ctx, open, decision, ctx.state.planSet!);
+  } else if (answer !== null && open !== null) {
     await recordAnswer(ctx, open.seq, answer.action, answer.text);
   } else if (raised !== null && open !== null) {
     // Resuming with a higher limit answers the budget stop: the run goes on under the new limits.
@@ -242,7 +257,15 @@ export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promis
 
 function sessionSettings(deps: TeamDeps): EventDataOf<'RUN_STARTED'>['settings'] {
   const c = deps.config;
-  return { parallel: c.parallel, maxIterations: c.maxIterations, sandbox: c.sandbox, budget: c.budget, memoryLessons: c.memoryLessons };
+  return {
+    parallel: c.parallel,
+    maxIterations: c.maxIterations,
+    sandbox: c.sandbox,
+    budget: c.budget,
+    memoryLessons: c.memoryLessons,
+    ...(Object.keys(c.roleModels).length > 0 ? { roleModels: c.roleModels } : {}),
+    ...(c.approvePlan ? { approvePlan: true } : {}),
+  };
 }
 
 /** A run whose ledger has no RUN_STARTED (killed while it was being created): nothing to resume. */
@@ -317,6 +340,8 @@ export function makeContext(deps: TeamDeps, repo: string, runId: string, runDir:
     facts: {},
     testCommand: deps.config.testCommand ?? null,
     sessionStartMs: deps.runtime.clock.now().getTime(),
+    mailbox: deps.runtime.mailbox?.() ?? new LiveMailbox(),
+    roles: builtinRoles(deps.model),
     mode: { planOnly: false, planSet: null, rebindContext: false },
   };
 }
@@ -328,15 +353,18 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
   const create = ctx.state.lastSeq <= 0;
   const opening = lazy(() => ctx.workspace.openRun(base, create));
   ctx.workspaceReady = opening;
+  await ctx.mailbox.start(ctx);
   try {
     const reader = ctx.deps.store.repoReader(ctx.repo, base, ctx.workspace);
     ctx.testCommand ??= await detectTestCommandInGit(reader, ctx.deps.tools.environment(ctx.repo));
     await openMcp(ctx, opening);
+    await loadRunRoles(ctx);
     await ensureContext(ctx, reader, ctx.state.started!.goal);
     const packet = await ctx.rec.ledger.getBlob(packetRefOf(ctx)).then((b) => b.toString('utf8'));
     const planned = ctx.mode.planSet ? await adoptPlan(ctx, ctx.mode.planSet) : await planRun(ctx, JSON.stringify(JSON.parse(packet), null, 1));
     await opening;
-    if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
+    if (planned.kind === 'awaiting_human' || planned.kind === 'aborted') outcome = planned;
+    else if (planned.kind !== 'planned') outcome = { kind: 'error', message: planned.message, ...(planned.kind === 'failed' && planned.code !== undefined ? { code: planned.code } : {}) };
     else if (ctx.mode.planOnly) outcome = { kind: 'planned_only' };
     else {
       await settleMcp(ctx);
@@ -350,6 +378,7 @@ async function drive(ctx: RunContext, base: string): Promise<RunResult> {
     else if (isAciaError(e) && e.code === 'ABORTED') outcome = { kind: 'aborted', message: 'interrupted' };
     else outcome = { kind: 'error', message: errorMessage(e), ...(isAciaError(e) ? { code: e.code } : {}) };
   }
+  ctx.mailbox.stop();
   // finish() reads the run worktree: the checkout must have ended, however the run did.
   await Promise.resolve(opening).catch(() => undefined);
   return finish(ctx, outcome);

@@ -1,43 +1,25 @@
 // The escalation prompt on a real terminal: the CLI runs under util-linux `script`, which gives it a pty,
 // and the test types the answer once the prompt shows. Also checks NO_COLOR and FORCE_COLOR.
-import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI, acia, ledgerOf, onlyRunId, tempDir } from './helpers.js';
-import { cliEnv } from './cli-helpers.js';
+import { acia, ledgerOf, onlyRunId, tempDir } from './helpers.js';
+import { hasScript, onTty } from './tty-helpers.js';
 
-const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout.includes('util-linux');
 // CI installs bsdutils (.ci/run), so there the TTY test must run, not skip.
 if (!hasScript && process.env.ACIA_TEST_REQUIRE_SANDBOX === '1') throw new Error('util-linux `script` is missing; .ci/run installs bsdutils');
 // eslint-disable-next-line no-control-regex
 const COLOUR = /\x1b\[[0-9;]*m/;
 
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Runs the CLI on a pty; types `answer` (and Enter) when `prompt` appears. Resolves with exit code and transcript. */
-function onTty(args: string[], answer: string | null, env: Record<string, string> = {}): Promise<{ code: number; transcript: string; prompted: boolean }> {
-  const cmd = [process.execPath, CLI, ...args].map(shellQuote).join(' ');
-  const child = spawn('script', ['-qec', cmd, '/dev/null'], { env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
-  let transcript = '';
-  let prompted = false;
-  const onData = (d: Buffer) => {
-    transcript += d.toString();
-    if (!prompted && answer !== null && /one of: [a-z, ]+\)/.test(transcript)) {
-      prompted = true;
-      child.stdin.write(`${answer}\r`);
-    }
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? 1, transcript, prompted })));
+/** Runs the CLI on a pty; types `answer` (and Enter) when the prompt appears. */
+async function onTtyOnce(args: string[], answer: string | null, env: Record<string, string> = {}): Promise<{ code: number; transcript: string; prompted: boolean }> {
+  const r = await onTty(args, answer === null ? [] : [answer], env);
+  return { code: r.code, transcript: r.transcript, prompted: r.prompts > 0 };
 }
 
 describe.skipIf(!hasScript)('on a terminal (util-linux script)', () => {
   it('asks the human after the fix loop; "abort" is recorded and exits 130', async () => {
     const repo = join(tempDir('tty-abort'), 'repo');
-    const r = await onTty(['demo', '--scenario', 'escalate', '--dir', repo], 'abort', { NO_COLOR: '1' });
+    const r = await onTtyOnce(['demo', '--scenario', 'escalate', '--dir', repo], 'abort', { NO_COLOR: '1' });
     expect(r.prompted, r.transcript).toBe(true);
     expect(r.transcript).toContain('The team needs you');
     expect(r.code, r.transcript).toBe(130);
@@ -53,7 +35,7 @@ describe.skipIf(!hasScript)('on a terminal (util-linux script)', () => {
 
   it('"skip" is recorded and the run goes on to its end, which is not a success (the tests still fail)', async () => {
     const repo = join(tempDir('tty-skip'), 'repo');
-    const r = await onTty(['demo', '--scenario', 'escalate', '--dir', repo], 'skip', { NO_COLOR: '1' });
+    const r = await onTtyOnce(['demo', '--scenario', 'escalate', '--dir', repo], 'skip', { NO_COLOR: '1' });
     expect(r.prompted, r.transcript).toBe(true);
     const entries = ledgerOf(repo, onlyRunId(repo));
     expect(entries.find((e) => e.type === 'HUMAN_RESPONSE')?.data).toMatchObject({ action: 'skip' });
@@ -65,7 +47,7 @@ describe.skipIf(!hasScript)('on a terminal (util-linux script)', () => {
   });
 
   it('colours the terminal view by default', async () => {
-    const r = await onTty(['demo', '--scenario', 'happy', '--dir', join(tempDir('tty-colour'), 'repo')], null, { TERM: 'xterm', NO_COLOR: '' });
+    const r = await onTtyOnce(['demo', '--scenario', 'happy', '--dir', join(tempDir('tty-colour'), 'repo')], null, { TERM: 'xterm', NO_COLOR: '' });
     expect(r.code, r.transcript).toBe(0);
     expect(r.transcript).toMatch(COLOUR);
   });

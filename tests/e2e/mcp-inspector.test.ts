@@ -20,7 +20,7 @@ import { cliEnv, editedScript, ROOT, sampleRepo } from './cli-helpers.js';
 // started in its build directory, as its own layout expects.
 const INSPECTOR_DIR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build');
 const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
-const TOOLS = ['acia_run', 'acia_answer', 'acia_resume', 'acia_cancel', 'acia_status', 'acia_runs', 'acia_show', 'acia_verify'];
+const TOOLS = ['acia_run', 'acia_answer', 'acia_say', 'acia_resume', 'acia_cancel', 'acia_status', 'acia_runs', 'acia_show', 'acia_verify'];
 
 const started: ChildProcess[] = [];
 afterEach(() => {
@@ -76,6 +76,7 @@ function expectAnnotated(listed: string): void {
   expect(byName.get('acia_status')).toMatchObject({ readOnlyHint: true, openWorldHint: false });
   expect(byName.get('acia_run')).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: true, idempotentHint: false });
   expect(byName.get('acia_cancel')).toMatchObject({ readOnlyHint: false, idempotentHint: true });
+  expect(byName.get('acia_say')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
 }
 
 describe.skipIf(!sandboxAvailable())('acia mcp under the MCP Inspector CLI', () => {

@@ -50,7 +50,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     const repo = makeRepo();
     const client = await stdioClient(repo);
     const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(tools).toEqual(['acia_answer', 'acia_cancel', 'acia_resume', 'acia_run', 'acia_runs', 'acia_show', 'acia_status', 'acia_verify']);
+    expect(tools).toEqual(['acia_answer', 'acia_cancel', 'acia_resume', 'acia_run', 'acia_runs', 'acia_say', 'acia_show', 'acia_status', 'acia_verify']);
     const logs: unknown[] = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params.data);
@@ -130,12 +130,21 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     expect(st.status).toBe('awaiting_human');
     expect(st.escalation!.options).toContain('skip');
 
+    // A message through acia_say waits in the run's inbox; the session that goes on records it with its author.
+    const said = await call(client, 'acia_say', { runId, message: 'MCP-NOTE the date tests are flaky', mode: 'steer' });
+    expect(said.isError, textOf(said)).toBeFalsy();
+    expect(said.structuredContent).toMatchObject({ runId, to: 'pm', mode: 'steer' });
     const answered = await call(client, 'acia_answer', { runId, answer: 'skip', wait: true });
     expect(answered.isError, textOf(answered)).toBeFalsy();
     expect((answered.structuredContent as { reason: string }).reason).not.toBe('awaiting_human');
     const human = ledgerOf(repo, runId).find((e) => e.type === 'HUMAN_RESPONSE');
     expect(human?.actor).toBe('human');
     expect((human!.data as { action: string }).action).toBe('skip');
+    const received = ledgerOf(repo, runId).find((e) => e.type === 'MESSAGE_RECEIVED');
+    expect(received).toMatchObject({ actor: 'human', data: { to: 'pm', mode: 'steer', text: 'MCP-NOTE the date tests are flaky', author: expect.stringMatching(/\(MCP\)$/) } });
+    const unknown = await call(client, 'acia_say', { runId, task: 't9', message: 'hello' });
+    expect(unknown.isError).toBe(true);
+    expect(textOf(unknown)).toMatch(/cannot message task t9 of run \S+: the plan has no task t9/);
     const again = await call(client, 'acia_answer', { runId, answer: 'retry' });
     expect(again.isError).toBe(true);
     expect(textOf(again)).toMatch(/is not waiting for an answer/);
@@ -145,7 +154,7 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     mkdirSync(join(xdg, 'acia'));
     writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ mcpServers: { team: { type: 'http', url, headers: { Authorization: 'Bearer ${TEAM_TOKEN}' } } } }));
     const list = acia(['mcp', 'list'], { cwd: repo, env: { XDG_CONFIG_HOME: xdg, TEAM_TOKEN: 'test-token' } });
-    expect(list.stdout, list.stderr).toMatch(/^team {2}\(.*; http\) {2}starts, 8 tool\(s\)$/m);
+    expect(list.stdout, list.stderr).toMatch(/^team {2}\(.*; http\) {2}starts, 9 tool\(s\)$/m);
     expect(list.stdout).toMatch(/^ {2}mcp__team__acia_status \[read-only\] {2}agents: pm, dev, qa/m);
   }, 120_000);
 });

@@ -9,6 +9,7 @@ import type { LlmClient, LlmResponse } from '../../src/core/llm/types.js';
 import { BudgetExceededError, type BudgetGate } from '../../src/team/budget.js';
 import { modelHooks, type RunContext } from '../../src/team/run-context.js';
 import { budgetContext, RecordingGate } from './budget-rig.js';
+import { builtinRoles } from '../../src/team/roles.js';
 
 function context({ maxCostUsd, maxMinutes, ...o }: { gate?: BudgetGate; spentUsd?: number; maxCostUsd?: number; waived?: boolean; minutesAgo?: number; maxMinutes?: number }) {
   return budgetContext({
@@ -32,7 +33,7 @@ const answering: LlmClient = { provider: 'test', complete: () => Promise.resolve
 const failing: LlmClient = { provider: 'test', complete: () => Promise.reject(new AciaError('LLM_SERVER', 'upstream down')) };
 const toolbox = { specs: [], readOnly: () => true, invoke: () => Promise.resolve({ ok: true, forModel: '', forDisplay: '' }) };
 const run = (ctx: RunContext, llm: LlmClient) =>
-  runAgent({ model: 'm', caller: 'dev:t1', system: 's', task: 't', output: z.object({ summary: z.string() }), maxTurns: 3, maxTokens: 100, llm, toolbox, ...modelHooks(ctx, 'dev:t1', 't1') });
+  runAgent({ model: 'm', caller: 'dev:t1', system: 's', task: 't', output: z.object({ summary: z.string() }), maxTurns: 3, maxTokens: 100, llm, toolbox, ...modelHooks(ctx, 'dev:t1', 't1', builtinRoles(ctx.deps.model).byName.get('dev')!) });
 
 describe('model hooks with a shared budget gate', () => {
   it('reserves before the call and settles its actual cost and tokens after the LLM_CALL is recorded', async () => {

@@ -46,7 +46,8 @@ export function budgetContext(o: BudgetContextOptions): RunContext & { recorded:
     runId: o.runId,
     recorded,
     sessionStartMs: now - (o.minutesAgo ?? 0) * 60_000,
-    state: { budgetWaived: o.waived ?? false, costUsd: o.spentUsd ?? 0, tokens: 0 },
+    state: { budgetWaived: o.waived ?? false, costUsd: o.spentUsd ?? 0, tokens: 0, roleSpend: new Map() },
+    roles: { recorded: false },
     deps: {
       fleet: { budgetGate: o.gate ?? new LocalBudgetGate(o.config.budget) },
       model: o.model,

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { editFile, gitDiff, gitStatus, listDir, readFile, runCommand, runTests, search, writeFile } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
+import { builtinSettings } from '../roles/builtin.js';
 import { Lessons } from '../lessons.js';
 
 export const DevOutput = z.object({
@@ -17,5 +18,6 @@ export const devAgent = defineAgent({
   promptVars: [],
   tools: [readFile, writeFile, editFile, listDir, search, runCommand, runTests, gitStatus, gitDiff],
   output: DevOutput,
-  maxTurns: 30,
+  // The turn limit is the built-in role file's (src/agents/prompts/dev.md); the tools are named here by reference.
+  maxTurns: builtinSettings('dev').maxTurns,
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Edge, Join, TaskId, RetryPolicy } from '../../core/acm/contracts.js';
 import { listDir, readFile, search } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
+import { builtinSettings } from '../roles/builtin.js';
 
 export const PlanDraft = z.object({
   id: z.string().min(1).describe('plan id, e.g. plan-A'),
@@ -37,5 +38,6 @@ export const pmAgent = defineAgent({
   promptVars: ['capabilities'],
   tools: [readFile, listDir, search],
   output: PmOutput,
-  maxTurns: 12,
+  // The turn limit is the built-in role file's (src/agents/prompts/pm.md); the tools are named here by reference.
+  maxTurns: builtinSettings('pm').maxTurns,
 });

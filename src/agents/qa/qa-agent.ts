@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { editFile, gitDiff, listDir, readFile, runCommand, runTests, search, writeFile } from '../../core/tools/tool-sets.js';
 import { defineAgent } from '../define-agent.js';
+import { builtinSettings } from '../roles/builtin.js';
 import { Lessons } from '../lessons.js';
 
 export const QaOutput = z.object({
@@ -18,5 +19,6 @@ export const qaAgent = defineAgent({
   promptVars: [],
   tools: [readFile, listDir, search, writeFile, editFile, runTests, runCommand, gitDiff],
   output: QaOutput,
-  maxTurns: 20,
+  // The turn limit is the built-in role file's (src/agents/prompts/qa.md); the tools are named here by reference.
+  maxTurns: builtinSettings('qa').maxTurns,
 });

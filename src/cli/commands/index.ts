@@ -22,11 +22,12 @@ import { register as clean } from './clean.js';
 import { register as cancel } from './cancel.js';
 import { register as logs } from './logs.js';
 import { register as ui } from './ui.js';
+import { register as say } from './say.js';
 import { register as hooks } from './hooks.js';
 
 type Register = (program: Command) => void;
 
-const registrations: Register[] = [run, plan, demo, runs, logs, cancel, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, mcp, hooks, acp, fleet, evalCmd, clean, ui];
+const registrations: Register[] = [run, plan, demo, runs, logs, say, cancel, replay, validate, verify, tool, bundle, wiki, memory, init, config, trust, mcp, hooks, acp, fleet, evalCmd, clean, ui];
 
 export function registerCommands(program: Command): void {
   for (const register of registrations) register(program);

@@ -15,7 +15,7 @@ export function register(program: Command): void {
   const mcp = program.command('mcp').description('MCP both ways: serve the team to MCP clients, or list the MCP servers agents use');
   mcp
     .command('serve', { isDefault: true })
-    .description('serve acia_run, acia_status, acia_answer, acia_resume, acia_cancel, acia_runs, acia_show, acia_verify and run resources over MCP')
+    .description('serve acia_run, acia_status, acia_answer, acia_say, acia_resume, acia_cancel, acia_runs, acia_show, acia_verify and run resources over MCP')
     .option('--http <port>', 'serve streamable HTTP on 127.0.0.1:<port> instead of stdio')
     .option('--repo <dir>', 'the repository tools act on when a call names none', '.')
     .addHelpText('after', '\nExamples:\n  claude mcp add acia -- npx acia mcp\n  acia mcp --http 8765')

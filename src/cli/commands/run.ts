@@ -21,12 +21,13 @@ export interface RunFlags {
   quiet?: boolean;
   debug?: boolean;
   answer?: string;
+  approvePlan?: boolean;
 }
 
 export function addRunOptions(cmd: Command): Command {
   return cmd
     .option('--repo <dir>', 'the repository (any directory inside it)', '.')
-    .option('--model <spec>', 'anthropic:<id>, openai:<id> or scripted:<file>')
+    .option('--model <spec>', 'anthropic:<id>, openai:<id> or scripted:<file>; per role: pm=<spec>,dev=<spec>,qa=<spec> (a bare spec beside them is every other role\'s)')
     .option('--parallel <n>', 'tasks run at once, each in its own worktree')
     .option('--max-iterations <n>', 'fix iterations after failed verification before asking a human')
     .option('--max-cost-usd <usd>', 'stop before a model call would pass this cost')
@@ -50,7 +51,8 @@ export function register(program: Command): void {
       .option('--include-uncommitted', 'snapshot uncommitted changes (tracked, and untracked files git does not ignore) into the run’s base commit')
       .option('--force-uncommitted', 'with --include-uncommitted: take more than 1000 untracked files')
       .option('--apply', 'after success, merge the run branch into your current branch')
-      .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores'),
+      .option('--allow-ignored', 'with --apply: merge even when the run adds paths your checkout ignores')
+      .option('--approve-plan', 'stop after planning until you approve the plan, switch to the other one, edit it or reject it with feedback'),
   )
     .addHelpText(
       'after',

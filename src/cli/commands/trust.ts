@@ -12,7 +12,7 @@ interface TrustOptions {
 export function register(program: Command): void {
   program
     .command('trust')
-    .description("trust the repository's .acia/config.json and .mcp.json as they are now (model, endpoints, sandbox, hosts, budget, commands, hooks, MCP servers)")
+    .description("trust the repository's .acia/config.json, .mcp.json and role files as they are now (model, endpoints, sandbox, hosts, budget, commands, hooks, MCP servers, roles)")
     .option('--repo <dir>', 'the repository (any directory inside it)', '.')
     .option('--revoke', 'forget the trust given to this repository')
     .option('--json', 'print JSON')
@@ -26,13 +26,16 @@ export function register(program: Command): void {
       const { systemClock } = await import('../../core/acm/ids.js');
       const trust = await import('../../core/config/trust.js');
       const repo = await gitModule.repoRoot(new gitModule.Git(systemClock), nodePath.resolve(opts.repo));
+      // Role files and skills the repository ships are trusted (and revoked) with its config, one by one.
+      const { repoRoleFiles } = await import('../../app/role-catalog.js');
+      const files = [...trust.REPO_TRUST_FILES, ...repoRoleFiles(repo)];
       if (opts.revoke) {
-        const gone = trust.revokeRepoFiles(repo, process.env);
+        const gone = trust.revokeRepoFiles(repo, process.env, files);
         if (opts.json) process.stdout.write(`${JSON.stringify({ revoked: gone })}\n`);
         else process.stdout.write(gone.length === 0 ? `nothing in ${repo} was trusted\n` : gone.map((f) => `no longer trusted: ${f}\n`).join(''));
         return;
       }
-      const done = trust.trustRepoFiles(repo, process.env);
+      const done = trust.trustRepoFiles(repo, process.env, files);
       const variables = await mcpVariables(repo);
       const { repoHooks, repoHookLines } = await import('../hooks-action.js');
       const hooks = repoHooks(repo);
@@ -41,7 +44,7 @@ export function register(program: Command): void {
         return;
       }
       if (done.length === 0) {
-        process.stdout.write(`${repo} has no ${trust.REPO_TRUST_FILES.join(' or ')}; nothing to trust\n`);
+        process.stdout.write(`${repo} has no ${trust.REPO_TRUST_FILES.join(' or ')} and no role files; nothing to trust\n`);
         return;
       }
       for (const d of done) process.stdout.write(`trusted ${d.file} (sha256 ${d.sha256.slice(0, 16)}…)\n`);

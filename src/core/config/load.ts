@@ -36,7 +36,7 @@ export interface IgnoredRepoKeys {
  * runs at once. Everything else (model, endpoints, sandbox, hosts, prices, budget, test command, and any
  * key added later, such as MCP servers) needs the user's trust: an allowlist, so a new key is gated by default.
  */
-export const UNTRUSTED_REPO_KEYS: ReadonlySet<string> = new Set(['protectedPaths', 'maxIterations', 'parallel', 'commandTimeoutS', 'maxTokensPerCall', 'memoryLessons']);
+export const UNTRUSTED_REPO_KEYS: ReadonlySet<string> = new Set(['protectedPaths', 'maxIterations', 'parallel', 'commandTimeoutS', 'maxTokensPerCall', 'memoryLessons', 'approvePlan']);
 
 /** One line saying which keys were ignored and how to apply them. */
 export function describeIgnored(ig: IgnoredRepoKeys): string {
@@ -52,6 +52,8 @@ export interface RecordedSettings {
   maxIterations: number;
   budget: Config['budget'];
   memoryLessons?: boolean | undefined;
+  /** The models given per role, carried on like `model`. */
+  roleModels?: Record<string, string> | undefined;
 }
 
 /**
@@ -59,7 +61,7 @@ export interface RecordedSettings {
  * flags say now, so no ledger can turn it off.
  */
 export function recordedLayer(r: RecordedSettings): Partial<Config> {
-  return { model: r.model, parallel: r.parallel, maxIterations: r.maxIterations, budget: r.budget, ...(r.memoryLessons === undefined ? {} : { memoryLessons: r.memoryLessons }) };
+  return { model: r.model, parallel: r.parallel, maxIterations: r.maxIterations, budget: r.budget, ...(r.memoryLessons === undefined ? {} : { memoryLessons: r.memoryLessons }), ...(r.roleModels === undefined ? {} : { roleModels: r.roleModels }) };
 }
 
 export interface LoadConfigOptions {

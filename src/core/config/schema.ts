@@ -87,6 +87,10 @@ export const Config = z.strictObject({
       maxTokens: z.number().int().positive().optional(),
     })
     .default({ repos: [], allowSandboxOff: false, scriptedModelDirs: [] }),
+  /** A model per role (`--model pm=...,dev=...`), over what the role's file says; other roles use `model`. */
+  roleModels: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'expected a role name'), ModelSpec).default({}),
+  /** Stop after planning until a human approves the plan, picks the other one, edits it or rejects it (`--approve-plan`). */
+  approvePlan: z.boolean().default(false),
   /**
    * Commands run at points of the team's lifecycle (docs/hooks.md): quality gates, guards, notifications.
    * Every file's hooks apply, the user's first; the repository's only once trusted (`acia trust`).

@@ -119,10 +119,10 @@ export function trustRepoFiles(repoRoot: string, env: NodeJS.ProcessEnv, files: 
 }
 
 /** Forgets trust for the repository's files; returns the ones that were trusted. */
-export function revokeRepoFiles(repoRoot: string, env: NodeJS.ProcessEnv): string[] {
+export function revokeRepoFiles(repoRoot: string, env: NodeJS.ProcessEnv, files: readonly string[] = REPO_TRUST_FILES): string[] {
   const store = loadStore(env);
   const gone: string[] = [];
-  for (const rel of REPO_TRUST_FILES) {
+  for (const rel of files) {
     const key = keyOf(resolve(repoRoot, rel));
     if (store.files[key]) {
       delete store.files[key];

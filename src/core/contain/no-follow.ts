@@ -88,7 +88,7 @@ export function readRegularFile(root: string, path: string, maxBytes = 64 * 1024
  * The file at `path` itself, for callers that checked its directories already: its bytes and identity
  * when it is a regular file (opened without following a link and without waiting on a FIFO), or why not.
  */
-export function readRegularAt(path: string, maxBytes = 64 * 1024 * 1024): { content: Buffer; dev: number; ino: number } | 'missing' | 'symlink' | 'not-regular' | 'too-large' {
+export function readRegularAt(path: string, maxBytes = 64 * 1024 * 1024): { content: Buffer; dev: number; ino: number; uid: number } | 'missing' | 'symlink' | 'not-regular' | 'too-large' {
   let fd: number;
   try {
     fd = openSync(path, READ_FLAGS);
@@ -109,7 +109,7 @@ export function readRegularAt(path: string, maxBytes = 64 * 1024 * 1024): { cont
       if (n === 0) break;
       off += n;
     }
-    return { content: buf.subarray(0, off), dev: st.dev, ino: st.ino };
+    return { content: buf.subarray(0, off), dev: st.dev, ino: st.ino, uid: st.uid };
   } finally {
     closeSync(fd);
   }

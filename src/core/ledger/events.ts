@@ -2,7 +2,7 @@
 // The team writes these; every reader gets them parsed (core/ledger/entry.ts). Objects are not strict
 // (extra keys are dropped, not refused) so older readers accept newer writers' additions.
 import { z } from 'zod';
-import { Edge, ErrorKind, Goal, PlanSet, TaskSpec } from '../acm/contracts.js';
+import { Edge, ErrorKind, Goal, Plan, PlanSet, TaskSpec } from '../acm/contracts.js';
 import { HOOK_EVENTS } from '../hooks/events.js';
 
 const BlobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/);
@@ -40,11 +40,14 @@ export const ESCALATION_REASONS = [
   'task_failed',
   /** The test command could not start (exit 127, a missing runner): the environment, not the code. */
   'environment_broken',
+  /** `acia run --approve-plan`: the PM's plans wait for a human before anything runs. */
+  'plan_approval',
 ] as const;
 export const EscalationReason = z.enum(ESCALATION_REASONS);
 export type EscalationReason = z.infer<typeof EscalationReason>;
 
-export const HumanAction = z.enum(['guidance', 'retry', 'skip', 'approve', 'abort']);
+/** `switch` and `edit` answer a plan approval: run the other plan, or the plan as the human edited it. */
+export const HumanAction = z.enum(['guidance', 'retry', 'skip', 'approve', 'abort', 'switch', 'edit']);
 export type HumanAction = z.infer<typeof HumanAction>;
 
 /** The settings a session of a run ran with (RUN_STARTED, and each RUN_RESUMED since they were recorded). */
@@ -55,6 +58,10 @@ const RunSettings = z.object({
   budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional(), maxMinutes: z.number().optional() }),
   /** Whether agents' lessons go to the memory page (absent in runs made before the setting existed). */
   memoryLessons: z.boolean().optional(),
+  /** Models given per role (`--model pm=...,dev=...`), beside `model` for every other role. */
+  roleModels: z.record(z.string(), z.string()).optional(),
+  /** `--approve-plan`: a human approves the plan before any task runs. */
+  approvePlan: z.boolean().optional(),
 });
 
 export const EventData = {
@@ -181,6 +188,8 @@ export const EventData = {
     baseCommit: z.string().optional(),
     /** The fleet worker that ran this attempt (absent for local runs). */
     worker: z.string().optional(),
+    /** The role that ran it and the sha256 of its definition (ROLES_LOADED holds the definition). */
+    role: z.object({ name: z.string(), digest: z.string() }).optional(),
   }),
   LLM_CALL: z.object({
     taskId: z.string().optional(),
@@ -193,6 +202,8 @@ export const EventData = {
     costUsd: z.number().nullable(),
     stopReason: z.string(),
     durationMs: z.number(),
+    /** The role whose agent made the call (absent in runs made before roles were files). */
+    role: z.string().optional(),
   }),
   TOOL_CALL: z.object({ taskId: z.string().optional(), toolUseId: z.string(), name: z.string(), input: z.unknown() }),
   TOOL_RESULT: z.object({
@@ -264,6 +275,8 @@ export const EventData = {
     max: z.number(),
     /** The part of `spent` held by other calls still under way (a budget shared across a fleet's workers). */
     inFlight: z.number().optional(),
+    /** Set when the limit is a role's own budget (its role file), not the run's. */
+    role: z.string().optional(),
   }),
   TASK_COMPLETED: z.object({
     taskId: z.string(),
@@ -286,6 +299,60 @@ export const EventData = {
      * failed or was skipped; join: a join waiting for all its branches saw one taken and another closed.
      */
     cause: z.enum(['guard', 'human', 'upstream', 'join']).optional(),
+  }),
+  /**
+   * The roles a session runs with: each one's definition as a blob (prompt, tools, model, budget, max turns),
+   * where it came from and its sha256, so a replay uses the recorded roles, never the files as they are now.
+   */
+  ROLES_LOADED: z.object({
+    roles: z.array(
+      z.object({
+        name: z.string(),
+        base: z.enum(['pm', 'dev', 'qa']),
+        format: z.enum(['builtin', 'acia', 'claude', 'codex']),
+        source: z.string(),
+        digest: z.string(),
+        ref: BlobRef,
+        /** The model the role's agents use when it is not the run's: as given, and the id its requests carry. */
+        model: z.object({ spec: z.string(), id: z.string() }).optional(),
+      }),
+    ),
+    skills: z.array(z.object({ name: z.string(), source: z.string(), digest: z.string(), ref: BlobRef })).default([]),
+  }),
+  /** A message from a human to the PM or a task (`acia say`, ACP, MCP, the web view), as the running session took it in. */
+  MESSAGE_RECEIVED: z.object({
+    id: z.string(),
+    author: z.string(),
+    /** A task id, or `pm`. */
+    to: z.string(),
+    mode: z.enum(['queue', 'steer', 'interrupt']),
+    text: z.string(),
+    /** Why it will not be delivered (the task had finished), when it will not. */
+    refused: z.string().optional(),
+  }),
+  /** A message reached an agent: at the start of a turn, after a tool call, in place of an interrupted model call, or before a result was taken. */
+  MESSAGE_DELIVERED: z.object({
+    id: z.string(),
+    /** The task whose agent got it (`plan` for the PM planning, `amend` for the PM amending the plan). */
+    taskId: z.string(),
+    caller: z.string(),
+    turn: z.number(),
+    at: z.enum(['turn', 'tool_boundary', 'interrupt', 'result']),
+    afterToolUseId: z.string().optional(),
+    /** For the PM amending the plan: how many task attempts had started, where the executor paused for it. */
+    tasksStarted: z.number().optional(),
+  }),
+  /**
+   * The plan in force changed without a re-plan: a human edited it at the approval gate, or the PM amended
+   * it after a message. Without `plan` the PM kept the plan as it was (its rationale says why).
+   */
+  PLAN_AMENDED: z.object({
+    by: z.string(),
+    planId: z.string(),
+    plan: Plan.optional(),
+    diff: z.string(),
+    rationale: z.string(),
+    messageIds: z.array(z.string()).optional(),
   }),
   LEDGER_RECOVERED: z.object({ truncatedBytes: z.number(), reason: z.string() }),
   /**

@@ -65,6 +65,7 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
     s.branches.set(`${d.from}->${d.to}`, d.value);
   },
   TASK_STARTED: (s, d) => {
+    s.taskStarts++;
     const t = s.tasks.get(d.taskId);
     if (!t) return;
     t.status = 'running';
@@ -158,9 +159,31 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
   },
   LLM_CALL: (s, d) => {
     s.modelCalls++;
-    s.tokens += d.usage.inputTokens + d.usage.outputTokens + d.usage.cacheReadTokens + d.usage.cacheWriteTokens;
+    const tokens = d.usage.inputTokens + d.usage.outputTokens + d.usage.cacheReadTokens + d.usage.cacheWriteTokens;
+    s.tokens += tokens;
     if (d.costUsd === null) s.costKnown = false;
     else s.costUsd += d.costUsd;
+    if (d.role !== undefined) {
+      const r = s.roleSpend.get(d.role) ?? { costUsd: 0, costKnown: true, tokens: 0, calls: 0 };
+      r.calls++;
+      r.tokens += tokens;
+      if (d.costUsd === null) r.costKnown = false;
+      else r.costUsd += d.costUsd;
+      s.roleSpend.set(d.role, r);
+    }
+  },
+  ROLES_LOADED: (s, d) => {
+    s.roles = d;
+  },
+  MESSAGE_RECEIVED: (s, d, e) => {
+    s.messages.push({ ...d, seq: e.seq, refused: d.refused ?? null, delivered: null });
+  },
+  MESSAGE_DELIVERED: (s, d) => {
+    const m = s.messages.find((x) => x.id === d.id);
+    if (m) m.delivered = d;
+  },
+  PLAN_AMENDED: (s, d) => {
+    if (d.plan) amendPlan(s, d.plan);
   },
   CANCEL_REQUESTED: (s, d) => {
     s.cancelRequested = d;
@@ -220,6 +243,24 @@ function newTask(spec: TaskSpec, addedBy: string | null): TaskState {
     checks: {},
     skipLogged: false,
   };
+}
+
+/**
+ * A plan amended in place (a human's edit at the approval gate, the PM after a message): tasks it keeps go on
+ * as they stood, new ones start pending, dropped ones (only pending ones may be dropped) retire. Before a
+ * plan is chosen the amendment replaces the proposed plan of the same id.
+ */
+function amendPlan(state: RunState, plan: Plan): void {
+  if (state.planSet) state.planSet = { ...state.planSet, plans: state.planSet.plans.map((p) => (p.id === plan.id ? plan : p)) };
+  if (state.plan?.id !== plan.id) return;
+  const old = state.tasks;
+  state.plan = structuredClone(plan);
+  state.tasks = new Map(plan.tasks.map((t) => [t.id, old.get(t.id) ?? newTask(t, 'amend')]));
+  for (const [id, t] of old) if (!state.tasks.has(id)) state.retired.set(id, t);
+  for (const t of plan.tasks) {
+    const kept = state.tasks.get(t.id);
+    if (kept) kept.spec = t;
+  }
 }
 
 function usePlan(state: RunState, plan: Plan): void {

@@ -7,5 +7,5 @@ import type { RunState } from './state.js';
 export function recordedSettings(state: RunState): RecordedSettings | null {
   const s = state.settings;
   if (s === null || state.runId === null) return null;
-  return { runId: state.runId, model: s.model, parallel: s.parallel, maxIterations: s.maxIterations, budget: s.budget, ...(s.memoryLessons === undefined ? {} : { memoryLessons: s.memoryLessons }) };
+  return { runId: state.runId, model: s.model, parallel: s.parallel, maxIterations: s.maxIterations, budget: s.budget, ...(s.memoryLessons === undefined ? {} : { memoryLessons: s.memoryLessons }), ...(s.roleModels === undefined ? {} : { roleModels: s.roleModels }) };
 }

@@ -127,10 +127,31 @@ export interface RunState {
   goalAmendments: string[];
   /** The grade `acia eval` appended after the run, if any. */
   evalGrade: EventDataOf<'EVAL_GRADED'> | null;
+  /** Messages humans sent the PM or a task, in order, with whether an agent got them yet. */
+  messages: RunMessage[];
+  /** Spend per role (a task's role, or pm/dev/qa), from the LLM_CALL entries that name one. */
+  roleSpend: Map<string, RoleSpend>;
+  /** Task attempts started so far (TASK_STARTED entries). */
+  taskStarts: number;
+  /** The roles the session runs with, as ROLES_LOADED recorded them. */
+  roles: EventDataOf<'ROLES_LOADED'> | null;
   /** The model and settings the latest session ran with (RUN_STARTED's, then each RUN_RESUMED's that recorded them). */
   settings: (EventDataOf<'RUN_STARTED'>['settings'] & { model: string }) | null;
   /** Someone cancelled the run (`acia cancel`): it does not go on. */
   cancelRequested: EventDataOf<'CANCEL_REQUESTED'> | null;
+}
+
+export interface RunMessage extends Omit<EventDataOf<'MESSAGE_RECEIVED'>, 'refused'> {
+  seq: number;
+  refused: string | null;
+  delivered: EventDataOf<'MESSAGE_DELIVERED'> | null;
+}
+
+export interface RoleSpend {
+  costUsd: number;
+  costKnown: boolean;
+  tokens: number;
+  calls: number;
 }
 
 export function emptyRunState(): RunState {
@@ -169,6 +190,10 @@ export function emptyRunState(): RunState {
     admitPolicy: null,
     goalAmendments: [],
     evalGrade: null,
+    messages: [],
+    roleSpend: new Map(),
+    taskStarts: 0,
+    roles: null,
     settings: null,
     cancelRequested: null,
   };
@@ -196,4 +221,27 @@ export function finishedReason(state: RunState): string | null {
 /** A fixes_exhausted escalation answered with guidance or retry asks for one more fix iteration. */
 export function wantsAnotherIteration(esc: PendingEscalation): boolean {
   return esc.reason === 'fixes_exhausted' && (esc.answer?.action === 'guidance' || esc.answer?.action === 'retry');
+}
+
+/** Messages to `to` (a task id or `pm`) that no agent has received yet. */
+export function pendingMessages(state: RunState, to: string): RunMessage[] {
+  return state.messages.filter((m) => m.to === to && m.refused === null && m.delivered === null);
+}
+
+/** A role's spend as readers report it: cost null when a call's model had no price. */
+export interface RoleCost {
+  role: string;
+  costUsd: number | null;
+  tokens: number;
+  calls: number;
+}
+
+/** Spend per role (pm, dev, qa, and any role a plan named), in the order the roles first spent. */
+export function roleCosts(state: Pick<RunState, 'roleSpend'>): RoleCost[] {
+  return [...state.roleSpend].map(([role, r]) => ({ role, costUsd: r.costKnown ? Math.round(r.costUsd * 1e6) / 1e6 : null, tokens: r.tokens, calls: r.calls }));
+}
+
+/** `pm $0.0123 (3 calls), dev $0.2 (12 calls)`: per-role spend in one line. */
+export function roleCostLine(costs: readonly RoleCost[]): string {
+  return costs.map((c) => `${c.role} ${c.costUsd === null ? 'cost unknown' : `$${c.costUsd.toFixed(4)}`} (${c.calls} call${c.calls === 1 ? '' : 's'}, ${c.tokens} tokens)`).join(', ');
 }

@@ -46,7 +46,7 @@ export function runPage(s: RunSummary, decisions: readonly LedgerEntry[]): strin
     '',
     `- Status: ${inline(s.status)}`,
     `- Context: ${s.contextRef ? `\`${s.contextRef}\`` : 'not built'}${s.packetRef ? ` (packet blob \`${s.packetRef}\`)` : ''}`,
-    `- Cost: ${money(s.costUsd)}`,
+    `- Cost: ${money(s.costUsd)}${s.roleCosts.length > 0 ? ` (by role: ${s.roleCosts.map((c) => `${inline(c.role)} ${money(c.costUsd)}`).join(', ')})` : ''}`,
     `- Ledger head: ${s.head ? `seq ${s.head.seq}, \`${s.head.hash}\`` : 'empty'}`,
     '',
     '## Plans',

@@ -4,7 +4,7 @@ import type { Plan, PlanSet } from '../acm/contracts.js';
 import type { LedgerEntry } from '../ledger/entry.js';
 import type { RunManifest } from '../ledger/events.js';
 import { foldRun } from '../run/reducer.js';
-import type { PendingEscalation, TaskState, TaskStatus } from '../run/state.js';
+import { roleCosts, type PendingEscalation, type RoleCost, type TaskState, type TaskStatus } from '../run/state.js';
 
 export interface TaskRow {
   id: string;
@@ -33,6 +33,8 @@ export interface RunSummary {
   tasks: Map<string, TaskRow>;
   escalations: PendingEscalation[];
   costUsd: number | null;
+  /** Spend per role (absent from runs made before roles were files). */
+  roleCosts: RoleCost[];
   terminal: { reason: string; message: string } | null;
   status: string;
   head: { seq: number; hash: string } | null;
@@ -61,6 +63,7 @@ export function summarizeRun(runId: string, entries: readonly LedgerEntry[], man
     tasks,
     escalations: s.escalations,
     costUsd: cost ?? manifest?.costUsd ?? null,
+    roleCosts: roleCosts(s),
     terminal: completed ? { reason: completed.reason, message: completed.message } : null,
     status,
     head: s.lastHash === null ? null : { seq: s.lastSeq, hash: s.lastHash },

@@ -66,6 +66,8 @@ const ACTION_LABELS: Record<Exclude<HumanAction, 'guidance'>, string> = {
   skip: 'Skip this task',
   approve: 'Approve and go on',
   abort: 'Abort the run',
+  switch: 'Run the other plan',
+  edit: 'Edit the plan (send it as "edit {plan JSON}" in your next message)',
 };
 
 /** The ACP agent app; connect it to a stream (`ndJsonStream(stdout, stdin)`) or, in tests, to a client app. */

@@ -14,6 +14,9 @@ import { Git, repoRoot, requireCommit } from '../../team/git.js';
 import { finishedReason, foldRun, openEscalation } from '../../team/run-state.js';
 import { latestResumableRun, type RunResult } from '../../team/team.js';
 import { describeEntry } from '../../app/describe.js';
+import { sayToRun, type SayResult } from '../../app/say-run.js';
+import { whoAmI } from '../../app/who-am-i.js';
+import type { MessageMode } from '../../core/contain/message-request.js';
 import { cancelRun } from '../../app/cancel-run.js';
 import { runOwnerPid } from '../../app/run-owner.js';
 import { inProcess, type LaunchedRun, type Launcher } from './run-launch.js';
@@ -142,6 +145,11 @@ export class RunsService {
     lines.push('', 'ledger:');
     for (const e of entries) lines.push(`  ${String(e.seq).padStart(4)} ${e.actor.padEnd(12)} ${describeEntry(e)}`);
     return lines.join('\n');
+  }
+
+  /** `acia say` for an MCP client: the same checks and the same inbox; the author says it came over MCP. */
+  async say(runId: string, text: string, o: { task?: string | undefined; mode?: MessageMode | undefined }, repoArg: string | undefined): Promise<SayResult> {
+    return sayToRun({ repo: await this.repoOf(repoArg), runId, text, ...(o.task === undefined ? {} : { task: o.task }), ...(o.mode === undefined ? {} : { mode: o.mode }), author: `${whoAmI()} (MCP)` });
   }
 
   async verify(runId: string, repoArg: string | undefined): Promise<RunVerification> {

@@ -1,4 +1,4 @@
-// The team as an MCP server: tools acia_run, acia_status, acia_answer, acia_resume, acia_cancel,
+// The team as an MCP server: tools acia_run, acia_status, acia_answer, acia_say, acia_resume, acia_cancel,
 // acia_runs, acia_show, acia_verify, and resources for run ledgers, plans and wiki pages. Errors are MCP
 // tool errors that carry the CLI's message, error code and exit code. A caller that cancels a call
 // waiting on a run (`notifications/cancelled`, Esc in Claude Code) stops that run, resumable (like Ctrl-C);
@@ -22,6 +22,8 @@ const repo = z.string().optional().describe('the repository (default: the direct
 /** Starting or continuing a run: new branches and worktrees only (the user's checkout is untouched), calls to model APIs. */
 const RUNS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 const READS: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+/** A message into a running run's inbox: it adds to what the run knows (nothing is undone), and sending it twice sends two messages. */
+const SAYS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 /** Cancelling a run: it cannot be undone (the run does not go on), and cancelling it again changes nothing. */
 const STOPS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
@@ -102,6 +104,18 @@ export function createAciaMcpServer(service: RunsService, version: string, waiti
         if (args.wait !== true) return ok({ runId: resumed.runId, status: 'running' });
         return waitFor(resumed, extra as Extra);
       }),
+  );
+
+  server.registerTool(
+    'acia_say',
+    {
+      title: 'Message a running team',
+      description:
+        'Sends a message to a run: to the PM (which may amend the plan) or, with task, to that task\'s agent. mode queue delivers it at the agent\'s next turn, steer at its next tool boundary, interrupt stops its model call in flight and delivers it now. Recorded in the ledger with its author; a finished run or task is refused.',
+      inputSchema: { runId: z.string(), message: z.string().min(1), task: z.string().optional(), mode: z.enum(['queue', 'steer', 'interrupt']).optional(), repo },
+      annotations: SAYS,
+    },
+    (args) => guarded(async () => ok(await service.say(args.runId, args.message, { task: args.task, mode: args.mode }, args.repo))),
   );
 
   server.registerTool(

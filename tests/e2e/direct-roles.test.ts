@@ -1,0 +1,71 @@
+// Roles as files through the built CLI: the user's role file gives the Dev role its own model (a second
+// scripted model) and budget, and `acia show` splits the cost per role; a repository's Claude Code agent
+// file is ignored (with a warning) until `acia trust` covers it, and used after.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acia, git, ledgerOf, tempDir } from './helpers.js';
+import { SCENARIOS, sampleRepo } from './cli-helpers.js';
+
+const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
+
+interface Script {
+  model?: string;
+  turns: { caller: string; latencyMs?: number }[];
+}
+
+/** The happy scenario split in two scripts: the Dev agent's turns (with `devModel`), and everybody else's. */
+function splitScripts(dir: string, devModel: string): { rest: string; dev: string } {
+  const all = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8')) as Script;
+  for (const t of all.turns) t.latencyMs = 0;
+  const rest = join(dir, 'rest.json');
+  const dev = join(dir, `dev-${devModel}.json`);
+  writeFileSync(rest, JSON.stringify({ ...all, turns: all.turns.filter((t) => !t.caller.startsWith('dev:')) }));
+  writeFileSync(dev, JSON.stringify({ ...all, model: devModel, turns: all.turns.filter((t) => t.caller.startsWith('dev:')) }));
+  return { rest, dev };
+}
+
+const devModels = (repo: string, runId: string) => [...new Set(ledgerOf(repo, runId).flatMap((e) => (e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === 'dev:t1' ? [(e.data as { model: string }).model] : [])))];
+
+describe('roles as files', () => {
+  it("a user role with its own model and budget; a repository's agent file ignored until trusted", () => {
+    const dir = tempDir('roles');
+    const { rest, dev } = splitScripts(dir, 'claude-haiku-4-5');
+    const config = join(dir, 'config');
+    mkdirSync(join(config, 'acia', 'roles'), { recursive: true });
+    writeFileSync(join(config, 'acia', 'roles', 'dev.md'), `---\nname: dev\ndescription: a frugal developer\nbase: dev\nmodel: scripted:${dev}\nbudget:\n  maxCostUsd: 5\n---\nYou are a careful developer who keeps changes small.\n`);
+    const repo = sampleRepo('roles-repo');
+    // The clone ships its own Dev: a model of its choosing (here a script that would make a different change).
+    const hostile = splitScripts(tempDir('roles-hostile'), 'claude-opus-4-1').dev;
+    mkdirSync(join(repo, '.claude', 'agents'), { recursive: true });
+    writeFileSync(join(repo, '.claude', 'agents', 'dev.md'), `---\nname: dev\ndescription: the repository's developer\nmodel: scripted:${hostile}\n---\nDo what the repository says.\n`);
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'agents');
+    const env = { XDG_CONFIG_HOME: config, XDG_STATE_HOME: join(dir, 'state') };
+    const args = ['run', GOAL, '--repo', repo, '--model', `scripted:${rest}`, '--test-command', 'node run-tests.js', '--sandbox', 'off', '--json'];
+
+    const first = acia(args, { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain("ignored the repository's role files .claude/agents/dev.md: not trusted as they are now");
+    const runId = (JSON.parse(first.stdout.trim().split('\n').at(-1)!) as { result: { runId: string; roleCosts: { role: string; costUsd: number | null }[] } }).result;
+    expect(devModels(repo, runId.runId)).toEqual(['claude-haiku-4-5']);
+    expect(runId.roleCosts.map((c) => c.role).sort()).toEqual(['dev', 'pm', 'qa']);
+    expect(runId.roleCosts.every((c) => typeof c.costUsd === 'number' && c.costUsd > 0)).toBe(true);
+    const loaded = ledgerOf(repo, runId.runId).find((e) => e.type === 'ROLES_LOADED')!;
+    expect(JSON.stringify(loaded.data)).not.toContain('.claude/agents');
+    const started = ledgerOf(repo, runId.runId).find((e) => e.type === 'TASK_STARTED' && (e.data as { taskId: string }).taskId === 't1')!;
+    expect(started.data).toMatchObject({ role: { name: 'dev', digest: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    const show = acia(['show', runId.runId, '--repo', repo], { env });
+    expect(show.stdout).toMatch(/cost by role: .*pm \$\d+\.\d{4} \(\d+ calls?, \d+ tokens\).*dev \$\d+\.\d{4} \(4 calls, \d+ tokens\)/);
+
+    // Trusted as it is now, the repository's agent file is the Dev role (it overrides the user's).
+    const trust = acia(['trust', '--repo', repo], { env });
+    expect(trust.code, trust.stderr).toBe(0);
+    expect(trust.stdout).toMatch(/trusted \S*\/.claude\/agents\/dev.md \(sha256/);
+    const second = acia(args, { env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toContain('ignored the repository');
+    const secondId = (JSON.parse(second.stdout.trim().split('\n').at(-1)!) as { result: { runId: string } }).result.runId;
+    expect(devModels(repo, secondId)).toEqual(['claude-opus-4-1']);
+  }, 180_000);
+});
