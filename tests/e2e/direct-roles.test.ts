@@ -1,10 +1,12 @@
 // Roles as files through the built CLI: the user's role file gives the Dev role its own model (a second
 // scripted model) and budget, and `acia show` splits the cost per role; a repository's Claude Code agent
-// file is ignored (with a warning) until `acia trust` covers it, and used after.
+// file is ignored (with a warning) until `acia trust` covers it, and used after; a user's Agent Skill
+// (`SKILL.md`) is offered by its description and loaded by the Dev agent with `load_skill`.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acia, git, ledgerOf, tempDir } from './helpers.js';
+import { acia, git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { SCENARIOS, sampleRepo } from './cli-helpers.js';
 
 const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
@@ -68,4 +70,38 @@ describe('roles as files', () => {
     const secondId = (JSON.parse(second.stdout.trim().split('\n').at(-1)!) as { result: { runId: string } }).result.runId;
     expect(devModels(repo, secondId)).toEqual(['claude-opus-4-1']);
   }, 180_000);
+
+  it('an Agent Skill (SKILL.md) is offered by description and loaded with load_skill when the agent uses it', () => {
+    const dir = tempDir('skills');
+    const all = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8')) as Script & { turns: Record<string, unknown>[] };
+    for (const t of all.turns) t.latencyMs = 0;
+    // The Dev agent's first turn loads the skill; the rest of its turns are the happy scenario's.
+    const firstDev = all.turns.findIndex((t) => t.caller === 'dev:t1');
+    all.turns.splice(firstDev, 0, { caller: 'dev:t1', latencyMs: 0, text: 'A skill applies.', toolCalls: [{ name: 'load_skill', input: { name: 'small-changes' } }] });
+    const script = join(dir, 'script.json');
+    writeFileSync(script, JSON.stringify(all));
+    const config = join(dir, 'config');
+    mkdirSync(join(config, 'acia', 'skills', 'small-changes'), { recursive: true });
+    const body = 'Touch only the files the task names; add one test per behaviour. MARKER-7f3a';
+    writeFileSync(join(config, 'acia', 'skills', 'small-changes', 'SKILL.md'), `---\nname: small-changes\ndescription: how to keep a change small and tested\n---\n${body}\n`);
+    const repo = sampleRepo('skills-repo');
+    const env = { XDG_CONFIG_HOME: config, XDG_STATE_HOME: join(dir, 'state') };
+    const run = acia(['run', GOAL, '--repo', repo, '--model', `scripted:${script}`, '--test-command', 'node run-tests.js', '--sandbox', 'off', '--quiet'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const runId = onlyRunId(repo);
+    const ledger = ledgerOf(repo, runId);
+    const blob = (ref: string) => readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', ref.replace(/^sha256:/, '')), 'utf8');
+    const loaded = ledger.find((e): e is Extract<LedgerEntry, { type: 'ROLES_LOADED' }> => e.type === 'ROLES_LOADED');
+    expect(loaded?.data.skills.map((k) => k.name)).toEqual(['small-changes']);
+    // Offered by its description in the Dev agent's prompt, not by its body...
+    const devCalls = ledger.filter((e): e is Extract<LedgerEntry, { type: 'LLM_CALL' }> => e.type === 'LLM_CALL' && e.data.caller === 'dev:t1');
+    const firstRequest = blob(devCalls[0]!.data.requestHash);
+    expect(firstRequest).toContain('small-changes: how to keep a change small and tested');
+    expect(firstRequest).not.toContain('MARKER-7f3a');
+    // ...and its body is what load_skill returns, in the agent's next request.
+    const result = ledger.find((e): e is Extract<LedgerEntry, { type: 'TOOL_RESULT' }> => e.type === 'TOOL_RESULT' && e.data.name === 'load_skill');
+    expect(result?.data.ok).toBe(true);
+    expect(blob(result!.data.outputRef)).toContain('MARKER-7f3a');
+    expect(blob(devCalls[1]!.data.requestHash)).toContain('MARKER-7f3a');
+  }, 120_000);
 });

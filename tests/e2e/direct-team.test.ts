@@ -75,6 +75,21 @@ describe('directing the team', () => {
     expectCleanError(acia(['say', runId, '--repo', repo, '--task', 't1', 'too late']), 2, /is finished \(it succeeded\); a message can no longer reach it/);
   }, 180_000);
 
+  it('approval gate: approve runs the PM\'s plan as proposed, recorded as the human\'s choice', () => {
+    const repo = sampleRepo('direct-approve');
+    const script = editedScript('happy', (turns) => turns.forEach((t) => (t.latencyMs = 0)));
+    expect(acia(['run', GOAL, '--repo', repo, '--approve-plan', ...flags(script)]).code).toBe(3);
+    const runId = onlyRunId(repo);
+    expect(types(repo, runId)).not.toContain('TASK_STARTED');
+    const done = acia(['resume', runId, '--repo', repo, '--answer', 'approve']);
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    const entries = ledgerOf(repo, runId);
+    expect(entries.find((e) => e.type === 'HUMAN_RESPONSE')).toMatchObject({ data: { action: 'approve' } });
+    expect(entries.find((e) => e.type === 'PLAN_SELECTED')).toMatchObject({ data: { planId: 'plan-A', method: 'human' } });
+    expect(types(repo, runId)).not.toContain('PLAN_AMENDED');
+    expect(entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'succeeded' } });
+  }, 120_000);
+
   it('approval gate: a rejection with feedback makes the PM plan again from it; switch runs the other plan', () => {
     const repo = sampleRepo('direct-switch');
     // The PM answers twice: its first plans, and its plans again after the rejection.
