@@ -102,7 +102,8 @@ describe('acia run without a TTY, --quiet, plan and exec, init and config', () =
     const r = acia(['demo', '--quiet', '--dir', dir]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^run \S+: succeeded/);
-    expect(r.stdout.split('\n').filter((l) => l !== '').length).toBeLessThanOrEqual(6);
+    // run, branch, cost, by role, ledger, wiki, next
+    expect(r.stdout.split('\n').filter((l) => l !== '').length).toBeLessThanOrEqual(7);
     expect(r.stderr).not.toMatch(/^\d\d:\d\d /m);
     expect(r.stderr).not.toContain('sample repo:');
   });

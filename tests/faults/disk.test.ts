@@ -109,7 +109,7 @@ describe('a disk that fills up mid-run', () => {
 
   it('a blob write failing ends the run with reason error naming ENOSPC (exit 1); the ledger is complete and verifies', async () => {
     const repo = sampleRepo('disk-blob-full');
-    const r = await runWithFakeServer(repo, faultScript(), { ledgerFs: diskFullAfter(2, true) });
+    const r = await runWithFakeServer(repo, faultScript(), { ledgerFs: diskFullAfter(3, true) });
     expect({ exitCode: r.exitCode, reason: r.result.reason }).toEqual({ exitCode: 1, reason: 'error' });
     expect(r.result.message).toMatch(/cannot write blob \S+: ENOSPC: no space left on device/);
     const { reason, entries } = terminalOf(repo, r.result.runId);

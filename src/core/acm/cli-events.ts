@@ -16,6 +16,8 @@ export const RunResultEvent = z.strictObject({
   filesChanged: z.array(z.string()),
   costUsd: z.number().nullable(),
   tokens: z.number().int().nonnegative(),
+  /** Spend per role (pm, dev, qa, and any role a plan or role file named), in the order the roles first spent. */
+  roleCosts: z.array(z.strictObject({ role: z.string(), costUsd: z.number().nullable(), tokens: z.number().int().nonnegative(), calls: z.number().int().nonnegative() })),
   /** A runnable command that continues the run; absent when it is finished (succeeded, verification failed, aborted by a human). */
   resumeCommand: z.string().optional(),
   /** The answers the open question takes (`guidance` means free text). */
