@@ -392,9 +392,9 @@ const MCP_PLANNING_WAIT_MS = 10_000;
 
 /** Starts the session's MCP servers and records what they offer, so replay can serve it without them. */
 async function openMcp(ctx: RunContext, opening: PromiseLike<void>): Promise<void> {
-  // The servers serve the run worktree: only MCP runs wait for its checkout before the PM's call.
-  await opening;
-  await recordMcp(ctx, await ctx.deps.tools.mcp.open(ctx.workspace.runWorktree, { waitMs: MCP_PLANNING_WAIT_MS }));
+  // The servers serve the run worktree: only a run with servers to start waits for its checkout before
+  // the PM's call (the others check it out while that call is out: a large repository takes seconds).
+  await recordMcp(ctx, await ctx.deps.tools.mcp.open(ctx.workspace.runWorktree, { waitMs: MCP_PLANNING_WAIT_MS, worktreeReady: opening }));
 }
 
 /** Before execution: the servers planning did not wait for have started or failed; the catalog is recorded again. */

@@ -79,9 +79,11 @@ export function catalogTools(spec: McpServerSpec, listed: readonly McpToolDef[])
 export interface McpToolSource {
   /**
    * Starts the servers (or serves a recorded catalog) for a run whose main worktree is `runRoot`. With
-   * `waitMs`, a server still starting by then is listed `pending` and the catalog is returned.
+   * `waitMs`, a server still starting by then is listed `pending` and the catalog is returned. With
+   * `worktreeReady`, servers start once it resolves (they serve the worktree's files); a source with no
+   * server to start does not wait for it, so a run without MCP never waits for its checkout here.
    */
-  open(runRoot: string, o?: { waitMs?: number }): Promise<McpCatalog>;
+  open(runRoot: string, o?: { waitMs?: number; worktreeReady?: PromiseLike<void> }): Promise<McpCatalog>;
   /** Waits for the servers `open` left pending; the complete catalog, or null when none was pending. */
   settle(): Promise<McpCatalog | null>;
   /** Why a tool named `mcp__<server>__...` is not there when its server did not start; null otherwise. */

@@ -42,7 +42,8 @@ export class McpHub implements McpToolSource {
     this.byName = new Map(servers.map((s) => [s.name, s]));
   }
 
-  async open(runRoot: string, opts: { waitMs?: number } = {}): Promise<McpCatalog> {
+  async open(runRoot: string, opts: { waitMs?: number; worktreeReady?: PromiseLike<void> } = {}): Promise<McpCatalog> {
+    if (this.servers.length > 0) await opts.worktreeReady;
     // All at once: one slow server (npx fetching a package) does not hold up the others.
     const starts = this.servers.map((spec) => this.describe(spec, runRoot));
     const unusable: CatalogServer[] = (this.o.unusable ?? []).map((b) => ({ name: b.name, source: b.source, transport: 'stdio', sandboxed: false, error: b.reason, tools: [] }));

@@ -59,6 +59,32 @@ describe('McpHub', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 
+  it('starts its servers once the worktree is ready, and with none to start does not wait for it', async () => {
+    const servers = { s: UserMcpServer.parse({ command: process.execPath, args: [FAULT, 'ok'], sandbox: false }) };
+    const hub = new McpHub(loadMcpServers({ repo: null, user: { servers, file: 'test' } }).servers, { sandbox: 'off', parentEnv: process.env, warn: () => undefined, clientVersion: 't' });
+    hubs.push(hub);
+    const root = mkdtempSync(join(tmpdir(), 'acia-mcp-hub-'));
+    let ready = false;
+    const startedAt: boolean[] = [];
+    const describe = hub.describe.bind(hub);
+    hub.describe = (spec, at) => {
+      startedAt.push(ready);
+      return describe(spec, at);
+    };
+    let release = () => {};
+    const worktreeReady = new Promise<void>((r) => (release = r));
+    const opened = hub.open(root, { worktreeReady });
+    await new Promise((r) => setImmediate(r));
+    expect(startedAt).toEqual([]);
+    ready = true;
+    release();
+    expect((await opened).servers.map((x) => x.name)).toEqual(['s']);
+    expect(startedAt).toEqual([true]);
+    // No server: the catalog comes back although the checkout never ends.
+    const none = new McpHub([], { sandbox: 'off', parentEnv: process.env, warn: () => undefined, clientVersion: 't' });
+    expect(await none.open(root, { worktreeReady: new Promise<void>(() => undefined) })).toEqual({ servers: [] });
+  });
+
   it('plans without a server still starting, names it slow, and gives its failure to an agent that calls its tools', async () => {
     const warnings: string[] = [];
     const servers = {
