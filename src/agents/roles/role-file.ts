@@ -4,10 +4,10 @@
 // and Agent Skills (`SKILL.md`) into skills an agent sees by description and loads when it uses one.
 // Parsing only: where files are found, and whether the repository's may be used, is the app's to say.
 import { parse as parseToml } from 'smol-toml';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AciaError } from '../../core/errors.js';
 import { sha256Hex, canonicalJson } from '../../core/acm/canonical-json.js';
+import { splitFrontmatter } from './frontmatter.js';
 
 export const RoleBase = z.enum(['pm', 'dev', 'qa']);
 export type RoleBase = z.infer<typeof RoleBase>;
@@ -170,19 +170,6 @@ export function parseSkill(text: string, where: string): SkillDef {
   const parsed = SkillFront.safeParse(front);
   if (!parsed.success) throw invalid(where, parsed.error);
   return { name: parsed.data.name, description: parsed.data.description, body: body.trim() };
-}
-
-/** Frontmatter between `---` lines at the top, parsed as YAML; the rest is the body. */
-export function splitFrontmatter(text: string, where: string): { front: unknown; body: string } {
-  const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
-  if (!m) throw new AciaError('CONFIG_INVALID', `${where} has no frontmatter: it must start with a --- block holding at least name and description`);
-  let front: unknown;
-  try {
-    front = parseYaml(m[1] ?? '');
-  } catch (e) {
-    throw new AciaError('CONFIG_INVALID', `${where}: the frontmatter is not valid YAML: ${(e as Error).message.split('\n')[0] ?? ''}`);
-  }
-  return { front: front ?? {}, body: text.slice(m[0].length) };
 }
 
 /** A model named without a provider takes the one its format implies. */
