@@ -328,6 +328,10 @@ async function modelClient(o: LocalOptions): Promise<{ client: LlmClient; id: st
     // still surfaces only at the first model call, as without the prefetch.
     made = make();
     made.catch(() => undefined);
+    // The SDKs' first request builds a Headers object, which loads node's fetch (undici: about 20 ms of
+    // compiling): it loads at the next turn of the event loop, while the run's start waits on git and the
+    // disk, instead of on the way to that request.
+    setImmediate(() => void globalThis.Headers);
   }
   const client: LlmClient = {
     provider: o.config.model.split(':')[0] ?? 'unknown',

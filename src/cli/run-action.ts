@@ -54,8 +54,17 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
   const stderr = process.stderr;
   const warn = (line: string) => stderr.write(`${chalk.yellow('warning:')} ${forTerminal(line)}\n`);
   if (run.ignored) warn(describeIgnored(run.ignored));
-  if (await run.uncommitted) warn('the working tree has uncommitted changes; the team works from the last commit and will not see them (use --include-uncommitted to include them)');
   const progress = createProgress({ mode: flags.json ? 'json' : flags.quiet ? 'quiet' : stderr.isTTY ? 'tty' : 'plain', stdout: process.stdout, stderr, debug: flags.debug ?? false });
+  // `git status` of a large checkout takes a while: the run starts meanwhile (it works from the last
+  // commit either way) and the warning comes when git answers, before the summary at the latest.
+  const uncommitted = run.uncommitted.then(
+    (dirty) => {
+      if (!dirty) return;
+      progress.suspend();
+      warn('the working tree has uncommitted changes; the team works from the last commit and will not see them (use --include-uncommitted to include them)');
+    },
+    () => undefined,
+  );
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -87,6 +96,7 @@ export async function runCommand(what: RunKind, flags: RunFlags, env: RunEnviron
     });
     result = await run.start(deps);
   } finally {
+    await uncommitted;
     progress.close();
     process.off('SIGINT', onSigint);
   }
