@@ -5,7 +5,7 @@ import acia from './scripts/eslint-layers.mjs';
 import ledger from './scripts/eslint-ledger-casts.mjs';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'workspace/**', 'coverage/**', '**/*.mjs', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'workspace/**', 'coverage/**', '**/*.mjs', '**/*.cjs', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
