@@ -65,8 +65,8 @@ export async function marginalTurnCost({ runs = 3, log = () => {} } = {}) {
         value: round(value, 2),
         unit: 'ms/turn',
         how: `(median (wall - tool time) of a ${l[0].turns}-turn zero-latency scripted run of ${DEV_TASKS} dev tasks - the same for a ${s[0].turns}-turn run of the same ${DEV_TASKS} tasks) / ${turns}; ${how}`,
-        goal: '<= 3',
-        met: value <= 3,
+        goal: '<= 1.6',
+        met: value <= 1.6,
         detail: { shortRuns: s, longRuns: l },
       },
       dev_task_overhead_ms: {

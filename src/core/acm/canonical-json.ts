@@ -1,5 +1,5 @@
 // Canonical JSON (RFC 8785 style) and sha256 content addresses: the one module everything that hashes uses.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Serialise a JSON value canonically: object keys sorted by UTF-16 code units, no whitespace,
@@ -87,7 +87,8 @@ function compareUtf16(a: string, b: string): number {
 }
 
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  // One-shot (node 20.12+): about twice as fast as createHash() for the small texts hashed per entry.
+  return hash('sha256', data, 'hex');
 }
 
 /** `sha256:<hex>` of the canonical JSON of a value. */

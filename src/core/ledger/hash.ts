@@ -1,6 +1,5 @@
 // The ledger's hash rule, shared by the writer, verify and validate: sha256 over the canonical JSON of
 // the stored entry without its `hash` field.
-import { createHash } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
 import type { StoredLedgerEntry } from './entry-shape.js';
 
@@ -21,8 +20,7 @@ export function lineHashMatches(text: string, entry: StoredLedgerEntry): boolean
   const member = `,"hash":"${entry.hash}"`;
   const at = text.lastIndexOf(`${member},"prevHash":"`);
   if (at !== -1) {
-    const h = createHash('sha256').update(text.slice(0, at)).update(text.slice(at + member.length)).digest('hex');
-    if (h === entry.hash) return true;
+    if (sha256Hex(text.slice(0, at) + text.slice(at + member.length)) === entry.hash) return true;
   }
   return entryHash(entry) === entry.hash;
 }
