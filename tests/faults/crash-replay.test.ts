@@ -98,9 +98,9 @@ describe('replay of a run resumed after a crash at a seeded point', () => {
     const end = await rig.resume(first.result.runId, 'capitalise every word, not just the first', sc.session);
     expect(end.result.reason, end.result.message).toBe('succeeded');
     expect(end.entries.filter((e) => e.type === 'RUN_RESUMED')).toHaveLength(1);
-    const lessons = end.entries.filter((e) => e.type === 'MEMORY_UPDATED' && e.data.page === 'lessons');
+    const lessons = end.entries.flatMap((e) => (e.type === 'MEMORY_UPDATED' && e.data.page === 'lessons' ? [e.data] : []));
     expect(lessons).toHaveLength(1);
-    expect(lessons[0]!.data.afterRef).not.toBe(lessons[0]!.data.beforeRef);
+    expect(lessons[0]!.afterRef).not.toBe(lessons[0]!.beforeRef);
     expect(await replaysIdentically(rig.repo, first.result.runId)).toBe(true);
   }, 120_000);
 
