@@ -89,7 +89,7 @@ describe('replay of a run resumed after a crash at a seeded point', () => {
   }, 120_000);
 
   // The answer comes in another session, which runs one more fix and writes the lessons t1 proposed in the
-  // first: the lessons cite seqs of both sessions, and replay makes the same page update.
+  // first (they cite the first session's seqs): replay makes the same page update in the same session.
   it('escalate: answered with guidance in a new session, the run writes its lessons, replays identically', async () => {
     const rig = teamRig({ ledger: 'file' });
     const sc = scenario('escalate', rig.dir);
