@@ -18,6 +18,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, 
 import { Module } from 'node:module';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
+import { trainCodeCache } from './train-code-cache.mjs';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const bundled = new Set(['zod', '@anthropic-ai/sdk', 'commander', 'chalk', 'picomatch', 'ignore']);
@@ -55,6 +56,7 @@ chmodSync('dist/bin/acia.js', 0o755);
 
 // The code cache: what V8 compiles of each file up front, as the launcher will compile it (node's
 // CommonJS wrapper around the source). Made by this node: another node's V8 refuses it and compiles.
+// Then one run trains the caches of the files `acia run` loads (scripts/train-code-cache.mjs).
 mkdirSync('dist/bin/code-cache');
 const files = ['dist/bin/main.js', ...readdirSync('dist/bin/chunks').filter((f) => f.endsWith('.js')).map((f) => join('dist/bin/chunks', f))];
 for (const file of files) {
@@ -63,6 +65,8 @@ for (const file of files) {
   const data = new Script(Module.wrap(source), { filename: file }).createCachedData();
   writeFileSync(join('dist/bin/code-cache', `${createHash('sha256').update(source).digest('hex')}.bin`), data);
 }
+
+await trainCodeCache('dist/bin', 'dist/bin/code-cache');
 
 function hasImportExpression(node) {
   if (node === null || typeof node !== 'object') return false;
