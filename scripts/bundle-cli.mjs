@@ -49,6 +49,7 @@ await build({
 // Under the package's "type": "module", .js means ES module: this directory says CommonJS.
 writeFileSync('dist/bin/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
 copyFileSync('scripts/cli-launcher.cjs', 'dist/bin/acia.js');
+copyFileSync('scripts/cached-compile.cjs', 'dist/bin/cached-compile.cjs');
 // main.js is required by the launcher, not run: its #! line (kept as a comment, so lines stay) would
 // be a syntax error inside the wrapper the code cache is made with.
 writeFileSync('dist/bin/main.js', readFileSync('dist/bin/main.js', 'utf8').replace(/^#!/, '//'));

@@ -12,7 +12,7 @@ const Module = require('node:module');
 const { createHash } = require('node:crypto');
 const { readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
-const vm = require('node:vm');
+const { compileAndRun } = require('./cached-compile.cjs');
 
 const own = new Set([__dirname, join(__dirname, 'chunks')]);
 const cacheDir = join(__dirname, 'code-cache');
@@ -26,15 +26,7 @@ function cachedCompile(content, filename, ...rest) {
   } catch {
     return plainCompile.call(this, content, filename, ...rest);
   }
-  const script = new vm.Script(Module.wrap(content), { filename, cachedData });
-  const mod = this;
-  const req = (id) => mod.require(id);
-  req.resolve = (request, options) => Module._resolveFilename(request, mod, false, options);
-  req.resolve.paths = (request) => Module._resolveLookupPaths(request, mod);
-  req.main = require.main;
-  req.cache = Module._cache;
-  req.extensions = Module._extensions;
-  return script.runInThisContext({ displayErrors: true }).call(mod.exports, mod.exports, req, mod, filename, dirname(filename));
+  compileAndRun(this, content, filename, cachedData);
 }
 
 const debugging = process.execArgv.some((a) => /^--(inspect|debug)/.test(a)) || process.env.NODE_OPTIONS?.includes('--inspect');

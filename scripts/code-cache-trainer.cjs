@@ -8,7 +8,7 @@ const Module = require('node:module');
 const { createHash } = require('node:crypto');
 const { writeFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
-const vm = require('node:vm');
+const { compileAndRun } = require('./cached-compile.cjs');
 
 const out = process.env.ACIA_CODE_CACHE_OUT;
 const bin = process.env.ACIA_CODE_CACHE_BIN;
@@ -18,16 +18,7 @@ if (out && bin) {
   const plainCompile = Module.prototype._compile;
   Module.prototype._compile = function (content, filename, ...rest) {
     if (!own.has(dirname(filename)) || content.startsWith('#!')) return plainCompile.call(this, content, filename, ...rest);
-    const script = new vm.Script(Module.wrap(content), { filename });
-    scripts.push({ script, name: `${createHash('sha256').update(content).digest('hex')}.bin` });
-    const mod = this;
-    const req = (id) => mod.require(id);
-    req.resolve = (request, options) => Module._resolveFilename(request, mod, false, options);
-    req.resolve.paths = (request) => Module._resolveLookupPaths(request, mod);
-    Object.defineProperty(req, 'main', { get: () => process.mainModule });
-    req.cache = Module._cache;
-    req.extensions = Module._extensions;
-    return script.runInThisContext({ displayErrors: true }).call(mod.exports, mod.exports, req, mod, filename, dirname(filename));
+    scripts.push({ script: compileAndRun(this, content, filename), name: `${createHash('sha256').update(content).digest('hex')}.bin` });
   };
   process.on('exit', () => {
     for (const { script, name } of scripts) writeFileSync(join(out, name), script.createCachedData());
