@@ -64,6 +64,8 @@ describe('role frontmatter', () => {
       ' name: pm',
       'name:\tpm',
       '__proto__: x',
+      'null: x',
+      'true: x',
       'description: a\tb',
     ];
     for (const block of toYaml) expect(agreesWithYaml(block), block).toBe('yaml');

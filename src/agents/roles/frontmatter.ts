@@ -39,8 +39,9 @@ const NOT_STRINGS = new Set(['null', 'Null', 'NULL', 'true', 'True', 'TRUE', 'fa
 /**
  * The frontmatter as an object when every line is `key: value` with a value YAML reads the obvious way:
  * a decimal integer without leading zeros, a flow list of plain words, or one line of plain text that
- * starts with a letter and holds no `: `, ` #` or control character. Null for anything else (quotes, comments, blank or
- * indented lines, nesting, a repeated key...): the yaml parser reads those.
+ * starts with a letter and holds no `: `, ` #` or control character. Null for anything else (a quoted or
+ * empty value, a comment, a blank or indented line, nesting, a repeated key, a key YAML reads as a
+ * boolean or null...): the yaml parser reads those.
  */
 export function plainFrontmatter(block: string): Record<string, unknown> | null {
   const out: Record<string, unknown> = {};
@@ -49,7 +50,7 @@ export function plainFrontmatter(block: string): Record<string, unknown> | null 
     if (!m) return null;
     const key = m[1]!;
     const raw = m[2]!.replace(/[ ]+$/, '');
-    if (Object.hasOwn(out, key) || key === '__proto__') return null;
+    if (Object.hasOwn(out, key) || key === '__proto__' || NOT_STRINGS.has(key)) return null;
     const value = plainValue(raw);
     if (value === undefined) return null;
     out[key] = value;
@@ -66,7 +67,7 @@ function plainValue(raw: string): unknown {
     return items.every((s) => WORD.test(s) && !NOT_STRINGS.has(s)) ? items : undefined;
   }
   if (!/^[A-Za-z]/.test(raw) || NOT_STRINGS.has(raw)) return undefined;
-  if (raw.includes(': ') || raw.includes(' #') || raw.endsWith(':') || raw.includes('\t')) return undefined;
+  if (raw.includes(': ') || raw.includes(' #') || raw.endsWith(':')) return undefined;
   // (Quotes, brackets and the like are plain text here: only a first character gives them a meaning.)
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
