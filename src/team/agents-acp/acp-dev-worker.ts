@@ -3,9 +3,10 @@
 // command, with a private temporary HOME and no network but ACIA's metering proxy for its model, in the
 // model API it speaks; its permission requests are answered by policy and its tool calls recorded as the
 // task's trace (acp-trace.ts). The run's budget bounds the session: the proxy refuses calls past it, and
-// at the run's --max-minutes deadline (or the attempt's time limit) the session is cancelled, then the
-// agent killed after CANCEL_GRACE_MS. What it leaves in the worktree is checkpointed, checked and merged
-// by the caller exactly like ACIA's own Dev agent's work.
+// at that first refusal, at the run's --max-minutes deadline (or the attempt's time limit) and on an
+// interrupt the session is cancelled, then the agent's process group killed after CANCEL_GRACE_MS. What
+// it leaves in the worktree is checkpointed, checked and merged by the caller exactly like ACIA's own
+// Dev agent's work.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,7 +56,7 @@ const API_NAMES: Record<AgentApi, string> = { anthropic: 'Anthropic Messages API
 /** ACP's "authentication required" error code. */
 const AUTH_REQUIRED = -32000;
 
-type StopCause = 'deadline' | 'time_limit' | 'interrupt';
+type StopCause = 'deadline' | 'time_limit' | 'interrupt' | 'budget';
 
 /**
  * An external agent started for one attempt: its process spawned, then `initialize` and `session/new`
@@ -132,7 +133,7 @@ class AgentSession implements BootedAcpAgent {
     // Loaded here: the ACP SDK (and its generated schemas) is only needed by runs with an external agent.
     const { client, ndJsonStream } = await import('@agentclientprotocol/sdk');
     // A sandboxed agent reaches the proxy through its socket only: no port on the host for anyone else.
-    const proxy = await startMeteringProxy(ctx, { api: o.agent.api, actor: o.actor, taskId: o.taskId, upstream: this.upstream.baseURL, apiKey: this.upstream.apiKey, callerPrefix: `acp:${o.agent.name}:`, tcp: !this.sandboxed, allow: ctx.deps.config.meteringProxy });
+    const proxy = await startMeteringProxy(ctx, { api: o.agent.api, actor: o.actor, taskId: o.taskId, upstream: this.upstream.baseURL, apiKey: this.upstream.apiKey, callerPrefix: `acp:${o.agent.name}:`, tcp: !this.sandboxed, allow: ctx.deps.config.meteringProxy, onBreach: () => this.stop?.budgetSpent() });
     this.proxy = proxy;
     if (this.closing) throw new AciaError('ABORTED', 'the attempt ended before its agent started');
     const runner = this.runner instanceof BwrapRunner ? this.runner : null;
@@ -278,7 +279,8 @@ function minutesPassed(ctx: RunContext): BudgetBreach | null {
 }
 
 /**
- * Ends a session at the run's deadline, the attempt's time limit or an interrupt, whichever comes first:
+ * Ends a session at the run's deadline, the attempt's time limit, an interrupt (Ctrl-C, `acia cancel`) or
+ * the first call the proxy refused for the budget, whichever comes first:
  * session/cancel, then, if the agent has not ended its turn within CANCEL_GRACE_MS, SIGTERM to its whole
  * process group (SIGKILL after KILL_GRACE_MS, in the worker's cleanup).
  */
@@ -298,7 +300,14 @@ class SessionStop {
     const toDeadline = max === undefined ? Infinity : ctx.sessionStartMs + max * 60_000 - ctx.deps.runtime.clock.now().getTime();
     const cause: StopCause = toDeadline <= this.limitMs ? 'deadline' : 'time_limit';
     this.timers.push(setTimeout(() => this.stop(cause), Math.max(0, Math.min(toDeadline, this.limitMs))));
-    ctx.deps.runtime.signal.addEventListener('abort', this.onAbort, { once: true });
+    // A listener added to an aborted signal never hears of it: an interrupt that came first stops the session at once.
+    if (ctx.deps.runtime.signal.aborted) this.stop('interrupt');
+    else ctx.deps.runtime.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** The metering proxy refused a call for the budget: the session ends now, whatever the agent would do about it (retry, wait). */
+  budgetSpent(): void {
+    this.stop('budget');
   }
 
   /** What cancelling the session means once one exists; sent at once if the stop came first. */
