@@ -177,11 +177,9 @@ class AgentSession implements BootedAcpAgent {
         const r = await conn.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: task }] });
         return r.stopReason;
       };
-      const talking = talk();
-      talking.catch(() => undefined); // a dead agent's request fails after the race below is decided
       // The connection does not end when the process does: a dead agent ends the session here.
       const reason = await Promise.race([
-        talking,
+        talk(),
         this.exit.promise.then((code): never => {
           throw new AciaError('LLM_PROTOCOL', `the agent process exited (${code ?? 'signal'}) during the task`);
         }),
