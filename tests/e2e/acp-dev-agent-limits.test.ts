@@ -1,5 +1,6 @@
 // External Dev agents are bounded like ACIA's own: an agent that never answers is cancelled at the run's
-// --max-minutes deadline and killed after the stated grace, the run ending budget_exhausted; `acia cancel`
+// --max-minutes deadline and killed after the stated grace, the run ending budget_exhausted, and so is
+// one that keeps retrying a call the budget refused; `acia cancel`
 // reaches a working agent as session/cancel and ends its whole process group, the run ending cancelled;
 // an agent that asks for authentication fails its task once (no retries, no re-plan) with a message naming
 // it and what to set; and a best-of-N summary says why a candidate did not finish.
@@ -119,6 +120,26 @@ describe.skipIf(!sandboxAvailable())('external Dev agents within the run’s lim
     expect(entries.some((e) => e.type === 'MERGE' || e.type === 'TASK_COMPLETED')).toBe(false);
     const verify = acia(['verify', runId!, '--repo', repo]);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+  }, 120_000);
+
+  it('an agent that keeps retrying a call the budget refused is cancelled at once and killed after the grace', async () => {
+    server = await serve(/^pm$/);
+    const repo = sampleRepo('acp-retry');
+    const marker = `retry-${process.pid}-${Date.now()}`;
+    // Room for the PM's call on a cheap model, not for the agent's (Sonnet, 8,192 tokens out at worst).
+    const r = await startAcia(['run', GOAL, '--repo', repo, '--dev-agent', 'stubborn', '--max-cost-usd', '0.06', '--model', 'anthropic:claude-haiku-4-5'], {
+      env: env(userConfig({ stubborn: `node ${STUB} retry ${marker}` })),
+    }).done;
+    expect(r.code, r.stderr + r.stdout).toBe(4);
+    const entries = ledgerOf(repo, onlyRunId(repo));
+    expect(entries.find((e) => e.type === 'BUDGET_EXCEEDED')?.data).toMatchObject({ limit: 'cost' });
+    expect(entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'budget_exhausted' } });
+    // Stopped by the refusal, not by the attempt's time limit (6 × commandTimeoutS): within the grace and the kill's.
+    const started = ts(entries.find((e) => e.type === 'TASK_STARTED' && (e.data as { taskId: string }).taskId === 't1')!);
+    const exceeded = ts(entries.find((e) => e.type === 'BUDGET_EXCEEDED')!);
+    expect(exceeded - started).toBeLessThan(CANCEL_GRACE_MS + 2_000 + 20_000);
+    expect(server!.requests.filter((q) => q.caller.startsWith('acp:'))).toHaveLength(0);
+    expect(processesWith(marker)).toEqual([]);
   }, 120_000);
 
   it('an agent that asks for authentication fails its task once, with a message naming it and what to set', async () => {
