@@ -138,7 +138,7 @@ describe.skipIf(!sandboxAvailable())('external Dev agents within the run’s lim
     const started = ts(entries.find((e) => e.type === 'TASK_STARTED' && (e.data as { taskId: string }).taskId === 't1')!);
     const exceeded = ts(entries.find((e) => e.type === 'BUDGET_EXCEEDED')!);
     expect(exceeded - started).toBeLessThan(CANCEL_GRACE_MS + 2_000 + 20_000);
-    expect(server!.requests.filter((q) => q.caller.startsWith('acp:'))).toHaveLength(0);
+    expect(server.requests.filter((q) => q.caller.startsWith('acp:'))).toHaveLength(0);
     expect(processesWith(marker)).toEqual([]);
   }, 120_000);
 
