@@ -353,7 +353,7 @@ function keyVarOf(api: AgentApi): string {
 
 /** The variables ACIA sets for an agent of this API, for the message when it still asks to log in. */
 function wiredVars(api: AgentApi): string {
-  return Object.keys(wireAgent(api, { proxyUrl: '', token: '', home: '', sandboxed: true }).env).filter((k) => k !== 'IS_SANDBOX').join(', ');
+  return Object.keys(wireAgent(api, { proxyUrl: '', token: '', home: '', sandboxed: true }).env).join(', ');
 }
 
 /**
@@ -366,7 +366,7 @@ function spawnAgent(o: AcpBootOptions, proxy: MeteringProxy, sandbox: BwrapRunne
   const proxyUrl = sandbox ? `http://127.0.0.1:${SANDBOX_PROXY_PORT}` : (proxy.url ?? '');
   const wiring = wireAgent(o.agent.api, { proxyUrl, token: proxy.token, home: agentHome, sandboxed: sandbox !== null });
   // Set after the scrub on purpose: the URL is ACIA's proxy and the key this task's token; the user's key stays in ACIA.
-  Object.assign(env, wiring.env);
+  Object.assign(env, wiring.env, wiring.switches);
   const seed = homeSeedScript(wiring.home);
   const command = seed ? `${seed}\n${o.agent.command}` : o.agent.command;
   const argv = sandbox ? sandbox.argv(command, o.root, { dir: proxy.socketDir }) : ['/bin/sh', '-c', command];
