@@ -57,12 +57,15 @@ export class LiveMailbox implements Mailbox {
   constructor(private readonly pollMs = 200) {}
 
   start(ctx: RunContext): Promise<void> {
-    const poll = () => {
-      this.polling = this.polling.then(() => this.takeIn(ctx)).catch(() => undefined);
-    };
-    poll();
+    const poll = () => void this.poll(ctx);
     this.timer = setInterval(poll, this.pollMs);
     this.timer.unref();
+    return this.poll(ctx);
+  }
+
+  /** One look at the inbox, after the one under way: polls never take the same file twice. */
+  private poll(ctx: RunContext): Promise<void> {
+    this.polling = this.polling.then(() => this.takeIn(ctx)).catch(() => undefined);
     return this.polling;
   }
 
@@ -87,6 +90,8 @@ export class LiveMailbox implements Mailbox {
     let current: AbortController | null = null;
     return {
       take: async (point) => {
+        // A look at the inbox first: a message sent before this point reaches it here, whatever the poll's timing.
+        await this.poll(ctx);
         const due = pendingMessages(ctx.state, to).filter((m) => point.at !== 'tool_boundary' || m.mode !== 'queue');
         for (const m of due) await ctx.rec.record(caller, 'MESSAGE_DELIVERED', deliveryAt(m.id, taskId, caller, point));
         return due.map(messageText);
@@ -125,13 +130,25 @@ export class ReplayMailbox implements Mailbox {
   private readonly deliveries: Delivery[];
 
   /** `entries`: the deliveries to make (a session's); `received`: where the messages were taken in (any session). */
-  constructor(entries: readonly LedgerEntry[], received: readonly LedgerEntry[] = entries) {
+  private readonly deliveredLater: Set<string>;
+
+  constructor(
+    private readonly session: readonly LedgerEntry[],
+    received: readonly LedgerEntry[] = session,
+  ) {
     for (const m of dataOf(received, 'MESSAGE_RECEIVED')) this.received.set(m.id, m);
-    this.deliveries = dataOf(entries, 'MESSAGE_DELIVERED');
+    this.deliveries = dataOf(session, 'MESSAGE_DELIVERED');
+    // Delivered in another session of the run: that session's replay takes it in.
+    this.deliveredLater = new Set(dataOf(received, 'MESSAGE_DELIVERED').map((d) => d.id));
   }
 
-  start(): Promise<void> {
-    return Promise.resolve();
+  /** Messages the recording took in and never delivered (refused, or the run ended first), taken in now. */
+  async start(ctx: RunContext): Promise<void> {
+    const delivered = new Set(this.deliveries.map((d) => d.id));
+    for (const e of this.session) {
+      if (e.type !== 'MESSAGE_RECEIVED' || delivered.has(e.data.id) || this.deliveredLater.has(e.data.id)) continue;
+      if (!ctx.state.messages.some((m) => m.id === e.data.id)) await ctx.rec.record('human', 'MESSAGE_RECEIVED', e.data);
+    }
   }
   stop(): void {}
 

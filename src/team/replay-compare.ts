@@ -36,7 +36,9 @@ export function byStream(entries: readonly LedgerEntry[]): Map<string, LedgerEnt
     if (SESSION_TYPES.has(e.type)) continue;
     // A run.end hook reports on a session's end, as RUN_COMPLETED does: not a decision to replay.
     if (e.type === 'POLICY_DECISION' && e.data.hook === 'run.end') continue;
-    const key = streamOf(e.actor, taskIdOf(e));
+    // A message is an input taken in whenever a poll saw it (a replay takes it in where it is delivered):
+    // each is compared on its own, as it was received; where it reached an agent is its delivery's stream.
+    const key = e.type === 'MESSAGE_RECEIVED' ? streamOf(e.actor, `message ${e.data.id}`) : streamOf(e.actor, taskIdOf(e));
     const list = m.get(key) ?? [];
     list.push(e);
     m.set(key, list);
