@@ -3,7 +3,7 @@
 // (MESSAGE_DELIVERED). A replay hands each recorded message to the same agent at the recorded point, so
 // the requests it makes are the recorded ones, byte for byte.
 import type { AgentInbox, InboxPoint } from '../agents/inbox.js';
-import { takeMessageRequests } from '../core/contain/message-request.js';
+import { takeMessageRequests, type TakenMessage } from '../core/contain/message-request.js';
 import { dataOf, type LedgerEntry } from '../core/ledger/entry.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import { pendingMessages } from '../core/run/state.js';
@@ -47,14 +47,26 @@ export function refusalFor(ctx: Pick<RunContext, 'state'>, to: string): string |
   return null;
 }
 
-/** A live session's mailbox: polls the run's inbox, records what it takes in, delivers from the folded state. */
+/**
+ * Where a live session takes messages from: each call hands over (and removes) what waits for it. A local
+ * run's inbox files; a fleet run's rows in the database (src/fleet/messages.ts).
+ */
+export type MessageSource = (ctx: RunContext) => Promise<TakenMessage[]>;
+
+/** A local run's inbox beside its ledger (core/contain/message-request.ts). */
+export const inboxFiles: MessageSource = (ctx) => Promise.resolve(takeMessageRequests(ctx.runDir));
+
+/** A live session's mailbox: polls its message source, records what it takes in, delivers from the folded state. */
 export class LiveMailbox implements Mailbox {
   private timer: NodeJS.Timeout | null = null;
   /** The controller of each agent session's model call in flight, by recipient (interrupts abort it). */
   private readonly calls = new Map<string, Set<AbortController>>();
   private polling: Promise<void> = Promise.resolve();
 
-  constructor(private readonly pollMs = 200) {}
+  constructor(
+    private readonly source: MessageSource = inboxFiles,
+    private readonly pollMs = 200,
+  ) {}
 
   start(ctx: RunContext): Promise<void> {
     const poll = () => void this.poll(ctx);
@@ -75,7 +87,7 @@ export class LiveMailbox implements Mailbox {
   }
 
   private async takeIn(ctx: RunContext): Promise<void> {
-    for (const taken of takeMessageRequests(ctx.runDir)) {
+    for (const taken of await this.source(ctx)) {
       // A file this user did not write (or that is no message) speaks for nobody: it is dropped unrecorded.
       if (!taken.ok) continue;
       const r = taken.request;
