@@ -141,24 +141,23 @@ export class ReplayMailbox implements Mailbox {
   private readonly received = new Map<string, Received>();
   private readonly deliveries: Delivery[];
 
-  /** `entries`: the deliveries to make (a session's); `received`: where the messages were taken in (any session). */
-  private readonly deliveredLater: Set<string>;
-
+  /** `session`: the session's entries (the deliveries to make); `received`: where the messages were taken in (any session). */
   constructor(
     private readonly session: readonly LedgerEntry[],
     received: readonly LedgerEntry[] = session,
   ) {
     for (const m of dataOf(received, 'MESSAGE_RECEIVED')) this.received.set(m.id, m);
     this.deliveries = dataOf(session, 'MESSAGE_DELIVERED');
-    // Delivered in another session of the run: that session's replay takes it in.
-    this.deliveredLater = new Set(dataOf(received, 'MESSAGE_DELIVERED').map((d) => d.id));
   }
 
-  /** Messages the recording took in and never delivered (refused, or the run ended first), taken in now. */
+  /**
+   * Messages this session took in and did not deliver (refused, for a later session, or the run ended
+   * first), taken in now: the session's replay makes every entry its recording has.
+   */
   async start(ctx: RunContext): Promise<void> {
     const delivered = new Set(this.deliveries.map((d) => d.id));
     for (const e of this.session) {
-      if (e.type !== 'MESSAGE_RECEIVED' || delivered.has(e.data.id) || this.deliveredLater.has(e.data.id)) continue;
+      if (e.type !== 'MESSAGE_RECEIVED' || delivered.has(e.data.id)) continue;
       if (!ctx.state.messages.some((m) => m.id === e.data.id)) await ctx.rec.record('human', 'MESSAGE_RECEIVED', e.data);
     }
   }

@@ -237,13 +237,14 @@ describe('acia acp', () => {
         };
         const first = prompt(goal);
         await asked(1);
+        // The run goes on (at the gate): prompts now are messages to its team. This one waits for b1,
+        // through the rejection, the PM's second plans and the second gate.
+        const sent = await prompt('@b1 steer: ACP-NOTE the helper belongs in src/title-case.js');
         answer('guidance');
         const rejected = await first;
         const second = prompt('FEEDBACK-ACP keep the helper in its own file');
         await asked(2);
-        // The run goes on (at the gate): prompts now are messages to its team.
         const unknown = await prompt('@t9 hello').then(() => 'accepted', (e: Error) => e.message);
-        const sent = await prompt('@b1 steer: ACP-NOTE the helper belongs in src/title-case.js');
         answer('switch:plan-B');
         const done = await second;
         const runId = onlyRunId(repo);
@@ -279,7 +280,8 @@ describe('acia acp', () => {
     expect(requests('pm')[1]).toContain('FEEDBACK-ACP keep the helper in its own file');
     expect(requests('dev:b1')[0]).toContain('ACP-NOTE the helper belongs in src/title-case.js');
     expect(entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'succeeded' } });
-    // session/load gives the message back as what the user said; the replay hands it to the same request.
+    // session/load gives the message back as what the user said; the replay hands it to the same request
+    // (and matches each answer to its question, though the message was taken in before the second one).
     expect(value.loaded.some((u) => u.sessionUpdate === 'user_message_chunk' && u.content.type === 'text' && u.content.text === '@b1 steer: ACP-NOTE the helper belongs in src/title-case.js')).toBe(true);
     const replay = acia(['replay', value.runId, '--repo', repo]);
     expect(replay.stdout, replay.stderr).toMatch(/identical/);
