@@ -174,7 +174,12 @@ describe('acia acp', () => {
     const { value } = await withAgent(file, {}, never, async (agent, seen) => {
       const { sessionId } = await agent.request('session/new', { cwd: repo, mcpServers: [] });
       const running = agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Add a titleCase(text) helper' }] });
-      for (let i = 0; i < 200 && !planStatuses(seen.updates).some((p) => p[0]?.status === 'in_progress'); i++) await new Promise((r) => setTimeout(r, 50));
+      // Until the first task is under way (a deadline, not a count of polls: a loaded machine is slow to get there).
+      const deadline = Date.now() + 45_000;
+      while (!planStatuses(seen.updates).some((p) => p[0]?.status === 'in_progress')) {
+        if (Date.now() > deadline) throw new Error('no task was in progress within 45 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await agent.notify('session/cancel', { sessionId });
       const cancelled = await running;
       const planAfterCancel = planStatuses(seen.updates).at(-1);

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { acia, git, ledgerOf } from './helpers.js';
-import { editedScript, runFlags, scenarioOf, useFleet, type FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
+import { editedScript, runFlags, scenarioOf, useFleet, type FleetHarness, fleetAvailable } from './fleet-harness.js';
+import { killOrchestrator, killTaskWorker } from './fleet-kills.js';
 import { expectCleanError } from './cli-helpers.js';
 
 let fleet: FleetHarness;
@@ -54,31 +55,8 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
   it('kill -9 of a worker holding a task: the task is handed to another worker, restarted from its checkpoint, and the run finishes', async () => {
     fleet.killWorkers();
     const remote = fleet.remote('task-kill');
-    // t1's first attempt commits a checkpoint and fails its check; the second is slow, and the kill lands in it.
-    const { runId, script } = fleet.submit('happy', remote, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-      const pm = turns.find((t) => t.caller === 'pm') as unknown as { toolCalls: { input: { plans: { tasks: Record<string, unknown>[] }[] } }[] };
-      const t1 = pm.toolCalls[0]!.input.plans[0]!.tasks.find((t) => t.id === 't1')!;
-      t1.verification = ['$t1.ready == true'];
-      t1.retry = { attempts: 4, baseMs: 0, jitter: false };
-      const writes = turns.find((t) => t.caller === 'dev:t1' && JSON.stringify(t).includes('write_file'))!;
-      const result = (ready: boolean) => ({ caller: 'dev:t1', latencyMs: 0, toolCalls: [{ name: 'return_result', input: { summary: `titleCase (ready: ${ready})`, facts: { ready } } }] });
-      const dev = [writes, result(false), { ...writes, latencyMs: 5000 }, result(true)];
-      turns.splice(0, turns.length, ...turns.filter((t) => t.caller !== 'dev:t1'), ...dev);
-    });
-    // The orchestrator takes no task jobs, so the task must go to another worker.
-    fleet.startWorker('orchestrator', { concurrency: 1, taskConcurrency: 0 });
-    await fleet.until('the orchestrator to take the run', async () => (await fleet.runRow(runId))?.worker === 'orchestrator', 60_000);
-    const victim = fleet.startWorker('victim', { concurrency: 1 });
-    const secondAttempt = async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'victim' && (r.data as { attempt?: number }).attempt === 2);
-    await fleet.until("t1's second attempt to start on the victim", secondAttempt, 60_000);
-    victim.kill('SIGKILL');
-    // The slow reply was only there for the kill to land in: the rescuer's attempts (each task job reads
-    // the script afresh) get theirs at once.
-    rewriteScript(script, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-    });
-    fleet.startWorker('rescuer', { concurrency: 1 });
+    // t1's first attempt commits a checkpoint and fails its check; its worker is killed in the slow second.
+    const { runId } = await killTaskWorker(fleet, remote);
 
     const row = await fleet.finished(runId, 120_000);
     expect(row, fleet.log).toMatchObject({ status: 'succeeded', worker: 'orchestrator' });
@@ -164,21 +142,8 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
   it("kill -9 of the orchestrator while its task runs on another worker: the new orchestrator's epoch fences that task's late writes", async () => {
     fleet.killWorkers();
     const remote = fleet.remote('orch-kill');
-    // The task's first model reply outlasts the takeover (about 10 s after the kill), so its write comes late.
-    const { runId, script } = fleet.submit('happy', remote, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 20_000;
-    });
-    const orchestrator = fleet.startWorker('orch1', { concurrency: 1, taskConcurrency: 0 });
-    await fleet.until('orch1 to take the run', async () => (await fleet.runRow(runId))?.worker === 'orch1', 60_000);
-    fleet.startWorker('helper', { concurrency: 1 });
-    await fleet.until('t1 to start on the helper', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'helper'), 60_000);
-    orchestrator.kill('SIGKILL');
-    // The task handed out again after the takeover answers at once (each task job reads the script afresh).
-    rewriteScript(script, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-    });
-    fleet.startWorker('orch2', { concurrency: 1, taskConcurrency: 0 });
+    // The task's first model reply outlasts the takeover, so its write comes late.
+    const { runId } = await killOrchestrator(fleet, remote);
 
     const row = await fleet.finished(runId, 120_000);
     expect(row.status, fleet.log).toBe('succeeded');
