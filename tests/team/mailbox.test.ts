@@ -53,6 +53,12 @@ async function runAt(stage: 'nothing' | 'gate' | 't1-running' | 't1-completed') 
 let n = 0;
 const message = (to: string, mode: MessageRequest['mode'], text: string): MessageRequest => ({ id: `m-test0${String(++n).padStart(4, '0')}`, author: 'ann@laptop', to, mode, text, sentAt: '2026-11-27T10:00:00.000Z' });
 
+/** One look at the source, as the session's first poll and its timer make. */
+async function poll(box: LiveMailbox, ctx: RunContext): Promise<void> {
+  await box.start(ctx);
+  box.stop();
+}
+
 /** A source that hands over what was sent since the last poll. */
 function sent(): { source: MessageSource; send: (...m: MessageRequest[]) => void } {
   const waiting: MessageRequest[] = [];
@@ -72,8 +78,7 @@ describe('a live mailbox', () => {
     const i = message('t1', 'interrupt', 'I-NOTE');
     send(q, s, other, i);
     const box = new LiveMailbox(source, 60_000);
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     expect(of('MESSAGE_RECEIVED').map((m) => [m.id, m.to, m.mode, m.refused])).toEqual([
       [q.id, 't1', 'queue', undefined],
       [s.id, 't1', 'steer', undefined],
@@ -97,8 +102,7 @@ describe('a live mailbox', () => {
     const { ctx } = await runAt('t1-running');
     const { source, send } = sent();
     const box = new LiveMailbox(source, 60_000);
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     send(message('t1', 'queue', 'LATE-NOTE'));
     expect(await box.inboxFor(ctx, 't1', 't1', 'dev:t1').take({ at: 'turn', turn: 1 })).toEqual(['Message from the human directing the team (ann@laptop, queue):\nLATE-NOTE']);
   });
@@ -107,17 +111,14 @@ describe('a live mailbox', () => {
     const { ctx } = await runAt('t1-running');
     const { source, send } = sent();
     const box = new LiveMailbox(source, 60_000);
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     const inbox = box.inboxFor(ctx, 't1', 't1', 'dev:t1');
     const call = inbox.callSignal()!;
     send(message('t1', 'queue', 'q'), message('t1', 'steer', 's'), message('t2', 'interrupt', 'for t2'));
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     expect(call.aborted).toBe(false);
     send(message('t1', 'interrupt', 'STOP'));
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     expect(call.aborted).toBe(true);
     expect(String(call.reason)).toMatch(/interrupted by a message/);
     // Not delivered yet: the next call is stopped before it starts.
@@ -131,8 +132,7 @@ describe('a live mailbox', () => {
     const { source, send } = sent();
     send(message('t1', 'steer', 'too late'));
     const box = new LiveMailbox(source, 60_000);
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     expect(of('MESSAGE_RECEIVED')[0]).toMatchObject({ to: 't1', refused: 'task t1 is completed; a message can no longer reach it' });
     expect(await box.inboxFor(ctx, 't1', 't1', 'dev:t1').take({ at: 'turn', turn: 1 })).toEqual([]);
     expect(of('MESSAGE_DELIVERED')).toEqual([]);
@@ -144,8 +144,7 @@ describe('a live mailbox', () => {
     const m = message('pm', 'queue', 'once');
     send(m, m);
     const box = new LiveMailbox(source, 60_000);
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     expect(of('MESSAGE_RECEIVED').map((r) => r.id)).toEqual([m.id]);
   });
 });
@@ -210,8 +209,7 @@ describe("the run's inbox files", () => {
     writeFileSync(outside, JSON.stringify(message('t1', 'interrupt', 'planted')));
     symlinkSync(outside, join(inbox, 'm-link000002.json'));
     const box = new LiveMailbox(inboxFiles, 60_000);
-    await box.start(ctx);
-    box.stop();
+    await poll(box, ctx);
     expect(of('MESSAGE_RECEIVED').map((r) => r.text)).toEqual(['real']);
   });
 });
