@@ -183,7 +183,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
     await checkFence(fleet.db, job.runId, fence, false);
     const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: w.policy });
-    const deps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task' } });
+    const deps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task', taskId: job.taskId } });
     const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
     return { kind: 'outcome', outcome };

@@ -45,8 +45,11 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     // The roles the orchestrator recorded (read back, nothing recorded): the task runs as its role, with its model.
     await loadRunRoles(ctx);
     await deps.tools.mcp.open(ctx.workspace.runWorktree);
+    // Messages to this task (`acia say --db`) are taken here, where its agent runs: an interrupt stops its call.
+    await ctx.mailbox.start(ctx);
     return await runDevTask(ctx, o.taskId);
   } finally {
+    ctx.mailbox.stop();
     ctx.cancel.stop();
     await deps.tools.mcp.close();
     await ledger.close();
