@@ -30,6 +30,7 @@ export type { RunResult } from './run-end.js';
 import { goalCard } from './goal-card.js';
 import { finish, manifestOf, resultOf, saveManifest, writeBundle, type DriveOutcome, type RunResult } from './run-end.js';
 import { detectTestCommandInGit } from './repo-reader.js';
+import { Workspace } from './workspace.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { ensureRunDir, requireRunDir } from '../core/contain/acia-state.js';
 
@@ -91,6 +92,8 @@ export async function startRun(deps: TeamDeps, opts: StartOptions): Promise<RunR
   const ledger = await deps.store.openLedger(runDir, runId, { create: true });
   const state = emptyRunState();
   const ctx = makeContext(deps, repo, runId, runDir, ledger, state);
+  // The PM's context is read over the run's `cat-file --batch` pipe: its git starts now, while RUN_STARTED is made durable.
+  if (ctx.workspace instanceof Workspace) ctx.workspace.objects.read(base).catch(() => undefined);
   ctx.mode = { planOnly: opts.planOnly ?? false, planSet: opts.planSet ?? null, rebindContext: opts.rebindContext ?? false };
   // A saved plan executes the goal it was planned for: same goal id, so an unchanged repository yields
   // the same Context Packet and the plan's contextRef can be checked against it.
