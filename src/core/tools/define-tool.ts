@@ -20,14 +20,22 @@ export interface ToolDefinition<I, D extends ToolData> {
 }
 
 export function defineTool<I, D extends ToolData>(def: ToolDefinition<I, D>): Tool<I, D> {
+  // The JSON Schemas are made when first read: a run's start defines every tool, and its first request
+  // needs only the PM's few input schemas (the output schemas are for `acia tool` and bundles).
+  let inputSchema: Record<string, unknown> | undefined;
+  let outputSchema: Record<string, unknown> | undefined;
   const descriptor: ToolDescriptor = {
     provider: 'acia',
     namespace: def.namespace ?? 'acia.core',
     name: def.name,
     version: def.version ?? '1',
     description: def.description,
-    inputSchema: z.toJSONSchema(def.input, { io: 'input' }),
-    outputSchema: resultSchema(z.toJSONSchema(def.output, { io: 'output' })),
+    get inputSchema() {
+      return (inputSchema ??= z.toJSONSchema(def.input, { io: 'input' }));
+    },
+    get outputSchema() {
+      return (outputSchema ??= resultSchema(z.toJSONSchema(def.output, { io: 'output' })));
+    },
     sideEffects: !def.readOnly,
   };
   return {
