@@ -2,7 +2,9 @@
 // (a bare mirror under <cache>/repos, refreshed with `git fetch`), and every run or task job works in a
 // shared clone of that mirror: it borrows the mirror's objects, so a job's checkout costs a fetch of
 // what changed, not a clone of the whole history. The run's own branches are then fetched from the
-// real remote, which is the truth, and the clone pushes there.
+// real remote, which is the truth, and the clone pushes there. A run job makes its clone here
+// (checkoutJob); task jobs take theirs from the worker's kept clones (task-clones.ts), made with the
+// same steps.
 import { createHash } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
