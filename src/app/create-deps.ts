@@ -43,6 +43,7 @@ import type { BudgetGate } from '../team/budget.js';
 import type { Escalator, FleetDeps, ModelDeps, StoreDeps, TeamDeps, TeamEvent } from '../team/deps.js';
 import { localFleet, neverAborted, neverCancelled, noAnchor, noBundle, noHooks, noMcp } from '../team/deps-defaults.js';
 import { fileCancelWatch, type CancelWatcher } from '../team/cancel.js';
+import type { Mailbox } from '../team/mailbox.js';
 import { Git } from '../team/git.js';
 import { localRepoReader } from '../team/repo-reader.js';
 import type { ReplayParts } from '../team/replay.js';
@@ -87,6 +88,8 @@ export interface FleetParts {
   cancelWatch: CancelWatcher;
   /** Counts each model call this worker makes (its Prometheus metrics; a worker serving none counts nothing). */
   countModelCall: (model: string, usage: Usage, usd: number | null) => void;
+  /** `acia say --db`: the session's messages, from the fleet's database instead of an inbox in this worker's clone. */
+  mailbox: () => Mailbox;
 }
 
 export type DepsProfile =
@@ -137,6 +140,7 @@ export async function createDeps(profile: DepsProfile): Promise<TeamDeps> {
     cancelWatch: profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task' ? profile.fleet.cancelWatch : fileCancelWatch(),
     onEvent: o.onEvent ?? (() => undefined),
     aciaVersion: readVersion(),
+    ...(profile.kind === 'fleet-orchestrator' || profile.kind === 'fleet-task' ? { mailbox: profile.fleet.mailbox } : {}),
   };
   const found = findRoles(o.repo, o.env);
   if (found.ignored.length > 0) o.warn(describeIgnoredRoles(found.ignored));

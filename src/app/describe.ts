@@ -54,7 +54,7 @@ const LINES: { readonly [K in LedgerEntryType]?: Line<K> } = {
   ESCALATION_REQUESTED: (d) => `needs a human (${d.reason}): ${d.message}`,
   HUMAN_RESPONSE: (d) => `human: ${d.action}${d.text ? ` "${d.text}"` : ''}`,
   MEMORY_UPDATED: (d) => `memory page ${d.page} updated: ${d.reason}`,
-  BUDGET_EXCEEDED: (d) => `budget exceeded: ${d.limit} ${d.spent} > ${d.max}`,
+  BUDGET_EXCEEDED: (d) => `budget exceeded: ${d.role === undefined ? '' : `role ${d.role}: `}${d.limit} ${d.spent} > ${d.max}`,
   TASK_COMPLETED: (d) => `${d.taskId} completed: ${d.summary.split('\n')[0] ?? ''}`,
   TASK_FAILED: (d) => `${d.taskId} failed (${d.errorKind}): ${d.message}`,
   TASK_SKIPPED: (d) => `${d.taskId} skipped: ${d.reason}`,

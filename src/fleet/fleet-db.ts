@@ -6,6 +6,7 @@ import { AciaError, errorMessage } from '../core/errors.js';
 import { migrateLedger } from '../core/ledger/pg-ledger.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
 import { mayMigrate, TENANCY_SCHEMA } from './tenancy.js';
+import { MESSAGES_SCHEMA } from './messages.js';
 
 export const RUN_QUEUE = 'acia-runs';
 /** One job per dev task handed out by a run's orchestrator (task-jobs.ts). */
@@ -116,7 +117,7 @@ export async function connectFleetDb(url: string, max: number): Promise<pg.Pool>
 async function migrate(db: pg.Pool): Promise<boolean> {
   if (!(await mayMigrate(db))) return false;
   await migrateLedger(db);
-  await db.query(`SELECT pg_advisory_lock(472105); ${RUNS_SCHEMA} ${TENANCY_SCHEMA} SELECT pg_advisory_unlock(472105);`);
+  await db.query(`SELECT pg_advisory_lock(472105); ${RUNS_SCHEMA} ${TENANCY_SCHEMA} ${MESSAGES_SCHEMA} SELECT pg_advisory_unlock(472105);`);
   return true;
 }
 

@@ -27,6 +27,8 @@ import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
 import type { FleetCancelWatch } from './cancel.js';
 import type { WorkerMetrics } from './metrics.js';
+import { fleetMessages } from './messages.js';
+import { LiveMailbox } from '../team/mailbox.js';
 
 /**
  * What a job does with the run: hold it (the orchestrator: it hands the run's dev tasks out, given the
@@ -40,7 +42,7 @@ export type JobRole =
       /** The worker's own directory where the runs it finishes leave their replay bundles (`<cache>/bundles`). */
       bundlesDir: string;
     }
-  | { kind: 'task' };
+  | { kind: 'task'; taskId: string };
 
 export async function jobDeps(
   fleet: Fleet,
@@ -69,6 +71,9 @@ export async function jobDeps(
   const budgetGate = o.fence.task ? new PgBudgetGate(fleet.db, { worker: o.worker }) : await openRunBudget(fleet.db, o.runId, config.budget, { worker: o.worker });
   let made: FleetWorkspace | undefined;
   const metrics = o.metrics;
+  // Messages (`acia say --db`): a task job takes its own task's; the orchestrator the rest, but for tasks out on jobs.
+  const remote = new Set<string>();
+  const messages = fleetMessages(fleet.db, o.runId, o.role.kind === 'task' ? { only: o.role.taskId } : { except: () => [...remote] });
   const parts: FleetParts = {
     runId: o.runId,
     workerName: o.worker,
@@ -78,6 +83,7 @@ export async function jobDeps(
     countModelCall: metrics ? (model, usage, usd) => metrics.modelCall(model, usage, usd) : () => undefined,
     // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
     cancelWatch: o.cancels ? o.cancels.watcher : neverCancelled,
+    mailbox: () => new LiveMailbox(messages, MESSAGE_POLL_MS),
     openLedger: (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence }),
     workspace: (repo, runId) => {
       made = new FleetWorkspace(git, repo, runId, {
@@ -101,7 +107,7 @@ export async function jobDeps(
     : createDeps({
         kind: 'fleet-orchestrator',
         fleet: parts,
-        dispatchTask: role.dispatch(() => made),
+        dispatchTask: tracked(role.dispatch(() => made), remote),
         publish: role.publish,
         // A fleet run's bundle too (ACM v0.5 §5.10: complete before the run is marked finished, here its row in
         // the database): the ledger lives in PostgreSQL, so it is exported to a private directory and bundled
@@ -110,6 +116,21 @@ export async function jobDeps(
         writeBundle: (_repo, runId) => writeFleetBundle(fleet, join(role.bundlesDir, runId), runId, o.env),
         ...local,
       });
+}
+
+/** How often a session looks for its messages in the database (a local inbox is a directory read: 200 ms). */
+const MESSAGE_POLL_MS = 500;
+
+/** The dispatcher, keeping `out` the set of tasks on a job now (their worker takes their messages). */
+function tracked(dispatch: FleetDeps['dispatchTask'], out: Set<string>): FleetDeps['dispatchTask'] {
+  return async (ctx, taskId) => {
+    out.add(taskId);
+    try {
+      return await dispatch(ctx, taskId);
+    } finally {
+      out.delete(taskId);
+    }
+  };
 }
 
 /** The settings a run recorded so far (null before it started): only its RUN_STARTED and RUN_RESUMED rows are read. */

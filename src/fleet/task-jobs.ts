@@ -188,7 +188,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
       return clone;
     });
     const depsReady = ready.then((clone) =>
-      jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout: clone.checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task' } }),
+      jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout: clone.checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task', taskId: job.taskId } }),
     );
     // Awaited below; a failure meanwhile must not count as unhandled.
     depsReady.catch(() => undefined);

@@ -20,6 +20,11 @@ export class BudgetExceededError extends AciaError {
 export function describeBreach(b: BudgetBreach): string {
   // A shared budget also counts what calls under way elsewhere hold: said, or the stop looks early.
   const held = (s: string) => (b.inFlight ? ` (${s} of it held by calls under way)` : '');
+  // A role's own budget (its role file) is not the run's: said, or raising the run's limit looks like the fix.
+  return b.role === undefined ? breachText(b, held) : `role ${b.role}'s own budget: ${breachText(b, held)}`;
+}
+
+function breachText(b: BudgetBreach, held: (s: string) => string): string {
   switch (b.limit) {
     case 'cost':
       return `cost $${b.spent.toFixed(4)} would pass the limit of $${b.max}${held(`$${(b.inFlight ?? 0).toFixed(4)}`)}`;

@@ -36,6 +36,8 @@ export interface EscalationQuestion {
   options: HumanAction[];
   /** A plan approval: the plan the PM chose, which `edit` starts from. */
   plan?: Plan;
+  /** A plan approval: every proposed plan (what `switch` may pick), for front ends that show them. */
+  plans?: Plan[];
   /** Why the last answer to this question was refused (an invalid edit): shown before asking again. */
   problem?: string;
 }

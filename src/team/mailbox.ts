@@ -3,7 +3,7 @@
 // (MESSAGE_DELIVERED). A replay hands each recorded message to the same agent at the recorded point, so
 // the requests it makes are the recorded ones, byte for byte.
 import type { AgentInbox, InboxPoint } from '../agents/inbox.js';
-import { takeMessageRequests } from '../core/contain/message-request.js';
+import { takeMessageRequests, type TakenMessage } from '../core/contain/message-request.js';
 import { dataOf, type LedgerEntry } from '../core/ledger/entry.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import { pendingMessages } from '../core/run/state.js';
@@ -47,22 +47,37 @@ export function refusalFor(ctx: Pick<RunContext, 'state'>, to: string): string |
   return null;
 }
 
-/** A live session's mailbox: polls the run's inbox, records what it takes in, delivers from the folded state. */
+/**
+ * Where a live session takes messages from: each call hands over (and removes) what waits for it. A local
+ * run's inbox files; a fleet run's rows in the database (src/fleet/messages.ts).
+ */
+export type MessageSource = (ctx: RunContext) => Promise<TakenMessage[]>;
+
+/** A local run's inbox beside its ledger (core/contain/message-request.ts). */
+export const inboxFiles: MessageSource = (ctx) => Promise.resolve(takeMessageRequests(ctx.runDir));
+
+/** A live session's mailbox: polls its message source, records what it takes in, delivers from the folded state. */
 export class LiveMailbox implements Mailbox {
   private timer: NodeJS.Timeout | null = null;
   /** The controller of each agent session's model call in flight, by recipient (interrupts abort it). */
   private readonly calls = new Map<string, Set<AbortController>>();
   private polling: Promise<void> = Promise.resolve();
 
-  constructor(private readonly pollMs = 200) {}
+  constructor(
+    private readonly source: MessageSource = inboxFiles,
+    private readonly pollMs = 200,
+  ) {}
 
   start(ctx: RunContext): Promise<void> {
-    const poll = () => {
-      this.polling = this.polling.then(() => this.takeIn(ctx)).catch(() => undefined);
-    };
-    poll();
+    const poll = () => void this.poll(ctx);
     this.timer = setInterval(poll, this.pollMs);
     this.timer.unref();
+    return this.poll(ctx);
+  }
+
+  /** One look at the inbox, after the one under way: polls never take the same file twice. */
+  private poll(ctx: RunContext): Promise<void> {
+    this.polling = this.polling.then(() => this.takeIn(ctx)).catch(() => undefined);
     return this.polling;
   }
 
@@ -72,7 +87,7 @@ export class LiveMailbox implements Mailbox {
   }
 
   private async takeIn(ctx: RunContext): Promise<void> {
-    for (const taken of takeMessageRequests(ctx.runDir)) {
+    for (const taken of await this.source(ctx)) {
       // A file this user did not write (or that is no message) speaks for nobody: it is dropped unrecorded.
       if (!taken.ok) continue;
       const r = taken.request;
@@ -87,6 +102,8 @@ export class LiveMailbox implements Mailbox {
     let current: AbortController | null = null;
     return {
       take: async (point) => {
+        // A look at the inbox first: a message sent before this point reaches it here, whatever the poll's timing.
+        await this.poll(ctx);
         const due = pendingMessages(ctx.state, to).filter((m) => point.at !== 'tool_boundary' || m.mode !== 'queue');
         for (const m of due) await ctx.rec.record(caller, 'MESSAGE_DELIVERED', deliveryAt(m.id, taskId, caller, point));
         return due.map(messageText);
@@ -124,14 +141,25 @@ export class ReplayMailbox implements Mailbox {
   private readonly received = new Map<string, Received>();
   private readonly deliveries: Delivery[];
 
-  /** `entries`: the deliveries to make (a session's); `received`: where the messages were taken in (any session). */
-  constructor(entries: readonly LedgerEntry[], received: readonly LedgerEntry[] = entries) {
+  /** `session`: the session's entries (the deliveries to make); `received`: where the messages were taken in (any session). */
+  constructor(
+    private readonly session: readonly LedgerEntry[],
+    received: readonly LedgerEntry[] = session,
+  ) {
     for (const m of dataOf(received, 'MESSAGE_RECEIVED')) this.received.set(m.id, m);
-    this.deliveries = dataOf(entries, 'MESSAGE_DELIVERED');
+    this.deliveries = dataOf(session, 'MESSAGE_DELIVERED');
   }
 
-  start(): Promise<void> {
-    return Promise.resolve();
+  /**
+   * Messages this session took in and did not deliver (refused, for a later session, or the run ended
+   * first), taken in now: the session's replay makes every entry its recording has.
+   */
+  async start(ctx: RunContext): Promise<void> {
+    const delivered = new Set(this.deliveries.map((d) => d.id));
+    for (const e of this.session) {
+      if (e.type !== 'MESSAGE_RECEIVED' || delivered.has(e.data.id)) continue;
+      if (!ctx.state.messages.some((m) => m.id === e.data.id)) await ctx.rec.record('human', 'MESSAGE_RECEIVED', e.data);
+    }
   }
   stop(): void {}
 

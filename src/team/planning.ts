@@ -147,7 +147,7 @@ async function approvalGate(ctx: RunContext, planSet: PlanSet, gate: PendingEsca
     const chosen = planSet.plans.find((p) => p.id === planSet.selection.chosenPlanId) ?? planSet.plans[0]!;
     let problem: string | undefined;
     for (;;) {
-      const answer = await ctx.deps.governance.escalator.ask({ runId: ctx.runId, reason: 'plan_approval', taskId: undefined, message: gate.message, lastFailure: undefined, options: gate.options, plan: chosen, ...(problem === undefined ? {} : { problem }) });
+      const answer = await ctx.deps.governance.escalator.ask({ runId: ctx.runId, reason: 'plan_approval', taskId: undefined, message: gate.message, lastFailure: undefined, options: gate.options, plan: chosen, plans: planSet.plans, ...(problem === undefined ? {} : { problem }) });
       if (answer === null) return { kind: 'awaiting_human', escalationSeq: gate.seq };
       let decision;
       try {

@@ -60,8 +60,11 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     await loadRunRoles(ctx);
     await opening;
     await deps.tools.mcp.open(ctx.workspace.runWorktree);
+    // Messages to this task (`acia say --db`) are taken here, where its agent runs: an interrupt stops its call.
+    await ctx.mailbox.start(ctx);
     return await runDevTask(ctx, o.taskId);
   } finally {
+    ctx.mailbox.stop();
     ctx.cancel.stop();
     await deps.tools.mcp.close();
     await ledger.close();

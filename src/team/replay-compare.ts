@@ -2,7 +2,7 @@
 // stream (an actor, and the task it works on), after dropping what is where and when rather than what
 // (durations, the fleet worker, the metrics a policy request carried).
 import { canonicalJson } from '../core/acm/canonical-json.js';
-import { taskIdOf, type LedgerEntry } from '../core/ledger/entry.js';
+import type { LedgerEntry } from '../core/ledger/entry.js';
 import type { LedgerEntryType } from '../core/ledger/events.js';
 
 /** Entries that record the session rather than a decision: resumes, crash recovery, the stop itself. */
@@ -29,6 +29,27 @@ export function streamOf(actor: string, taskId: string | undefined): string {
   return taskId === undefined ? actor : `${actor} ${taskId}`;
 }
 
+/**
+ * The stream of an entry, or of one about to be appended. A message is an input taken in whenever a poll
+ * saw it (a replay takes it in where it is delivered): each is compared on its own, as it was received;
+ * where it reached an agent is its delivery's stream.
+ */
+export function streamKey(e: { actor: string; type: string; data: unknown }): string {
+  const d = typeof e.data === 'object' && e.data !== null ? e.data : {};
+  if (e.type === 'MESSAGE_RECEIVED' && 'id' in d && typeof d.id === 'string') return streamOf(e.actor, `message ${d.id}`);
+  return streamOf(e.actor, 'taskId' in d && typeof d.taskId === 'string' ? d.taskId : undefined);
+}
+
+/**
+ * Each escalation's seq → its place among the run's escalations. An answer names its question by seq, and
+ * seqs move when a message is taken in at another point: compared by place, the same answer is the same.
+ */
+export function escalationOrdinals(entries: readonly LedgerEntry[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const e of entries) if (e.type === 'ESCALATION_REQUESTED') out.set(e.seq, out.size);
+  return out;
+}
+
 /** Decision entries by stream, in order (results of concurrent tool calls in call order). */
 export function byStream(entries: readonly LedgerEntry[]): Map<string, LedgerEntry[]> {
   const m = new Map<string, LedgerEntry[]>();
@@ -36,7 +57,7 @@ export function byStream(entries: readonly LedgerEntry[]): Map<string, LedgerEnt
     if (SESSION_TYPES.has(e.type)) continue;
     // A run.end hook reports on a session's end, as RUN_COMPLETED does: not a decision to replay.
     if (e.type === 'POLICY_DECISION' && e.data.hook === 'run.end') continue;
-    const key = streamOf(e.actor, taskIdOf(e));
+    const key = streamKey(e);
     const list = m.get(key) ?? [];
     list.push(e);
     m.set(key, list);
@@ -45,9 +66,12 @@ export function byStream(entries: readonly LedgerEntry[]): Map<string, LedgerEnt
   return m;
 }
 
-/** The same decision: same type, same data once placement and timing are dropped. */
-export function sameDecision(x: LedgerEntry, y: LedgerEntry): boolean {
-  return x.type === y.type && canonicalJson(normalise(x)) === canonicalJson(normalise(y));
+/**
+ * The same decision: same type, same data once placement and timing are dropped. `xo`/`yo`: each ledger's
+ * escalation ordinals, so an answer is compared by the place of its question rather than its seq.
+ */
+export function sameDecision(x: LedgerEntry, y: LedgerEntry, xo?: ReadonlyMap<number, number>, yo?: ReadonlyMap<number, number>): boolean {
+  return x.type === y.type && canonicalJson(normalise(x, xo)) === canonicalJson(normalise(y, yo));
 }
 
 export function whyDifferent(x: LedgerEntry | undefined, y: LedgerEntry | undefined): string {
@@ -64,6 +88,7 @@ export function summary(e: LedgerEntry): EntrySummary {
 export function firstDivergence(recorded: readonly LedgerEntry[], replayed: readonly LedgerEntry[]): Divergence | null {
   const a = byStream(recorded);
   const b = byStream(replayed);
+  const [ao, bo] = [escalationOrdinals(recorded), escalationOrdinals(replayed)];
   const keys = [...new Set([...a.keys(), ...b.keys()])].sort();
   let first: Divergence | null = null;
   for (const key of keys) {
@@ -72,7 +97,7 @@ export function firstDivergence(recorded: readonly LedgerEntry[], replayed: read
     for (let i = 0; i < Math.max(ra.length, rb.length); i++) {
       const x = ra[i];
       const y = rb[i];
-      if (x && y && sameDecision(x, y)) continue;
+      if (x && y && sameDecision(x, y, ao, bo)) continue;
       // Report the divergence earliest in the recording.
       if (first === null || (x?.seq ?? Infinity) < (first.recorded?.seq ?? Infinity)) {
         first = { actor: key, index: i, recorded: x ? summary(x) : null, replayed: y ? summary(y) : null, reason: whyDifferent(x, y) };
@@ -108,8 +133,12 @@ function sortConcurrentResults(list: LedgerEntry[]): void {
 }
 
 /** Wall-clock facts (durations) and placement (the worker) are not decisions; everything else must match exactly. */
-function normalise(e: LedgerEntry): unknown {
+function normalise(e: LedgerEntry, ordinals?: ReadonlyMap<number, number>): unknown {
   const data: object = e.data;
+  if (e.type === 'HUMAN_RESPONSE' && ordinals) {
+    const place = ordinals.get(e.data.escalationSeq);
+    return { type: e.type, data: { ...e.data, escalationSeq: place === undefined ? `seq ${e.data.escalationSeq}` : `question ${place}` } };
+  }
   // Which fleet worker ran an attempt is where, not what: a replay runs every task in one process.
   const rest = Object.fromEntries(Object.entries(data).filter(([k]) => k !== 'durationMs' && k !== 'worker'));
   if (e.type === 'POLICY_DECISION') {

@@ -7,7 +7,7 @@
 import { AciaError } from '../core/errors.js';
 import { lastOf, type EntryOf, type LedgerEntry } from '../core/ledger/entry.js';
 import type { AppendInput, RunLedger } from '../core/ledger/types.js';
-import { byStream, SESSION_TYPES, sameDecision, streamOf, summary, whyDifferent, type Divergence } from './replay-compare.js';
+import { byStream, escalationOrdinals, SESSION_TYPES, sameDecision, streamKey, summary, whyDifferent, type Divergence } from './replay-compare.js';
 
 /** A promise that never settles: the work of a process that died. */
 export function never<T>(): Promise<T> {
@@ -63,6 +63,7 @@ export class SessionCut {
   private finish: (d: Divergence | null) => void = () => undefined;
   private readonly expected: Map<string, LedgerEntry[]>;
   private readonly earlier: Map<string, number>;
+  private readonly recordedOrdinals: Map<number, number>;
   private readonly taken = new Map<string, number>();
   /** The session's recorded end (RUN_COMPLETED), when it stopped rather than died. */
   private readonly end: EntryOf<'RUN_COMPLETED'> | undefined;
@@ -77,6 +78,7 @@ export class SessionCut {
     this.gate.onBeyond = () => this.beyond();
     this.expected = byStream(session);
     this.earlier = new Map([...byStream(earlier)].map(([k, v]) => [k, v.length]));
+    this.recordedOrdinals = escalationOrdinals([...earlier, ...session]);
     this.end = lastOf(session, 'RUN_COMPLETED');
     this.cancel = lastOf(session, 'CANCEL_REQUESTED');
     this.done = new Promise((resolve) => (this.finish = resolve));
@@ -117,7 +119,7 @@ export class SessionCut {
       if (entry.type === 'RUN_COMPLETED' && entry.data.reason !== this.end.data.reason) this.diverge('team', this.end, entry);
       return entry;
     }
-    const key = streamOf(input.actor, taskIdIn(input.data));
+    const key = streamKey(input);
     const queue = this.expected.get(key);
     // Past what this session recorded for the stream: the process was gone before this happened.
     if (SESSION_TYPES.has(input.type) || !queue || queue.length === 0) {
@@ -125,7 +127,8 @@ export class SessionCut {
       return never();
     }
     const entry = await seal();
-    const at = matchAt(queue, entry);
+    // An answer is matched by the place of its question (seqs move where a message was taken in elsewhere).
+    const at = entry.type === 'HUMAN_RESPONSE' ? (queue[0] && sameDecision(queue[0], entry, this.recordedOrdinals, escalationOrdinals(this.inner?.entries() ?? [])) ? 0 : -1) : matchAt(queue, entry);
     if (at === -1) {
       this.diverge(key, queue[0], entry);
       return never();
@@ -186,8 +189,4 @@ function matchAt(queue: readonly LedgerEntry[], entry: LedgerEntry): number {
     }
   }
   return queue[0] !== undefined && sameDecision(queue[0], entry) ? 0 : -1;
-}
-
-function taskIdIn(data: unknown): string | undefined {
-  return typeof data === 'object' && data !== null && 'taskId' in data && typeof data.taskId === 'string' ? data.taskId : undefined;
 }

@@ -85,8 +85,10 @@ export function replayCallTool(session: readonly LedgerEntry[], toolNames: Reado
 }
 
 /** The human's answers this session recorded, in order; none left is no human at hand. */
-export function replayEscalator(session: readonly LedgerEntry[], gate: SessionGate): Escalator {
+export function replayEscalator(session: readonly LedgerEntry[], gate: SessionGate, resumedWithAnswer = false): Escalator {
   const answers = dataOf(session, 'HUMAN_RESPONSE');
+  // A session resumed with an answer recorded that answer itself (the resume replays it): the rest were asked.
+  if (resumedWithAnswer) answers.shift();
   return {
     ask: (): Promise<HumanAnswer | null> =>
       gate.run(() => {

@@ -181,7 +181,7 @@ async function replaySession(shared: Shared, ledger: RunLedger, session: Session
   const lost = lostHandouts(session.entries);
   const handedOut = new Set([...lost.values()].flatMap((hs) => hs.flatMap((h) => h.entries)));
   const settings = session.resumed?.settings ?? started.settings;
-  const inputs: SessionInputs = { session: session.entries.filter((e) => !handedOut.has(e)), earlier, gate, settings, model: from.model, sentModel: from.sentModel, ledger: sessionLedger };
+  const inputs: SessionInputs = { session: session.entries.filter((e) => !handedOut.has(e)), earlier, gate, settings, model: from.model, sentModel: from.sentModel, ledger: sessionLedger, resumedWithAnswer: session.resumed?.answer !== undefined };
   const handoutDivergences: Divergence[] = [];
   const dispatch =
     lost.size === 0
@@ -189,7 +189,7 @@ async function replaySession(shared: Shared, ledger: RunLedger, session: Session
       : replayDispatcher({
           lost,
           gate,
-          depsFor: (h, before, hgate, hledger) => sessionDeps(shared, { ...inputs, session: h.entries, earlier: before, gate: hgate, ledger: hledger }),
+          depsFor: (h, before, hgate, hledger) => sessionDeps(shared, { ...inputs, session: h.entries, earlier: before, gate: hgate, ledger: hledger, resumedWithAnswer: false }),
           diverged: (d) => handoutDivergences.push(d),
         });
   const deps = await sessionDeps(shared, inputs, dispatch);
@@ -254,6 +254,8 @@ interface SessionInputs {
   model: string;
   sentModel: string | undefined;
   ledger: RunLedger;
+  /** The session was resumed with an answer: its first HUMAN_RESPONSE is that answer, not one it asked for. */
+  resumedWithAnswer?: boolean;
 }
 
 /** The deps one session runs with: the run's static parts, this session's settings, its recording as every source. */
@@ -301,7 +303,7 @@ function sessionDeps(s: Shared, i: SessionInputs, dispatchTask: FleetDeps['dispa
     repoReader: recordedReader ? () => recordedReader : localRepoReader(new Git(base.clock)),
     // The memory the run saw, not what the wiki holds now.
     readMemory: () => Promise.resolve(packet ? memoryFromPacket(packet) : []),
-    escalator: replayEscalator(i.session, i.gate),
+    escalator: replayEscalator(i.session, i.gate, i.resumedWithAnswer === true),
     // The hooks' recorded decisions, by occurrence across the sessions: no hook runs during a replay.
     hooks: s.hooks,
     dispatchTask,

@@ -149,6 +149,8 @@ function resumeHint(ctx: RunContext, reason: TerminalReason): Pick<RunResult, 'r
 
 /** The flag that lets a budget-stopped run go on under a limit twice the one it hit. */
 function raiseFlag(b: EventDataOf<'BUDGET_EXCEEDED'>): string | undefined {
+  // A role's budget is its role file's, recorded with the run: no run flag raises it; approve goes on past it.
+  if (b.role !== undefined) return undefined;
   switch (b.limit) {
     case 'tokens':
       return `--max-tokens ${Math.max(b.max * 2, Math.ceil(b.spent * 1.5))}`;

@@ -289,7 +289,8 @@ function checkAnswer(runId: string, open: PendingEscalation | null, raw: string)
 /** When the run stopped on a budget limit that the limits given now no longer break, what changed; else null. */
 function budgetRaised(ctx: RunContext): string | null {
   const breach = lastOf(ctx.rec.ledger.entries(), 'BUDGET_EXCEEDED')?.data;
-  if (!breach) return null;
+  // A role's own budget is not raised by the run's limits: only approve answers it.
+  if (!breach || breach.role !== undefined) return null;
   const limits = ctx.deps.config.budget;
   switch (breach.limit) {
     case 'tokens':

@@ -2,15 +2,17 @@
 // the end with plan and tool-call updates (absolute paths), an escalation answered through
 // request_permission and through the next prompt, a cancel (the plan shows nothing in progress after it)
 // and a resume, session/load replaying a finished run with the user's own messages, a relative cwd
-// refused, and a missing model key as auth_required that `authenticate` clears.
+// refused, and a missing model key as auth_required that `authenticate` clears; directing the team: the
+// plan approval gate as a permission request carrying the plans (rejected with feedback, then switched),
+// and a prompt while the run goes on as a message that reaches the Dev agent.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { client, ndJsonStream, PROTOCOL_VERSION, type ClientContext, type InitializeResponse, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from '@agentclientprotocol/sdk';
-import { CLI, ledgerOf, onlyRunId, tempDir } from './helpers.js';
-import { cliEnv, sampleRepo, SCENARIOS, zeroLatencyScript } from './cli-helpers.js';
+import { acia, CLI, ledgerOf, onlyRunId, tempDir } from './helpers.js';
+import { cliEnv, editedScript, sampleRepo, SCENARIOS, zeroLatencyScript } from './cli-helpers.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
 
 const sandbox = sandboxAvailable() ? 'auto' : 'off';
@@ -28,7 +30,7 @@ interface Session {
 async function withAgent<T>(
   script: string,
   settings: Record<string, unknown>,
-  onPermission: (req: RequestPermissionRequest) => RequestPermissionResponse,
+  onPermission: (req: RequestPermissionRequest) => RequestPermissionResponse | Promise<RequestPermissionResponse>,
   op: (agent: ClientContext, seen: Session, init: InitializeResponse) => Promise<T>,
   model = `scripted:${script}`,
 ): Promise<{ value: T; seen: Session; stderr: () => string }> {
@@ -172,7 +174,12 @@ describe('acia acp', () => {
     const { value } = await withAgent(file, {}, never, async (agent, seen) => {
       const { sessionId } = await agent.request('session/new', { cwd: repo, mcpServers: [] });
       const running = agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Add a titleCase(text) helper' }] });
-      for (let i = 0; i < 200 && !planStatuses(seen.updates).some((p) => p[0]?.status === 'in_progress'); i++) await new Promise((r) => setTimeout(r, 50));
+      // Until the first task is under way (a deadline, not a count of polls: a loaded machine is slow to get there).
+      const deadline = Date.now() + 45_000;
+      while (!planStatuses(seen.updates).some((p) => p[0]?.status === 'in_progress')) {
+        if (Date.now() > deadline) throw new Error('no task was in progress within 45 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await agent.notify('session/cancel', { sessionId });
       const cancelled = await running;
       const planAfterCancel = planStatuses(seen.updates).at(-1);
@@ -212,6 +219,78 @@ describe('acia acp', () => {
     expect(loaded.seen.updates.indexOf(first!)).toBeLessThan(loaded.seen.updates.findIndex((u) => u.sessionUpdate === 'plan'));
     expect(loaded.seen.updates.filter((u) => u.sessionUpdate === 'tool_call').length).toBe(entries.filter((e) => e.type === 'TOOL_CALL').length);
   }, 90_000);
+
+  it('directs the team: the plan gate is a permission request with the plans (reject, then switch); a prompt while the run goes on is a message the Dev agent gets', async () => {
+    const repo = sampleRepo('acp-direct');
+    const goal = 'Add a titleCase(text) helper that capitalises every word, with a test';
+    // The PM answers twice: its first plans, and its plans again after the rejection.
+    const script = editedScript('plan-b', (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+      turns.splice(1, 0, structuredClone(turns[0]!));
+    });
+    const answers: ((r: RequestPermissionResponse) => void)[] = [];
+    const answer = (optionId: string) => answers.shift()!({ outcome: { outcome: 'selected', optionId } });
+    const { value, seen } = await withAgent(
+      script,
+      { approvePlan: true, testCommand: 'node run-tests.js', maxIterations: 0 },
+      () => new Promise((resolve) => answers.push(resolve)),
+      async (agent, seen) => {
+        const { sessionId } = await agent.request('session/new', { cwd: repo, mcpServers: [] });
+        const prompt = (text: string) => agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+        const asked = async (n: number) => {
+          for (let i = 0; i < 1200 && seen.permissions.length < n; i++) await new Promise((r) => setTimeout(r, 50));
+        };
+        const first = prompt(goal);
+        await asked(1);
+        // The run goes on (at the gate): prompts now are messages to its team. This one waits for b1,
+        // through the rejection, the PM's second plans and the second gate.
+        const sent = await prompt('@b1 steer: ACP-NOTE the helper belongs in src/title-case.js');
+        answer('guidance');
+        const rejected = await first;
+        const second = prompt('FEEDBACK-ACP keep the helper in its own file');
+        await asked(2);
+        const unknown = await prompt('@t9 hello').then(() => 'accepted', (e: Error) => e.message);
+        answer('switch:plan-B');
+        const done = await second;
+        const runId = onlyRunId(repo);
+        const before = seen.updates.length;
+        await agent.request('session/load', { sessionId: runId, cwd: repo, mcpServers: [] });
+        return { rejected, unknown, sent, done, runId, loaded: seen.updates.slice(before) };
+      },
+    );
+    const gate = seen.permissions[0]!;
+    expect(gate.options.map((o) => o.optionId)).toEqual(['approve', 'switch:plan-B', 'edit', 'guidance', 'abort']);
+    const shown = gate.toolCall.content?.map((c) => (c.type === 'content' && c.content.type === 'text' ? c.content.text : '')).join('') ?? '';
+    expect(shown).toContain('Approve the plan before the team starts.');
+    expect(shown).toContain('graph TD');
+    expect((gate.toolCall.rawInput as { plans: { id: string }[] }).plans.map((p) => p.id)).toEqual(['plan-A', 'plan-B']);
+    expect(value.rejected.stopReason).toBe('end_turn');
+    const said = seen.updates.map((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? u.content.text : '')).join('');
+    expect(said).toContain('Answer in your next message (feedback to plan again / approve / switch [plan id] / edit {plan JSON} / abort).');
+    expect(value.unknown).toMatch(/cannot message task t9 of run \S+: no proposed plan has a task t9/);
+    expect(value.sent.stopReason).toBe('end_turn');
+    expect(said).toMatch(/Message m-\S+ for task b1 \(steer\): delivered at its next tool boundary\./);
+    expect(value.done.stopReason).toBe('end_turn');
+
+    const entries = ledgerOf(repo, value.runId);
+    expect(entries.filter((e) => e.type === 'HUMAN_RESPONSE').map((e) => e.data)).toEqual([
+      { escalationSeq: expect.any(Number), action: 'guidance', text: 'FEEDBACK-ACP keep the helper in its own file' },
+      { escalationSeq: expect.any(Number), action: 'switch', text: 'plan-B' },
+    ]);
+    expect(entries.find((e) => e.type === 'PLAN_SELECTED')).toMatchObject({ data: { planId: 'plan-B', method: 'human' } });
+    expect(entries.find((e) => e.type === 'MESSAGE_RECEIVED')).toMatchObject({ actor: 'human', data: { to: 'b1', mode: 'steer', author: expect.stringMatching(/\(ACP\)$/) } });
+    expect(entries.find((e) => e.type === 'MESSAGE_DELIVERED')).toMatchObject({ data: { taskId: 'b1', caller: 'dev:b1', turn: 1 } });
+    const blob = (ref: string) => readFileSync(join(repo, '.acia', 'runs', value.runId, 'blobs', ref.replace(/^sha256:/, '')), 'utf8');
+    const requests = (caller: string) => entries.flatMap((e) => (e.type === 'LLM_CALL' && e.data.caller === caller ? [blob(e.data.requestHash)] : []));
+    expect(requests('pm')[1]).toContain('FEEDBACK-ACP keep the helper in its own file');
+    expect(requests('dev:b1')[0]).toContain('ACP-NOTE the helper belongs in src/title-case.js');
+    expect(entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'succeeded' } });
+    // session/load gives the message back as what the user said; the replay hands it to the same request
+    // (and matches each answer to its question, though the message was taken in before the second one).
+    expect(value.loaded.some((u) => u.sessionUpdate === 'user_message_chunk' && u.content.type === 'text' && u.content.text === '@b1 steer: ACP-NOTE the helper belongs in src/title-case.js')).toBe(true);
+    const replay = acia(['replay', value.runId, '--repo', repo]);
+    expect(replay.stdout, replay.stderr).toMatch(/identical/);
+  }, 120_000);
 
   it('refuses a relative cwd; without the model key it offers authenticate, answers auth_required, and takes the key', async () => {
     const repo = sampleRepo('acp-auth');

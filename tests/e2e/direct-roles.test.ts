@@ -1,7 +1,8 @@
 // Roles as files through the built CLI: the user's role file gives the Dev role its own model (a second
 // scripted model) and budget, and `acia show` splits the cost per role; a repository's Claude Code agent
 // file is ignored (with a warning) until `acia trust` covers it, and used after; a user's Agent Skill
-// (`SKILL.md`) is offered by its description and loaded by the Dev agent with `load_skill`.
+// (`SKILL.md`) is offered by its description and loaded by the Dev agent with `load_skill`; a role over its
+// own budget stops the run (exit 4, naming the role) and `--answer approve` goes on.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { join } from 'node:path';
@@ -70,6 +71,32 @@ describe('roles as files', () => {
     const secondId = (JSON.parse(second.stdout.trim().split('\n').at(-1)!) as { result: { runId: string } }).result.runId;
     expect(devModels(repo, secondId)).toEqual(['claude-opus-4-1']);
   }, 180_000);
+
+  it("a role over its own budget stops the run as the run's budget does; approve goes on", () => {
+    const dir = tempDir('roles-budget');
+    const { rest, dev } = splitScripts(dir, 'claude-haiku-4-5');
+    const config = join(dir, 'config');
+    mkdirSync(join(config, 'acia', 'roles'), { recursive: true });
+    // A budget the Dev role's first call passes; the run's own budget (none) never stops it.
+    writeFileSync(join(config, 'acia', 'roles', 'dev.md'), `---\nname: dev\ndescription: a developer on a short leash\nbase: dev\nmodel: scripted:${dev}\nbudget:\n  maxTokens: 50\n---\nKeep changes small.\n`);
+    const repo = sampleRepo('roles-budget-repo');
+    const env = { XDG_CONFIG_HOME: config, XDG_STATE_HOME: join(dir, 'state') };
+    const stop = acia(['run', GOAL, '--repo', repo, '--model', `scripted:${rest}`, '--test-command', 'node run-tests.js', '--sandbox', 'off'], { env });
+    expect(stop.code, stop.stdout + stop.stderr).toBe(4);
+    const runId = onlyRunId(repo);
+    // The stop names the role, and offers approve: the run's own --max-tokens would not raise the role's budget.
+    expect(stop.stdout).toMatch(new RegExp(`acia resume ${runId} .*--answer approve`));
+    expect(stop.stdout).toMatch(/budget exhausted: role dev's own budget: \d+ tokens would pass the limit of 50/);
+    expect(stop.stdout).not.toContain('--max-tokens');
+    const entries = ledgerOf(repo, runId);
+    expect(entries.find((e) => e.type === 'BUDGET_EXCEEDED')).toMatchObject({ data: { limit: 'tokens', max: 50, role: 'dev' } });
+    expect(entries.find((e) => e.type === 'ESCALATION_REQUESTED')).toMatchObject({ data: { reason: 'budget_exceeded', options: ['approve', 'abort'] } });
+    expect(devModels(repo, runId)).toEqual([]);
+    const go = acia(['resume', runId, '--repo', repo, '--answer', 'approve'], { env });
+    expect(go.code, go.stdout + go.stderr).toBe(0);
+    expect(devModels(repo, runId)).toEqual(['claude-haiku-4-5']);
+    expect(ledgerOf(repo, runId).at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'succeeded' } });
+  }, 120_000);
 
   it('an Agent Skill (SKILL.md) is offered by description and loaded with load_skill when the agent uses it', () => {
     const dir = tempDir('skills');

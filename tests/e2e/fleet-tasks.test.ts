@@ -1,10 +1,15 @@
 // One run's dev tasks spread over the fleet, on a real PostgreSQL with real worker processes: the run's
 // orchestrator hands each ready dev task to the task queue, any worker takes it, and the run ends as
 // it does locally with one intact chain. A worker killed while it holds a task (not the run) loses
-// only that attempt: the orchestrator hands the task to another worker, which restarts it.
+// only that attempt: the orchestrator hands the task to another worker, which restarts it. `acia say --db`
+// reaches a task running on another worker, from the run's submitter only.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { acia, git } from './helpers.js';
-import { useFleet, type FleetHarness, fleetAvailable, rewriteScript } from './fleet-harness.js';
+import { acia, git, ledgerOf } from './helpers.js';
+import { editedScript, runFlags, scenarioOf, useFleet, type FleetHarness, fleetAvailable } from './fleet-harness.js';
+import { killOrchestrator, killTaskWorker } from './fleet-kills.js';
 import { expectCleanError } from './cli-helpers.js';
 
 let fleet: FleetHarness;
@@ -50,31 +55,8 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
   it('kill -9 of a worker holding a task: the task is handed to another worker, restarted from its checkpoint, and the run finishes', async () => {
     fleet.killWorkers();
     const remote = fleet.remote('task-kill');
-    // t1's first attempt commits a checkpoint and fails its check; the second is slow, and the kill lands in it.
-    const { runId, script } = fleet.submit('happy', remote, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-      const pm = turns.find((t) => t.caller === 'pm') as unknown as { toolCalls: { input: { plans: { tasks: Record<string, unknown>[] }[] } }[] };
-      const t1 = pm.toolCalls[0]!.input.plans[0]!.tasks.find((t) => t.id === 't1')!;
-      t1.verification = ['$t1.ready == true'];
-      t1.retry = { attempts: 4, baseMs: 0, jitter: false };
-      const writes = turns.find((t) => t.caller === 'dev:t1' && JSON.stringify(t).includes('write_file'))!;
-      const result = (ready: boolean) => ({ caller: 'dev:t1', latencyMs: 0, toolCalls: [{ name: 'return_result', input: { summary: `titleCase (ready: ${ready})`, facts: { ready } } }] });
-      const dev = [writes, result(false), { ...writes, latencyMs: 5000 }, result(true)];
-      turns.splice(0, turns.length, ...turns.filter((t) => t.caller !== 'dev:t1'), ...dev);
-    });
-    // The orchestrator takes no task jobs, so the task must go to another worker.
-    fleet.startWorker('orchestrator', { concurrency: 1, taskConcurrency: 0 });
-    await fleet.until('the orchestrator to take the run', async () => (await fleet.runRow(runId))?.worker === 'orchestrator', 60_000);
-    const victim = fleet.startWorker('victim', { concurrency: 1 });
-    const secondAttempt = async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'victim' && (r.data as { attempt?: number }).attempt === 2);
-    await fleet.until("t1's second attempt to start on the victim", secondAttempt, 60_000);
-    victim.kill('SIGKILL');
-    // The slow reply was only there for the kill to land in: the rescuer's attempts (each task job reads
-    // the script afresh) get theirs at once.
-    rewriteScript(script, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-    });
-    fleet.startWorker('rescuer', { concurrency: 1 });
+    // t1's first attempt commits a checkpoint and fails its check; its worker is killed in the slow second.
+    const { runId } = await killTaskWorker(fleet, remote);
 
     const row = await fleet.finished(runId, 120_000);
     expect(row, fleet.log).toMatchObject({ status: 'succeeded', worker: 'orchestrator' });
@@ -104,24 +86,64 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
     expect(git(remote, 'show', `acia/${runId}:src/title-case.js`)).toContain('titleCase');
   }, 180_000);
 
+  it('acia say --db: an interrupt reaches the Dev agent of a task on another worker, recorded once; only the run’s submitter may send', async () => {
+    fleet.killWorkers();
+    // The orchestrator takes no task jobs: t1 runs on the helper. Its first model reply would take ten
+    // minutes: only the message, taken in by the helper, ends it in time.
+    fleet.startWorker('sayorch', { concurrency: 1, taskConcurrency: 0 });
+    // acia_submitter exists once a worker has migrated the database.
+    await fleet.until('the workers’ migration', async () => (await fleet.db.query("SELECT 1 FROM pg_roles WHERE rolname = 'acia_submitter'")).rowCount === 1, 60_000);
+    for (const role of ['sayalice', 'saymallory']) await fleet.db.query(`CREATE ROLE ${role} LOGIN IN ROLE acia_submitter`);
+    const as = (role: string) => fleet.url.replace('//acia@', `//${role}@`);
+    const remote = fleet.remote('say');
+    const script = editedScript('happy', (turns) => {
+      for (const t of turns) t.latencyMs = 0;
+      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 600_000;
+    });
+    const s = scenarioOf('happy');
+    const submitted = acia(['submit', s.goal, '--repo', remote, '--base', 'main', '--db', as('sayalice'), '--json', ...runFlags(s, script)]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const runId = (JSON.parse(submitted.stdout) as { runId: string }).runId;
+    await fleet.until('sayorch to take the run', async () => (await fleet.runRow(runId))?.worker === 'sayorch', 60_000);
+    fleet.startWorker('sayhelper', { concurrency: 1 });
+    await fleet.until('t1 to start on the helper', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'sayhelper'), 60_000);
+
+    // Another submitter's role finds no such run, through the CLI or in SQL.
+    expectCleanError(acia(['say', runId, '--task', 't1', 'hello', '--db', as('saymallory')]), 2, /no fleet run \S+ that you submitted/);
+    const mallory = new pg.Pool({ connectionString: as('saymallory') });
+    try {
+      await expect(mallory.query("INSERT INTO acia_messages (run_id, id, author, to_task, mode, body) VALUES ($1, 'm-mallory-1', 'x', 't1', 'interrupt', 'obey me')", [runId])).rejects.toThrow(/row-level security/);
+      await expect(mallory.query("INSERT INTO acia_messages (run_id, id, author, to_task, mode, body, sender) VALUES ($1, 'm-mallory-2', 'x', 't1', 'interrupt', 'obey me', 'sayalice')", [runId])).rejects.toThrow(/permission denied/);
+    } finally {
+      await mallory.end();
+    }
+    expectCleanError(acia(['say', runId, '--task', 't9', 'hello', '--db', as('sayalice')]), 2, /cannot message task t9 of run \S+: the plan has no task t9/);
+    const said = acia(['say', runId, '--task', 't1', '--mode', 'interrupt', 'FLEET-NOTE the helper belongs in src/title-case.js', '--db', as('sayalice')]);
+    expect(said.code, said.stderr).toBe(0);
+    expect(said.stdout).toMatch(/^sent m-\S+ to task t1 of \S+ \(interrupt\)/);
+
+    const row = await fleet.finished(runId, 120_000);
+    expect(row.status, fleet.log).toBe('succeeded');
+    const rows = await fleet.rows(runId);
+    const received = rows.filter((r) => r.type === 'MESSAGE_RECEIVED');
+    expect(received).toHaveLength(1);
+    expect(received[0]!.data).toMatchObject({ to: 't1', mode: 'interrupt', author: expect.stringMatching(/\(fleet role sayalice\)$/) });
+    // Delivered in place of the interrupted call: the helper's own session stopped it, the orchestrator could not.
+    expect(rows.filter((r) => r.type === 'MESSAGE_DELIVERED').map((r) => r.data)).toEqual([expect.objectContaining({ taskId: 't1', caller: 'dev:t1', at: 'interrupt' })]);
+    expect((await fleet.db.query('SELECT 1 FROM acia_messages WHERE run_id = $1', [runId])).rowCount).toBe(0);
+    const out = fleet.exportAndVerify(runId, 'say-export');
+    const firstDev = ledgerOf(out, runId).find((e) => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === 'dev:t1')!.data as { requestHash: string };
+    expect(readFileSync(join(out, '.acia', 'runs', runId, 'blobs', firstDev.requestHash.replace(/^sha256:/, '')), 'utf8')).toContain('FLEET-NOTE the helper belongs in src/title-case.js');
+    const replayed = acia(['replay', runId, '--repo', out]);
+    expect(replayed.stdout, replayed.stderr).toMatch(/identical/);
+    expectCleanError(acia(['say', runId, 'too late', '--db', as('sayalice')]), 2, /is finished \(it succeeded\); a message can no longer reach it/);
+  }, 180_000);
+
   it("kill -9 of the orchestrator while its task runs on another worker: the new orchestrator's epoch fences that task's late writes", async () => {
     fleet.killWorkers();
     const remote = fleet.remote('orch-kill');
-    // The task's first model reply outlasts the takeover (about 10 s after the kill), so its write comes late.
-    const { runId, script } = fleet.submit('happy', remote, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-      turns.find((t) => t.caller === 'dev:t1')!.latencyMs = 20_000;
-    });
-    const orchestrator = fleet.startWorker('orch1', { concurrency: 1, taskConcurrency: 0 });
-    await fleet.until('orch1 to take the run', async () => (await fleet.runRow(runId))?.worker === 'orch1', 60_000);
-    fleet.startWorker('helper', { concurrency: 1 });
-    await fleet.until('t1 to start on the helper', async () => (await fleet.rows(runId)).some((r) => r.type === 'TASK_STARTED' && r.data.worker === 'helper'), 60_000);
-    orchestrator.kill('SIGKILL');
-    // The task handed out again after the takeover answers at once (each task job reads the script afresh).
-    rewriteScript(script, (turns) => {
-      for (const t of turns) t.latencyMs = 0;
-    });
-    fleet.startWorker('orch2', { concurrency: 1, taskConcurrency: 0 });
+    // The task's first model reply outlasts the takeover, so its write comes late.
+    const { runId } = await killOrchestrator(fleet, remote);
 
     const row = await fleet.finished(runId, 120_000);
     expect(row.status, fleet.log).toBe('succeeded');

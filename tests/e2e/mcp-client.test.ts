@@ -208,7 +208,8 @@ describe.skipIf(!sandboxAvailable())('MCP servers as agent tools', () => {
       expect(code).toBe(130);
       expect(ledgerOf(repo, onlyRunId(repo)).at(-1)!.data).toMatchObject({ reason: 'aborted' });
     }
-    const gone = Date.now() + 5000;
+    // Polled to a deadline with room for a loaded machine; a server left behind would stay for good.
+    const gone = Date.now() + 20_000;
     while (Date.now() < gone && running().length > 0) await new Promise((r) => setTimeout(r, 100));
     expect(running()).toEqual([]);
   }, 90_000);

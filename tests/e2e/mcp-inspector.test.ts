@@ -44,10 +44,10 @@ const stdioTarget = (repo: string) => [process.execPath, CLI, 'mcp', '--repo', r
 const call = (tool: string, args: Record<string, string>) => ['--method', 'tools/call', '--tool-name', tool, ...Object.entries(args).flatMap(([k, v]) => ['--tool-arg', `${k}=${v}`])];
 
 /** The happy scenario with no latency but for the Dev agent's first reply, which leaves time to stop it. */
-function slowDevScript(): string {
+function slowDevScript(devLatencyMs = 3000): string {
   return editedScript('happy', (turns) => {
     for (const t of turns) t.latencyMs = 0;
-    turns.find((t) => t.caller.startsWith('dev'))!.latencyMs = 3000;
+    turns.find((t) => t.caller.startsWith('dev'))!.latencyMs = devLatencyMs;
   });
 }
 
@@ -84,13 +84,16 @@ describe.skipIf(!sandboxAvailable())('acia mcp under the MCP Inspector CLI', () 
     const repo = sampleRepo('mcp-insp');
     const env = { XDG_CONFIG_HOME: tempDir('mcp-insp-xdg') };
     const script = slowDevScript();
+    // The run acia_cancel stops must still be running when two more processes (the Inspector and its
+    // server) have started, however loaded the machine: its Dev agent never answers.
+    const neverAnswers = slowDevScript(600_000);
 
     const listed = await inspector([...stdioTarget(repo), '--method', 'tools/list'], env);
     expect(listed.code, listed.stderr).toBe(0);
     expectAnnotated(listed.stdout);
 
     // One call, and the Inspector (with its server) is gone: the run goes on in its own process.
-    const run = await inspector([...stdioTarget(repo), ...call('acia_run', { goal: 'Add a titleCase helper', model: `scripted:${script}`, testCommand: 'node run-tests.js' })], env);
+    const run = await inspector([...stdioTarget(repo), ...call('acia_run', { goal: 'Add a titleCase helper', model: `scripted:${neverAnswers}`, testCommand: 'node run-tests.js' })], env);
     expect(run.code, run.stderr).toBe(0);
     const runId = (JSON.parse(run.stdout) as { structuredContent: { runId: string; status: string } }).structuredContent.runId;
     await until('the Dev task to start', () => has(repo, runId, 'TASK_STARTED'));

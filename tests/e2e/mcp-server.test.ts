@@ -1,7 +1,8 @@
 // `acia mcp` driven by the MCP SDK's own client, over stdio and over HTTP: a demo scenario runs to the
 // end through acia_run, an escalation is answered through acia_answer, resources are read, and errors
-// come back as tool errors with the CLI's message and code.
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+// come back as tool errors with the CLI's message and code; a message sent with acia_say reaches the Dev
+// agent's next request.
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,6 +100,35 @@ describe.skipIf(!sandboxAvailable())('acia mcp (the team as an MCP server)', () 
     const last = () => ledgerOf(repo, secondId).at(-1)!;
     while (Date.now() < until && last().type !== 'RUN_COMPLETED') await new Promise((r) => setTimeout(r, 200));
     expect(last().data).toMatchObject({ reason: 'succeeded' });
+  }, 120_000);
+
+  it('a message through acia_say reaches the Dev agent: the plan gate answered with acia_answer, its first request carries it', async () => {
+    const repo = makeRepo();
+    // The user's own config asks for plan approval, so the run waits before any task starts.
+    const xdg = tempDir('mcp-say-xdg');
+    mkdirSync(join(xdg, 'acia'));
+    writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ approvePlan: true }));
+    const client = new Client({ name: 'acia-test', version: '1' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--repo', repo], env: { ...env(), XDG_CONFIG_HOME: xdg }, stderr: 'pipe' }));
+    cleanup.push(() => client.close());
+    const script = zeroLatencyScript('happy', tempDir('mcp-say-script'));
+    const gated = await call(client, 'acia_run', { goal: 'Add a titleCase helper', model: `scripted:${script}`, testCommand: 'node run-tests.js', wait: true });
+    expect(gated.isError, textOf(gated)).toBeFalsy();
+    const { runId, reason } = gated.structuredContent as { runId: string; reason: string };
+    expect(reason).toBe('awaiting_human');
+    const said = await call(client, 'acia_say', { runId, task: 't1', message: 'MCP-NOTE keep the old exports', mode: 'queue' });
+    expect(said.isError, textOf(said)).toBeFalsy();
+    const done = await call(client, 'acia_answer', { runId, answer: 'approve', wait: true });
+    expect((done.structuredContent as { reason: string }).reason, textOf(done)).toBe('succeeded');
+    const entries = ledgerOf(repo, runId);
+    expect(entries.find((e) => e.type === 'MESSAGE_RECEIVED')).toMatchObject({ data: { to: 't1', mode: 'queue', author: expect.stringMatching(/\(MCP\)$/) } });
+    expect(entries.find((e) => e.type === 'MESSAGE_DELIVERED')).toMatchObject({ data: { taskId: 't1', caller: 'dev:t1', turn: 1, at: 'turn' } });
+    const firstDev = entries.find((e) => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === 'dev:t1')!.data as { requestHash: string };
+    const request = readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', firstDev.requestHash.replace(/^sha256:/, '')), 'utf8');
+    expect(request).toContain('MCP-NOTE keep the old exports');
+    // The replay hands the message to the same request: identical.
+    const replay = acia(['replay', runId, '--repo', repo], { env: { XDG_CONFIG_HOME: xdg } });
+    expect(replay.stdout, replay.stderr).toMatch(/identical/);
   }, 120_000);
 
   it('answers an escalation through acia_answer over HTTP on 127.0.0.1; acia_run returns before the run ends', async () => {

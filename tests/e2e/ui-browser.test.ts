@@ -111,7 +111,7 @@ describe.skipIf(!existsSync(CHROMIUM))('acia ui in headless Chromium', () => {
     // The filter keeps only the runs waiting for an answer.
     await page.goto(url);
     await page.getByRole('button', { name: /^Waiting for you/ }).click();
-    await expect.poll(() => page.locator('tr[data-run]').count()).toBe(1);
+    await expect.poll(() => page.locator('tr[data-run]').count(), { timeout: 10_000 }).toBe(1);
     expect(await page.locator('tr[data-run]').getAttribute('data-run')).toBe(runIds.escalate);
   }, 60_000);
 

@@ -88,6 +88,22 @@ describe('replay of a run resumed after a crash at a seeded point', () => {
     expect(await replaysIdentically(rig.repo, end.result.runId)).toBe(true);
   }, 120_000);
 
+  // The answer comes in another session, which runs one more fix and writes the lessons t1 proposed in the
+  // first (they cite the first session's seqs): replay makes the same page update in the same session.
+  it('escalate: answered with guidance in a new session, the run writes its lessons, replays identically', async () => {
+    const rig = teamRig({ ledger: 'file' });
+    const sc = scenario('escalate', rig.dir);
+    const first = await rig.start({ goal: sc.goal }, sc.session);
+    expect(first.result.reason).toBe('awaiting_human');
+    const end = await rig.resume(first.result.runId, 'capitalise every word, not just the first', sc.session);
+    expect(end.result.reason, end.result.message).toBe('succeeded');
+    expect(end.entries.filter((e) => e.type === 'RUN_RESUMED')).toHaveLength(1);
+    const lessons = end.entries.flatMap((e) => (e.type === 'MEMORY_UPDATED' && e.data.page === 'lessons' ? [e.data] : []));
+    expect(lessons).toHaveLength(1);
+    expect(lessons[0]!.afterRef).not.toBe(lessons[0]!.beforeRef);
+    expect(await replaysIdentically(rig.repo, first.result.runId)).toBe(true);
+  }, 120_000);
+
   // A run waiting for a human is closed by `acia cancel` itself (nobody runs it): replay closes it the same way.
   it('escalate: cancelled while it waits for a human, replays identically', async () => {
     const rig = teamRig({ ledger: 'file' });

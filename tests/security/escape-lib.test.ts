@@ -52,7 +52,8 @@ describe.skipIf(!sandboxed)('escape suite through the library (BwrapRunner)', ()
 
   it('builds the environment from the allow-list even when the parent holds secrets', async () => {
     const runner = new BwrapRunner({ root: fx.repo, parentEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.home, NODE_ENV: 'test', ...ENV_SECRETS } });
-    const o = await runner.run(`env; cat ${fx.home}/.secret`, { cwd: fx.repo, timeoutMs: 5000 });
+    // Generous: a sandbox start on a loaded machine can take seconds, and a timed-out command's output is cut.
+    const o = await runner.run(`env; cat ${fx.home}/.secret`, { cwd: fx.repo, timeoutMs: 60_000 });
     expectNoLeak(o.output);
     expect(o.output).toContain('NODE_ENV=test');
   });
@@ -71,7 +72,7 @@ describe.skipIf(!sandboxed)('escape suite through the library (BwrapRunner)', ()
     execFileSync('git', ['worktree', 'add', '-q', '-b', 'side', wt], { cwd: fx.repo });
     const runner = new BwrapRunner({ root: wt });
     const gitdir = /gitdir: (.+)/.exec(fs.readFileSync(path.join(wt, '.git'), 'utf8'))![1]!.trim();
-    const o = await runner.run(`echo x > ${gitdir}/planted; echo x > ${fx.repo}/.git/hooks/post-checkout; printf 'gitdir: /tmp/evil\\n' > .git; echo done`, { cwd: wt, timeoutMs: 5000 });
+    const o = await runner.run(`echo x > ${gitdir}/planted; echo x > ${fx.repo}/.git/hooks/post-checkout; printf 'gitdir: /tmp/evil\\n' > .git; echo done`, { cwd: wt, timeoutMs: 60_000 });
     expect(o.output).toContain('done');
     expect(fs.existsSync(path.join(gitdir, 'planted'))).toBe(false);
     expect(fs.existsSync(path.join(fx.repo, '.git/hooks/post-checkout'))).toBe(false);

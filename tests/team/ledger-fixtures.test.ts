@@ -1,10 +1,12 @@
-// Ledgers written by earlier versions of ACIA must still verify and read: a change to the entry shapes, the
-// hash chain or the reducer that breaks an old run's resume, replay or `acia runs` fails here. Add a fixture
-// (a whole .acia/runs/<runId> directory) whenever the ledger format changes; never edit one. Every fixture
-// also goes through every reader of a run (the fold, the wiki, the bundle, ACP, progress, MCP, describe):
-// they all derive from the one reducer (src/core/run), so they must agree on the plan, its tasks' statuses
-// and the outcome.
-import { cpSync, mkdirSync, readdirSync } from 'node:fs';
+// The committed ledger fixtures: whole .acia/runs/<runId> directories of runs that went through a re-plan,
+// an escalation answered in a new process, a budget stop, kill -9 and resume, a lost fleet hand-out, a fleet
+// takeover and best-of-N, recorded by today's code with `npm run fixtures:ledgers`
+// (tests/fixtures/record/record-ledgers.ts; tests/fixtures/ledgers/README.md). Each one verifies, replays to
+// `identical`, and goes through every reader of a run (the fold, the wiki, the bundle, ACP, progress, MCP,
+// describe): they all derive from the one reducer (src/core/run), so they must agree on the plan, its
+// tasks' statuses and the outcome. A change of behaviour that makes a fixture diverge re-records them; a
+// change of the entry shapes also keeps a run written before it under ledgers-older/ (read, never replayed).
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -28,52 +30,61 @@ import { Config as ConfigSchema } from '../../src/core/config/schema.js';
 import { replayRun } from '../../src/team/replay.js';
 import { git, tempDir } from '../e2e/helpers.js';
 
-const DIR = resolve(import.meta.dirname, '../fixtures/ledgers');
+const FIXTURES = resolve(import.meta.dirname, '../fixtures');
+const DIR = join(FIXTURES, 'ledgers');
+const OLDER = join(FIXTURES, 'ledgers-older');
 
-/** What each fixture's run did, so the fold is checked against what happened, not just that it ran. */
-const EXPECTED: Record<string, { acia: string; reason: string; plan: string; tasks: Record<string, string> }> = {
-  // acia 0.1.0 (issue 15 head): the happy scenario, scripted, --sandbox off --parallel 1.
-  '20261123-203349-87ccfc': { acia: '0.1.0', reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
-  // acia 0.1.0: the escalate demo (a fix loop that runs out, a human question), resumed with --answer abort.
-  '20261123-225222-616f11': { acia: '0.1.0', reason: 'aborted', plan: 'plan-A', tasks: { t1: 'completed', t2: 'failed', 't2-fix1': 'completed', 't2-r1': 'failed' } },
-  // acia 0.1.0: the plan-b demo (Plan-A fails, compensation, re-plan to Plan-B, which passes).
-  '20261123-225225-126176': { acia: '0.1.0', reason: 'succeeded', plan: 'plan-B', tasks: { b1: 'completed', b2: 'completed' } },
-  // acia 0.1.0: the budget demo (stopped before the call that would pass the token budget).
-  '20261123-225228-473fc0': { acia: '0.1.0', reason: 'budget_exhausted', plan: 'plan-A', tasks: { t1: 'running', t2: 'pending' } },
-  // acia 0.1.0 (issue 29): a fleet run whose worker holding t1 was killed; the orchestrator handed t1 out again (handoutLost).
-  '20261127-061345-85ef15': { acia: '0.1.0', reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
-  // acia 0.1.0 (issue 29): a fleet run whose orchestrator was killed while t1 ran elsewhere; another worker took it over (RUN_RESUMED at a new epoch).
-  '20261127-061405-4f4176': { acia: '0.1.0', reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
-  // acia 0.1.0 (issue 29): best of three external ACP agents on t1, judged by real test runs (CANDIDATES_JUDGED).
-  '20261127-061730-01abd0': { acia: '0.1.0', reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
-  // acia 0.1.0 (issue 29): the parallel demo killed -9 with four tasks under way, then resumed (RUN_RESUMED with its settings, four restarts).
-  '20261127-061801-063cdc': { acia: '0.1.0', reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed', t3: 'completed', t4: 'completed', t5: 'completed' } },
+interface Expected {
+  reason: string;
+  plan: string;
+  tasks: Record<string, string>;
+}
+
+/** What each recorded scenario's run did, so the fold is checked against what happened, not just that it ran. */
+const EXPECTED: Record<string, Expected> = {
+  happy: { reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
+  // The fix loop ran out and asked; the answer (guidance) came in a new process: one more fix, then QA passed.
+  'escalate-answered': { reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'failed', 't2-fix1': 'completed', 't2-r1': 'failed', 't2-fix2': 'completed', 't2-r2': 'completed' } },
+  // Plan-A fails with no fix allowed: compensation, re-plan to Plan-B, which passes.
+  'plan-b': { reason: 'succeeded', plan: 'plan-B', tasks: { b1: 'completed', b2: 'completed' } },
+  // Stopped before the call that would pass the token budget.
+  budget: { reason: 'budget_exhausted', plan: 'plan-A', tasks: { t1: 'running', t2: 'pending' } },
+  // The parallel demo killed -9 with four tasks under way, then resumed (RUN_RESUMED with its settings, interrupted attempts restarted).
+  'parallel-killed': { reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed', t3: 'completed', t4: 'completed', t5: 'completed' } },
+  // A fleet run whose worker holding t1 was killed; the orchestrator handed t1 out again (handoutLost).
+  'fleet-handout-lost': { reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
+  // A fleet run whose orchestrator was killed while t1 ran elsewhere; another worker took the run over (RUN_RESUMED at a new epoch).
+  'fleet-takeover': { reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
+  // Best of two external ACP agents (Claude Code) on t1, judged by real test runs (CANDIDATES_JUDGED).
+  'best-of-two': { reason: 'succeeded', plan: 'plan-A', tasks: { t1: 'completed', t2: 'completed' } },
 };
 
-/** Runs replay cannot take on their own, and why (the others must replay to `identical`). */
-const NOT_REPLAYABLE: Record<string, string> = {
-  // Its Context Packet predates packets that carry the files they were built from: the original repository is needed.
-  '20261123-203349-87ccfc': 'pm',
-  // Best-of-N candidates are external agents' work in their own worktrees: not replayable yet (README, Not done yet).
-  '20261127-061730-01abd0': 'dev:t1-bad t1',
+/** Runs replay cannot take on their own, the actor it stops at, and why (every other fixture replays to `identical`). */
+const NOT_REPLAYABLE: Record<string, RegExp> = {
+  // Best-of-N candidates are external agents' work in their own worktrees: not replayable yet (README, Not
+  // done yet). Replay stops at the first candidate's session, whichever of the two a recording ran first.
+  'best-of-two': /^dev:t1-(good|bad) t1$/,
 };
 
-/**
- * Runs recorded before ACM v0.5's Context Packet (builder acia-context@1: no version from the commit, no
- * augmentations) and before the planner's reads were recorded and policy judged every task (issue 30).
- * Today's executor decides differently from its first step, so their replay stops at the PM's
- * CONTEXT_BUILT, never later and never silently; replay's identity for today's runs is proven by
- * tests/faults/crash-replay.test.ts. A fixture recorded by today's code belongs in neither list.
- */
-// (One whose packet cannot be rebuilt at all already stops at the PM: NOT_REPLAYABLE.)
-const BEFORE_ACM_V05 = new Set(Object.keys(EXPECTED).filter((runId) => NOT_REPLAYABLE[runId] !== 'pm'));
+/** Written by acia 0.1.0 before issue 30 (no recorded planner reads): must still verify and read, not replay. */
+const OLDER_EXPECTED: Record<string, Expected> = {
+  '20261123-225228-473fc0': { reason: 'budget_exhausted', plan: 'plan-A', tasks: { t1: 'running', t2: 'pending' } },
+};
 
 /** Entry types the fixtures must hold between them, so the resume, re-plan and budget paths of the fold are covered. */
 const COVERED = ['ESCALATION_REQUESTED', 'HUMAN_RESPONSE', 'RUN_RESUMED', 'TASK_ADDED', 'TASK_FAILED', 'MEMORY_UPDATED', 'COMPENSATION_APPLIED', 'REPLAN_TRIGGERED', 'BUDGET_EXCEEDED', 'CHECKPOINT', 'MERGE', 'CANDIDATES_JUDGED', 'RETRY_SCHEDULED'];
 
-async function entriesOf(runId: string): Promise<LedgerEntry[]> {
+/** Scenario name -> run id, as the recorder wrote it. */
+const INDEX = JSON.parse(readFileSync(join(DIR, 'index.json'), 'utf8')) as Record<string, string>;
+/** Every fixture: its directory, what it must fold to, and how it replays. */
+const FIXTURE_RUNS = [
+  ...Object.entries(INDEX).map(([name, runId]) => ({ name, runId, dir: join(DIR, runId), want: EXPECTED[name], older: false })),
+  ...Object.entries(OLDER_EXPECTED).map(([runId, want]) => ({ name: `older ${runId}`, runId, dir: join(OLDER, runId), want, older: true })),
+];
+
+async function entriesOf(dir: string): Promise<LedgerEntry[]> {
   const out: LedgerEntry[] = [];
-  for await (const e of readLedgerEntries(join(DIR, runId, 'ledger.jsonl'))) out.push(e);
+  for await (const e of readLedgerEntries(join(dir, 'ledger.jsonl'))) out.push(e);
   return out;
 }
 
@@ -114,65 +125,86 @@ function progressView(entries: readonly LedgerEntry[]): Record<string, string> {
   return Object.fromEntries([...plain.matchAll(/^ {2}(\S) (\S+)/gm)].map((m) => [m[2]!, marks[m[1]!]!]));
 }
 
-describe('ledger fixtures from earlier versions', () => {
-  const runs = readdirSync(DIR);
-  it('has an expectation for every fixture', () => {
-    expect(runs.sort()).toEqual(Object.keys(EXPECTED).sort());
+describe('ledger fixtures', () => {
+  const recorded = FIXTURE_RUNS.filter((f) => !f.older);
+  it('has an expectation for every recorded scenario, and a directory for each, and nothing else', () => {
+    expect(Object.keys(INDEX).sort()).toEqual(Object.keys(EXPECTED).sort());
+    const dirs = readdirSync(DIR).filter((f) => statSync(join(DIR, f)).isDirectory());
+    expect(dirs.sort()).toEqual(Object.values(INDEX).sort());
   });
 
   it('between them hold the entry types of a resume, a re-plan and a budget stop', async () => {
     const types = new Set<string>();
-    for (const r of runs) for (const e of await entriesOf(r)) types.add(e.type);
+    for (const f of recorded) for (const e of await entriesOf(f.dir)) types.add(e.type);
     expect(COVERED.filter((t) => !types.has(t))).toEqual([]);
   });
 
-  it('between them hold a crash resume, a fleet takeover, a lost fleet hand-out and a best-of-N run', async () => {
-    const all = await Promise.all(runs.map(entriesOf));
+  it('between them hold a crash resume, a fleet takeover, a lost fleet hand-out, lessons of a resumed run and a best-of-N run', async () => {
+    const all = await Promise.all(recorded.map((f) => entriesOf(f.dir)));
     const some = (p: (e: LedgerEntry) => boolean) => all.some((es) => es.some(p));
     expect(some((e) => e.type === 'RUN_RESUMED' && e.data.settings !== undefined)).toBe(true);
     expect(some((e) => e.type === 'COMPENSATION_APPLIED' && e.data.reason.startsWith('interrupted attempt'))).toBe(true);
     expect(some((e) => e.type === 'COMPENSATION_APPLIED' && e.data.handoutLost !== undefined)).toBe(true);
     expect(all.some((es) => es.some((e) => e.type === 'RUN_RESUMED') && es.some((e) => e.type === 'TASK_STARTED' && e.data.worker !== undefined))).toBe(true);
+    expect(all.some((es) => es.some((e) => e.type === 'HUMAN_RESPONSE') && es.some((e) => e.type === 'MEMORY_UPDATED'))).toBe(true);
     expect(some((e) => e.type === 'CANDIDATES_JUDGED')).toBe(true);
   });
 
-  for (const runId of runs) {
-    const older = BEFORE_ACM_V05.has(runId);
-    it(`${runId} replays ${older ? 'up to the Context Packet its version built' : NOT_REPLAYABLE[runId] === undefined ? 'to identical' : 'up to what replay cannot take on its own'}`, async () => {
-      const entries = await entriesOf(runId);
+  // Small, and nothing of the machine that recorded them: no home or checkout paths, no key.
+  it('are small and name no home directory, checkout or API key', () => {
+    let bytes = 0;
+    for (const f of FIXTURE_RUNS) {
+      for (const name of readdirSync(f.dir, { recursive: true, encoding: 'utf8' })) {
+        const path = join(f.dir, name);
+        if (!statSync(path).isFile()) continue;
+        bytes += statSync(path).size;
+        const text = readFileSync(path, 'utf8');
+        // (Claude Code's own prompt quotes "/Users/name/My Documents": an example, not a machine's path.)
+        expect(/\/(home|root|work)\/|sk-ant-[A-Za-z0-9]/.exec(text)?.[0], `${f.name}: ${name}`).toBeUndefined();
+      }
+    }
+    expect(bytes).toBeLessThan(2_000_000);
+  });
+
+  for (const f of FIXTURE_RUNS) {
+    it(`${f.name} replays ${f.older ? 'up to the Context Packet its version built' : NOT_REPLAYABLE[f.name] === undefined ? 'to identical' : 'up to what replay cannot take on its own'}`, async () => {
+      const entries = await entriesOf(f.dir);
       const base = { config: ConfigSchema.parse({}), clock: { now: () => new Date(entries[0]!.ts) }, compose: replayComposer };
-      const report = await replayRun(base, join(tempDir('fixture-replay'), 'repo'), runId, entries, join(DIR, runId));
-      if (older) {
+      const report = await replayRun(base, join(tempDir('fixture-replay'), 'repo'), f.runId, entries, f.dir);
+      if (f.older) {
+        // Today's executor decides differently from its first step (it records the planner's reads): replay
+        // stops at the PM's CONTEXT_BUILT, never later and never silently.
         const built = entries.find((e) => e.type === 'CONTEXT_BUILT');
         expect(report.divergence).toMatchObject({ actor: 'pm', index: 0, recorded: { seq: built?.seq, type: 'CONTEXT_BUILT' }, replayed: { type: 'CONTEXT_BUILT' } });
-      } else if (NOT_REPLAYABLE[runId] === undefined) expect(report.divergence).toBeNull();
-      else expect(report.divergence?.actor).toBe(NOT_REPLAYABLE[runId]);
+      } else if (NOT_REPLAYABLE[f.name] === undefined) {
+        expect(report.divergence).toBeNull();
+        expect(report.identical).toBe(true);
+      } else expect(report.divergence?.actor).toMatch(NOT_REPLAYABLE[f.name]!);
     });
   }
 
-  for (const runId of runs) {
-    it(`${runId} still verifies and folds to the run it recorded`, async () => {
-      const runDir = join(DIR, runId);
-      const verification = await verifyRun(runDir);
+  for (const f of FIXTURE_RUNS) {
+    it(`${f.name} verifies and folds to the run it recorded`, async () => {
+      const verification = await verifyRun(f.dir);
       expect(verification.problems).toEqual([]);
       expect(verification.ok).toBe(true);
-      const entries = await entriesOf(runId);
+      const entries = await entriesOf(f.dir);
       const state = foldRun(entries);
-      const want = EXPECTED[runId]!;
-      expect(state.started?.aciaVersion).toBe(want.acia);
+      const want = f.want!;
+      expect(state.runId).toBe(f.runId);
       expect(state.completed?.reason).toBe(want.reason);
       expect(Object.fromEntries([...state.tasks].map(([id, t]) => [id, t.status]))).toEqual(want.tasks);
       expect(state.lastSeq).toBe(entries.at(-1)!.seq);
     });
 
-    it(`${runId}: every reader agrees on the plan, its tasks' statuses and the outcome`, async () => {
-      const entries = await entriesOf(runId);
-      const want = EXPECTED[runId]!;
+    it(`${f.name}: every reader agrees on the plan, its tasks' statuses and the outcome`, async () => {
+      const entries = await entriesOf(f.dir);
+      const want = f.want!;
       const view = planView(foldRun(entries));
       const fold: Agreed = { plan: view.planId, tasks: Object.fromEntries(view.tasks.map((t) => [t.id, t.status])), outcome: view.outcome };
       expect(fold).toEqual({ plan: want.plan, tasks: want.tasks, outcome: want.reason });
 
-      const wiki = summarizeRun(runId, entries, await readManifest(join(DIR, runId)));
+      const wiki = summarizeRun(f.runId, entries, await readManifest(f.dir));
       expect({ plan: wiki.chosen?.id ?? null, tasks: Object.fromEntries([...wiki.tasks.values()].filter((t) => !t.abandoned).map((t) => [t.id, t.verdict])), outcome: wiki.terminal?.reason ?? null }).toEqual(fold);
 
       // The bundle: metadata.json names the plan in force; plans/selection.yaml (JSON is YAML) holds it as executed.
@@ -197,11 +229,11 @@ describe('ledger fixtures from earlier versions', () => {
     mkdirSync(join(repo, '.acia', 'runs'), { recursive: true });
     git(repo, 'init', '-q');
     const service = new RunsService(repo, {}, () => undefined);
-    for (const runId of runs) {
-      cpSync(join(DIR, runId), join(repo, '.acia', 'runs', runId), { recursive: true });
-      const view = planView(foldRun(await entriesOf(runId)));
-      const status = (await service.status(runId, undefined)) as { runId: string; status: string; plan: string | null; tasks: { taskId: string; status: string }[] };
-      expect({ runId: status.runId, status: status.status, plan: status.plan, tasks: status.tasks.map((t) => [t.taskId, t.status]) }).toEqual({ runId, status: view.outcome, plan: view.planId, tasks: view.tasks.map((t) => [t.id, t.status]) });
+    for (const f of FIXTURE_RUNS) {
+      cpSync(f.dir, join(repo, '.acia', 'runs', f.runId), { recursive: true });
+      const view = planView(foldRun(await entriesOf(f.dir)));
+      const status = (await service.status(f.runId, undefined)) as { runId: string; status: string; plan: string | null; tasks: { taskId: string; status: string }[] };
+      expect({ runId: status.runId, status: status.status, plan: status.plan, tasks: status.tasks.map((t) => [t.taskId, t.status]) }).toEqual({ runId: f.runId, status: view.outcome, plan: view.planId, tasks: view.tasks.map((t) => [t.id, t.status]) });
     }
   });
 });

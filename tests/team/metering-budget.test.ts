@@ -42,9 +42,9 @@ describe('the metering proxy with a shared budget gate', () => {
     try {
       const estimate = Math.ceil(Buffer.byteLength(body) / 4) + 1000;
       expect((await post(proxy)).status).toBe(200);
-      await expect.poll(() => gate.log).toEqual([`reserve run-acp ${estimate} enforce`, `settle r1 ${150 / 1_000_000} 150`]);
+      await expect.poll(() => gate.log, { timeout: 10_000 }).toEqual([`reserve run-acp ${estimate} enforce`, `settle r1 ${150 / 1_000_000} 150`]);
       expect((await post(proxy)).status).toBe(500);
-      await expect.poll(() => gate.log.slice(2)).toEqual([`reserve run-acp ${estimate} enforce`, 'release r2']);
+      await expect.poll(() => gate.log.slice(2), { timeout: 10_000 }).toEqual([`reserve run-acp ${estimate} enforce`, 'release r2']);
       const forwarded = server.requests.length;
       gate.refusal = { limit: 'tokens', spent: 9000, max: 5000 };
       const refused = await post(proxy);

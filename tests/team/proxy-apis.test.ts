@@ -158,7 +158,7 @@ describe('a real proxy on the Gemini API with a budget gate', () => {
       expect((await post(proxy.token)).status).toBe(200);
       // The body as forwarded carries the cap ACIA added; the reservation is its input plus that cap.
       const forwarded = JSON.stringify(server.requests[0]!.body);
-      await expect.poll(() => gate.log).toEqual([`reserve run-g ${Math.ceil(forwarded.length / 4) + 1000} enforce`, `settle r1 ${150 / 1_000_000} 150`]);
+      await expect.poll(() => gate.log, { timeout: 10_000 }).toEqual([`reserve run-g ${Math.ceil(forwarded.length / 4) + 1000} enforce`, `settle r1 ${150 / 1_000_000} 150`]);
       // Upstream it carries the user's key, in the header, and the stream format only in the query.
       expect(upstream.requests.map((q) => [q.path, q.headers['x-goog-api-key']])).toEqual([['/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse', 'AIza-users-key']]);
       expect((await post('AIza-guess')).status).toBe(401);

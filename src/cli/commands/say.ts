@@ -5,6 +5,7 @@ export interface SayFlags {
   repo: string;
   task?: string;
   mode: string;
+  db?: string | boolean;
   json?: boolean;
 }
 
@@ -16,6 +17,7 @@ export function register(program: Command): void {
     .argument('<message>', 'what to tell the agent, in plain words')
     .option('--repo <dir>', 'the repository', '.')
     .option('--task <id>', "the task whose agent gets it (default: the PM)")
+    .option('--db [url]', 'a fleet run: through this database (bare --db: $ACIA_DATABASE_URL); only its submitter may message it')
     .option('--mode <mode>', 'queue: at its next turn; steer: at its next tool boundary; interrupt: stop its model call in flight and deliver now', 'queue')
     .option('--json', 'print the outcome as JSON')
     .addHelpText(
@@ -24,7 +26,8 @@ export function register(program: Command): void {
         'to a run nobody runs now waits for `acia resume`. A finished run or task cannot be messaged (exit 2).\n\n' +
         'Examples:\n  acia say 20261123-070102-ab12cd "also keep the old flag working"\n' +
         '  acia say 20261123-070102-ab12cd --task t2 --mode steer "the helper is in src/util/dates.ts"\n' +
-        '  acia say 20261123-070102-ab12cd --task t2 --mode interrupt "stop: do not touch the lockfile"',
+        '  acia say 20261123-070102-ab12cd --task t2 --mode interrupt "stop: do not touch the lockfile"\n' +
+        '  acia say 20261123-070102-ab12cd --task t2 --db "the helper is in src/util/dates.ts"',
     )
     .action(async (runId: string, message: string, flags: SayFlags) => {
       const { sayCommand } = await import('../say-action.js');

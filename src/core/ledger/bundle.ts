@@ -2,9 +2,9 @@
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
 import { bundleDirOf } from '../contain/acia-state.js';
 import { linkSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularAt, readRegularFile } from '../contain/no-follow.js';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
 import { dataOf, taskIdOf, type LedgerEntry } from './entry.js';
 import { ACM_VERSION } from '../acm/acm-version.js';
@@ -57,17 +57,23 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const runDir = runDirOf(repoRoot, runId);
   const ledgerPath = join(runDir, LEDGER_FILE);
   if (!(await exists(ledgerPath))) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found (no ${ledgerPath})`);
-  const dir = outDir ?? bundleDirOf(repoRoot, runId);
+  const target = outDir ?? bundleDirOf(repoRoot, runId);
+  // The bundle is written beside its place and renamed into it when whole, so a process killed while writing
+  // (after the run ended, before it exited) leaves no half bundle where the next write would refuse to go.
+  const dir = join(dirname(target), `.${basename(target)}.partial`);
   if (outDir === undefined) {
     // Inside the checkout, where a clone could have put links: `.acia/bundles` must lead nowhere else.
-    ensureRealDir(repoRoot, dirname(dir));
+    ensureRealDir(repoRoot, dirname(target));
+    checkRegularOrMissing(target, true);
     checkRegularOrMissing(dir, true);
   }
   // A run shipped with a clone may be bundled too: nothing on the way to its files may be a link, and the
   // ledger must be a regular file (a FIFO there would hang the read).
   checkRealDir(repoRoot, join(runDir, 'blobs'));
   checkRegularOrMissing(ledgerPath);
-  await prepareOutDir(dir);
+  await checkOutDir(target);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
   const entries: LedgerEntry[] = [];
   for await (const e of readLedgerEntries(ledgerPath)) entries.push(e);
 
@@ -189,7 +195,10 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
     if (source === undefined || !tryLink(join(runDir, 'blobs', source), join(dir, path), linkable.get(source)!)) writeFileSync(join(dir, path), content);
   }
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  return { dir, files: files.size + 1 };
+  await checkOutDir(target);
+  await rm(target, { recursive: true, force: true });
+  await rename(dir, target);
+  return { dir: target, files: files.size + 1 };
 }
 
 /** Reads a directory's manifest.json if it is a bundle manifest; null for anything else. */
@@ -235,18 +244,14 @@ async function listFiles(root: string, dir = root): Promise<string[]> {
   return out;
 }
 
-async function prepareOutDir(dir: string): Promise<void> {
+/** The bundle's place may be missing, empty or an earlier bundle (replaced); anything else is refused. */
+async function checkOutDir(dir: string): Promise<void> {
   try {
-    const names = await readdir(dir);
-    if (names.length > 0) {
-      if (!(await readBundleManifest(dir))) throw new AciaError('USAGE', `${dir} exists and is not an acia bundle; choose another --out`);
-      await rm(dir, { recursive: true });
-    }
+    if ((await readdir(dir)).length > 0 && !(await readBundleManifest(dir))) throw new AciaError('USAGE', `${dir} exists and is not an acia bundle; choose another --out`);
   } catch (e) {
     if (e instanceof AciaError) throw e;
     if (errnoCode(e) !== 'ENOENT') throw new AciaError('LEDGER_IO', `cannot use ${dir}: ${errorMessage(e)}`, { cause: e });
   }
-  await mkdir(dir, { recursive: true });
 }
 
 const NATIVE = 'memory-ledger/acia';

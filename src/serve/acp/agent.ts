@@ -1,7 +1,8 @@
 // `acia acp`: ACIA as an Agent Client Protocol agent. An editor (Zed, JetBrains, Neovim) or any ACP
 // client opens a session on a repository; a prompt is a goal the team plans and carries out; the run
 // streams back as plan, tool-call and message updates; an escalation becomes a permission request
-// (retry / skip / approve / abort) or, for guidance, the next prompt turn; session/cancel stops it
+// (retry / skip / approve / abort; the plan approval gate with its plans: directing.ts) or, for guidance,
+// the next prompt turn; a prompt while the run goes on is a message to the team; session/cancel stops it
 // as Ctrl-C does, and session/load replays a run's history. The client's MCP servers reach the team's
 // agents (client-mcp.ts); a missing model key is ACP's auth_required, answered by `authenticate` (auth.ts).
 import { isAbsolute, join } from 'node:path';
@@ -39,6 +40,7 @@ import { AcpUpdateMapper, message } from './updates.js';
 import { stripControls } from './text.js';
 import { authenticate, authMethods, authRequired, keyMissing } from './auth.js';
 import { CLIENT_SOURCE, clientMcpServers } from './client-mcp.js';
+import { askPermission, askPlanApproval, sendPromptAsMessage } from './directing.js';
 import type { UserMcpServer } from '../../core/tools/mcp/config.js';
 
 export interface AcpAgentOptions {
@@ -55,6 +57,8 @@ interface Session {
   repo: string;
   /** The run this session drives: the last one started, or the one loaded. */
   runId: string | null;
+  /** The run the prompt turn in progress drives, once known: a prompt meanwhile is a message to it. */
+  live: string | null;
   controller: AbortController | null;
   cancelled: boolean;
   /** The MCP servers the client gave the session, for the team's agents. */
@@ -122,7 +126,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
       const repo = await openRepo(params.cwd);
       requireKey(repo);
       const id = `acia-${randomUUID()}`;
-      sessions.set(id, { id, repo, runId: null, controller: null, cancelled: false, mcpServers: serversOf(params.mcpServers) });
+      sessions.set(id, { id, repo, runId: null, live: null, controller: null, cancelled: false, mcpServers: serversOf(params.mcpServers) });
       return { sessionId: id };
     })
     .onRequest('session/load', async ({ params, client }) => {
@@ -144,7 +148,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
       const entries = runDir === null ? null : await readEntries(runDir).catch(() => null);
       if (runDir === null || entries === null || entries.length === 0) throw RequestError.sessionNotFound(params.sessionId);
       // A loaded session is the run: its id is the run id, and the next prompt resumes it.
-      sessions.set(params.sessionId, { id: params.sessionId, repo, runId: params.sessionId, controller: null, cancelled: false, mcpServers: serversOf(params.mcpServers) });
+      sessions.set(params.sessionId, { id: params.sessionId, repo, runId: params.sessionId, live: null, controller: null, cancelled: false, mcpServers: serversOf(params.mcpServers) });
       const mapper = new AcpUpdateMapper(blobReader(runDir), repo, true);
       for (const entry of entries) for (const update of mapper.map(entry)) await notify(client, params.sessionId, update);
     })
@@ -156,9 +160,10 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
     })
     .onRequest('session/prompt', async ({ params, client }): Promise<PromptResponse> => {
       const s = sessionOf(params.sessionId);
-      if (s.controller) throw RequestError.invalidRequest(undefined, 'a run is already going on in this session; cancel it first');
       const text = promptText(params.prompt);
       if (text === '') throw RequestError.invalidParams(undefined, 'the prompt has no text: say what the team should do');
+      // While the session's run is going, a prompt is a message to its team (docs/acp.md), not a new turn.
+      if (s.controller) return promptAsMessage(s, text, client);
       s.controller = new AbortController();
       s.cancelled = false;
       try {
@@ -175,8 +180,21 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
         throw e;
       } finally {
         s.controller = null;
+        s.live = null;
       }
     });
+}
+
+/** A prompt while the run is going: `acia say` to the run, answered at once (the run's turn goes on). */
+async function promptAsMessage(s: Session, text: string, client: AgentContext): Promise<PromptResponse> {
+  if (s.live === null) throw RequestError.invalidRequest(undefined, 'the run is still starting; send the message again once its plan shows');
+  try {
+    await sendPromptAsMessage(client, s.id, s.repo, s.live, text);
+  } catch (e) {
+    if (isAciaError(e)) throw RequestError.invalidParams({ code: e.code }, e.message);
+    throw e;
+  }
+  return { stopReason: 'end_turn' };
 }
 
 /**
@@ -205,6 +223,7 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
   }
   preflightModel(config, o.env, false, s.repo);
   const runDirOf = (runId: string) => runDirIn(s.repo, runId);
+  if (resuming) s.live = s.runId;
   let mapper: AcpUpdateMapper | null = null;
   let queue = Promise.resolve();
   const deps = await createDeps({
@@ -220,7 +239,7 @@ async function drive(o: AcpAgentOptions, s: Session, text: string, client: Agent
       if (ev.kind !== 'entry') return;
       const entry: LedgerEntry = ev.entry;
       mapper ??= new AcpUpdateMapper(blobReader(runDirOf(entry.runId)), s.repo);
-      if (entry.type === 'RUN_STARTED') s.runId = entry.runId;
+      if (entry.type === 'RUN_STARTED') s.runId = s.live = entry.runId;
       // Updates go out in ledger order; a slow client slows nothing but its own view.
       const updates = mapper.map(entry);
       queue = queue.then(async () => {
@@ -272,6 +291,7 @@ async function resumableState(repo: string, runId: string): Promise<'awaiting_hu
 function permissionEscalator(client: AgentContext, sessionId: string): Escalator {
   return {
     async ask(q: EscalationQuestion): Promise<HumanAnswer | null> {
+      if (q.reason === 'plan_approval') return askPlanApproval(client, sessionId, q);
       const options: PermissionOption[] = q.options
         .filter((a): a is Exclude<HumanAction, 'guidance'> => a !== 'guidance')
         .map((a) => ({ optionId: a, name: ACTION_LABELS[a], kind: a === 'abort' || a === 'skip' ? 'reject_once' : 'allow_once' }));
@@ -279,15 +299,9 @@ function permissionEscalator(client: AgentContext, sessionId: string): Escalator
       const failure = q.lastFailure ? `\n\nLast failure:\n${q.lastFailure.split('\n').slice(-25).join('\n')}` : '';
       await notify(client, sessionId, message(`The team needs you (${q.reason}${q.taskId ? `, task ${q.taskId}` : ''}): ${q.message}${failure}\n`));
       // The question is a tool call the client has seen announced before it is asked about it.
-      const toolCallId = `escalation-${randomUUID()}`;
       const title = stripControls(`The team needs you: ${q.message}`);
-      await notify(client, sessionId, { sessionUpdate: 'tool_call', toolCallId, title, kind: 'other', status: 'pending' });
-      const response = await client.request('session/request_permission', { sessionId, toolCall: { toolCallId, title, kind: 'other', status: 'pending' }, options });
-      // Answered or dismissed (guidance comes in the next prompt), the question is over.
-      await notify(client, sessionId, { sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
+      const chosen = await askPermission(client, sessionId, { toolCallId: `escalation-${randomUUID()}`, title, kind: 'other', status: 'pending' }, options);
       // Cancelled, or guidance to come in the next prompt: the run waits on disk, resumable.
-      if (response.outcome.outcome !== 'selected') return null;
-      const chosen = response.outcome.optionId;
       if (chosen === 'retry' || chosen === 'skip' || chosen === 'approve' || chosen === 'abort') return { action: chosen };
       return null;
     },
@@ -313,11 +327,18 @@ function stopReasonOf(r: RunResult, cancelled: boolean): StopReason {
 function summaryOf(r: RunResult, cancelled: boolean): string {
   const cost = r.costUsd === null ? 'unpriced' : `$${r.costUsd.toFixed(4)}`;
   const lines = [`\nrun ${r.runId}: ${r.reason.replace('_', ' ')} — ${r.message}`, `branch ${r.runBranch}, ${r.filesChanged.length} file(s) changed, ${cost}, ${r.tokens} tokens`];
-  if (r.reason === 'awaiting_human') lines.push('Answer in your next message (guidance, or retry / skip / approve / abort).');
+  if (r.reason === 'awaiting_human') lines.push(`Answer in your next message (${answerWords(r.answers ?? [])}).`);
   else if (cancelled) lines.push('Say "continue" to resume it.');
   else if (r.reason === 'budget_exhausted') lines.push('Raise the budget in your config, then say "continue" to resume it.');
   else if (r.reason === 'succeeded') lines.push('Say what to do next: a new run starts from this one\'s branch.');
   return `${lines.join('\n')}\n`;
+}
+
+/** The answers a waiting run takes, as the next prompt gives them. */
+function answerWords(options: readonly HumanAction[]): string {
+  const words = options.filter((o) => o !== 'guidance').map((o) => (o === 'switch' ? 'switch [plan id]' : o === 'edit' ? 'edit {plan JSON}' : o));
+  const guidance = options.includes('guidance') ? [options.includes('switch') ? 'feedback to plan again' : 'guidance'] : [];
+  return [...guidance, ...words].join(' / ') || 'guidance, or retry / skip / approve / abort';
 }
 
 function blobReader(runDir: string): (ref: string) => string | null {

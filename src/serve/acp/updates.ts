@@ -2,7 +2,7 @@
 // run state the one reducer folds, so a re-plan replaces it) as an ACP plan whose entries follow the tasks, each tool call as tool_call/tool_call_update (with diffs
 // for edits), and every other step as an agent message line labelled by the agent that made it.
 // The same mapper serves a live run and `session/load` of a finished one, so both look alike; a load
-// also replays what the user said (the goal, their answers) as user messages, as ACP asks.
+// also replays what the user said (the goal, their answers, their messages) as user messages, as ACP asks.
 // Paths are absolute (ACP's MUST) and name the file in the user's checkout, not in the task's worktree,
 // which is gone once the run ends: the change itself is on the run's branch.
 import { isAbsolute, relative, resolve } from 'node:path';
@@ -63,6 +63,8 @@ export class AcpUpdateMapper {
     if (entry.type === 'TOOL_RESULT') updates.push(this.toolResult(entry.data));
     if (this.replay && entry.type === 'RUN_STARTED') updates.push(userMessage(entry.data.goal.intent));
     if (this.replay && entry.type === 'HUMAN_RESPONSE') updates.push(userMessage(entry.data.text ?? entry.data.action));
+    // A message to the running team, as an ACP client sends it (directing.ts): `[@task] [mode:] text`.
+    if (this.replay && entry.type === 'MESSAGE_RECEIVED') updates.push(userMessage(addressedText(entry.data)));
     if (!QUIET.has(entry.type)) updates.push(message(`[${entry.actor}] ${describeEntry(entry)}\n`));
     return updates;
   }
@@ -135,6 +137,11 @@ const ACP_STATUS: Record<TaskStatus, PlanEntry['status']> = { pending: 'pending'
 
 export function message(text: string): SessionUpdate {
   return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: stripControls(text) } };
+}
+
+/** A message to the team written the way a prompt addresses one (the PM when unaddressed; queue is the default). */
+export function addressedText(m: { to: string; mode: string; text: string }): string {
+  return `${m.to === 'pm' ? '' : `@${m.to} `}${m.mode === 'queue' ? '' : `${m.mode}: `}${m.text}`;
 }
 
 function userMessage(text: string): SessionUpdate {

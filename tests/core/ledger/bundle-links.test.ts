@@ -96,3 +96,27 @@ describe('bundle blobs', () => {
     await expect(buildBundle(manifestLink.repo, manifestLink.runId)).rejects.toThrow(/^refusing \S+manifest\.json: it is a symbolic link/);
   });
 });
+
+describe('a bundle write cut short', () => {
+  it('leaves no half bundle in its place: a leftover from a killed write is replaced, the next write succeeds, an earlier bundle is replaced whole', async () => {
+    const { repo, runId } = await sample();
+    const first = await buildBundle(repo, runId);
+    // A process killed while writing leaves only the staging directory beside the bundle's place.
+    const staging = join(first.dir, '..', `.${runId}.partial`);
+    execFileSync('mkdir', ['-p', join(staging, 'engine-trace')]);
+    writeFileSync(join(staging, 'engine-trace', 'trace.jsonl'), 'cut off');
+    const again = await buildBundle(repo, runId);
+    expect(again.dir).toBe(first.dir);
+    expect((await verifyBundle(again.dir)).ok).toBe(true);
+    expect(readdirSync(join(first.dir, '..'))).toEqual([runId]);
+  });
+
+  it('a directory in the way that is not a bundle is refused before anything is written', async () => {
+    const { repo, runId } = await sample();
+    const out = tempDir('bundle-out-');
+    writeFileSync(join(out, 'notes.txt'), 'mine');
+    await expect(buildBundle(repo, runId, out)).rejects.toThrow('exists and is not an acia bundle');
+    expect(readdirSync(out)).toEqual(['notes.txt']);
+    expect(readdirSync(join(out, '..')).filter((n) => n.startsWith(`.${out.split('/').at(-1)}`))).toEqual([]);
+  });
+});

@@ -20,7 +20,8 @@ describe('spawnCapture', () => {
     setTimeout(() => ac.abort(), 100);
     const aborted = await spawnCapture(['/bin/sh', '-c', 'sleep 30'], { ...opts, signal: ac.signal });
     expect(aborted).toMatchObject({ exitCode: null, timedOut: false });
-    expect(Date.now() - t0).toBeLessThan(5_000);
+    // Far below the 30 s sleeps either would wait out, with room for a loaded machine.
+    expect(Date.now() - t0).toBeLessThan(20_000);
   });
 
   it('reports a program that cannot start', async () => {
