@@ -3,9 +3,7 @@
 // brought to the run branch another worker moved), another run never does, a clone changed behind the
 // worker's back or left by a failed job is not reused, and a merge that trusted a stale record of the run
 // branch is refused by the remote and merged again on top, never forced over another worker's merge.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/acm/ids.js';
@@ -13,44 +11,18 @@ import { Git } from '../../src/team/git.js';
 import { FleetWorkspace } from '../../src/fleet/fleet-workspace.js';
 import { checkoutJob, type JobCheckout } from '../../src/fleet/repo-cache.js';
 import { TaskClones } from '../../src/fleet/task-clones.js';
+import { bareRemote, serialLock, sh, tempDirs } from './git-remote.js';
 
-const dirs: string[] = [];
 const pools: TaskClones[] = [];
+// Registered before tempDirs' own: vitest runs afterEach hooks last-registered first, so pools close before their directories go.
+const tmp = tempDirs('acia-taskclones');
 afterEach(async () => {
   for (const p of pools.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
-const tmp = (p: string) => {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), `acia-taskclones-${p}-`));
-  dirs.push(d);
-  return d;
-};
-const sh = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd, encoding: 'utf8' }).trim();
-
-function bareRemote(): { url: string; base: string } {
-  const src = tmp('src');
-  sh(src, 'init', '-q', '-b', 'main');
-  fs.writeFileSync(path.join(src, 'README.md'), 'app\n');
-  sh(src, 'add', '-A');
-  sh(src, 'commit', '-qm', 'base');
-  const url = path.join(tmp('remote'), 'app.git');
-  sh(src, 'clone', '-q', '--bare', src, url);
-  return { url, base: sh(src, 'rev-parse', 'HEAD') };
-}
 
 const runId = '20261127-000000-c10e5a';
 const otherRun = '20261127-000001-0b0e12';
 const git = new Git(systemClock);
-
-/** One merge at a time, as the database's advisory lock allows per run. */
-function serialLock(): <T>(fn: () => Promise<T>) => Promise<T> {
-  let chain: Promise<unknown> = Promise.resolve();
-  return <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = chain.then(fn);
-    chain = next.catch(() => undefined);
-    return next;
-  };
-}
 
 interface Fleetish {
   lock: <T>(fn: () => Promise<T>) => Promise<T>;
@@ -105,7 +77,7 @@ function pool(url: string, log: string[] = []): TaskClones {
 
 describe("a worker's task-job clones", () => {
   it("serve the run's next task job with its last clone, brought to the run branch, and never another run", async () => {
-    const { url, base } = bareRemote();
+    const { url, base } = bareRemote(tmp);
     const f: Fleetish = { lock: serialLock(), pushed: { head: null } };
     const orch = await orchestrator(url, base, f);
     const clones = pool(url);
@@ -159,7 +131,7 @@ describe("a worker's task-job clones", () => {
   }, 60_000);
 
   it('does not reuse a clone changed behind its back, nor one whose job failed', async () => {
-    const { url, base } = bareRemote();
+    const { url, base } = bareRemote(tmp);
     const f: Fleetish = { lock: serialLock(), pushed: { head: null } };
     await orchestrator(url, base, f);
     const log: string[] = [];
@@ -187,7 +159,7 @@ describe("a worker's task-job clones", () => {
   }, 60_000);
 
   it('merges again on top when the recorded run head was behind the remote, and a fenced worker still pushes nothing', async () => {
-    const { url, base } = bareRemote();
+    const { url, base } = bareRemote(tmp);
     const f: Fleetish = { lock: serialLock(), pushed: { head: null } };
     const orch = await orchestrator(url, base, f);
     const clones = pool(url);
