@@ -3,7 +3,7 @@
 import { devAgent } from '../agents/dev/dev-agent.js';
 import type { RunContext } from './run-context.js';
 import { devAgentsOf } from './agents-acp/dev-agent-choice.js';
-import { runBestOf } from './agents-acp/best-of-n.js';
+import { runBestOf, startCandidates } from './agents-acp/best-of-n.js';
 import { runAcpDevAgent } from './agents-acp/acp-dev-worker.js';
 import { effectiveSource, guardScope } from './scheduler.js';
 import { filesWithMarkers, mergeTaskId, mergeTaskSpec } from './merge-task.js';
@@ -21,9 +21,19 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
   const task = ctx.state.tasks.get(taskId)!;
   const spec = task.spec;
   const actor = `dev:${taskId}`;
+  const agents = devAgentsOf(ctx);
   for (let attempt = task.attempts + 1; ; attempt++) {
-    const { wt, denied, setupNote } = await startAttempt(ctx, spec, attempt, task.lastCheckpoint);
-    if (denied) return denied;
+    // Best-of-N candidates start from the attempt's base at once: their agents boot while the task's own
+    // worktree, checks and setup are prepared (a merge task's candidates need its merge state first).
+    const early = agents.length > 1 && spec.capability !== 'dev.merge' ? startCandidates(ctx, { taskId, base: task.lastCheckpoint ?? (await ctx.workspace.runHead()), agents }) : null;
+    const { wt, denied, setupNote } = await startAttempt(ctx, spec, attempt, task.lastCheckpoint).catch(async (e: unknown) => {
+      await early?.close();
+      throw e;
+    });
+    if (denied) {
+      await early?.close();
+      return denied;
+    }
 
     const extra: string[] = setupNote === null ? [] : [setupNote];
     const merging = spec.capability === 'dev.merge' ? await beginMerge(ctx, spec, wt) : null;
@@ -33,7 +43,6 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     if (task.guidance) extra.push(`Guidance from the human: ${task.guidance}`);
 
     const message = taskMessage(ctx, spec, extra);
-    const agents = devAgentsOf(ctx);
     const blocked = installBlocked();
     let outcome;
     // ACIA's own agent has the user's task.post hooks judge its result in its session; an external one's
@@ -41,7 +50,7 @@ export async function runDevTask(ctx: RunContext, taskId: string): Promise<TaskO
     let gate: CompletionGate | null = null;
     if (agents.length > 1) {
       // Best-of-N: the candidates work from this attempt's base; the winner's files become this worktree's.
-      const best = await runBestOf(ctx, { taskId, attempt, base: wt.baseCommit, task: message, agents });
+      const best = await runBestOf(ctx, early ?? startCandidates(ctx, { taskId, base: wt.baseCommit, agents }), { taskId, attempt, task: message });
       if (best.commit) await ctx.workspace.adopt(wt, best.commit);
       outcome = best.outcome;
     } else if (agents[0]?.agent) {

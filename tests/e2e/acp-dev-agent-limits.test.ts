@@ -1,14 +1,16 @@
 // External Dev agents are bounded like ACIA's own: an agent that never answers is cancelled at the run's
-// --max-minutes deadline and killed after the stated grace, the run ending budget_exhausted; an agent that
-// asks for authentication fails its task once (no retries, no re-plan) with a message naming it and what
-// to set; and a best-of-N summary says why a candidate did not finish.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// --max-minutes deadline and killed after the stated grace, the run ending budget_exhausted, and so is
+// one that keeps retrying a call the budget refused; `acia cancel`
+// reaches a working agent as session/cancel and ends its whole process group, the run ending cancelled;
+// an agent that asks for authentication fails its task once (no retries, no re-plan) with a message naming
+// it and what to set; and a best-of-N summary says why a candidate did not finish.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fake-server.js';
 import { loadScript } from '../../src/core/llm/script.js';
 import { CANCEL_GRACE_MS } from '../../src/team/agents-acp/acp-dev-worker.js';
-import { ledgerOf, onlyRunId, tempDir } from './helpers.js';
+import { acia, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { ROOT, sampleRepo, startAcia } from './cli-helpers.js';
 import { GOAL, happy, writeScript } from './acp-scripts.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
@@ -82,6 +84,62 @@ describe.skipIf(!sandboxAvailable())('external Dev agents within the run’s lim
     expect(processesWith(marker)).toEqual([]);
     // No other task was started after the deadline.
     expect(entries.filter((e) => e.type === 'TASK_STARTED').every((e) => ts(e) - runStart < maxMinutes * 60_000)).toBe(true);
+  }, 120_000);
+
+  it('acia cancel while an external agent works: it gets session/cancel, its process group is gone, the ledger ends cancelled and verifies', async () => {
+    server = await serve(/^pm$/);
+    const repo = sampleRepo('acp-cancel');
+    const marker = `busy-${process.pid}-${Date.now()}`;
+    const run = startAcia(['run', GOAL, '--repo', repo, '--dev-agent', 'busy', '--model', 'anthropic:claude-sonnet-5-5'], { env: env(userConfig({ busy: `node ${STUB} busy ${marker}` })) });
+    // Working: the agent has the prompt (its "working" call is in the task's trace) and a child of its own running.
+    const working = (): string | null => {
+      const runs = join(repo, '.acia', 'runs');
+      const id = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+      if (id === undefined || processesWith(`${marker}-child`).length === 0) return null;
+      try {
+        return ledgerOf(repo, id).some((e) => e.type === 'TOOL_CALL' && e.actor === 'dev:t1' && (e.data as { input: { title: string } }).input.title === 'working') ? id : null;
+      } catch {
+        return null; // a line still being written
+      }
+    };
+    const deadline = Date.now() + 60_000;
+    let runId: string | null = null;
+    while ((runId = working()) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(runId, run.output()).not.toBeNull();
+    const cancel = acia(['cancel', runId!, '--repo', repo]);
+    expect(cancel.code, cancel.stdout + cancel.stderr).toBe(0);
+    const r = await run.done;
+    expect(r.code, r.stderr + r.stdout).toBe(5);
+    const entries = ledgerOf(repo, runId!);
+    const titles = entries.filter((e) => e.type === 'TOOL_CALL' && e.actor === 'dev:t1').map((e) => (e.data as { input: { title: string } }).input.title);
+    expect(titles).toEqual(['working', 'cancel received']);
+    // The agent and the child it left running: its whole process group ended with the session.
+    expect(processesWith(marker)).toEqual([]);
+    expect(entries.at(-2)).toMatchObject({ type: 'CANCEL_REQUESTED', data: { via: 'local', wasRunning: true } });
+    expect(entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'cancelled' } });
+    expect(entries.some((e) => e.type === 'MERGE' || e.type === 'TASK_COMPLETED')).toBe(false);
+    const verify = acia(['verify', runId!, '--repo', repo]);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+  }, 120_000);
+
+  it('an agent that keeps retrying a call the budget refused is cancelled at once and killed after the grace', async () => {
+    server = await serve(/^pm$/);
+    const repo = sampleRepo('acp-retry');
+    const marker = `retry-${process.pid}-${Date.now()}`;
+    // Room for the PM's call on a cheap model, not for the agent's (Sonnet, 8,192 tokens out at worst).
+    const r = await startAcia(['run', GOAL, '--repo', repo, '--dev-agent', 'stubborn', '--max-cost-usd', '0.06', '--model', 'anthropic:claude-haiku-4-5'], {
+      env: env(userConfig({ stubborn: `node ${STUB} retry ${marker}` })),
+    }).done;
+    expect(r.code, r.stderr + r.stdout).toBe(4);
+    const entries = ledgerOf(repo, onlyRunId(repo));
+    expect(entries.find((e) => e.type === 'BUDGET_EXCEEDED')?.data).toMatchObject({ limit: 'cost' });
+    expect(entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'budget_exhausted' } });
+    // Stopped by the refusal, not by the attempt's time limit (6 × commandTimeoutS): within the grace and the kill's.
+    const started = ts(entries.find((e) => e.type === 'TASK_STARTED' && (e.data as { taskId: string }).taskId === 't1')!);
+    const exceeded = ts(entries.find((e) => e.type === 'BUDGET_EXCEEDED')!);
+    expect(exceeded - started).toBeLessThan(CANCEL_GRACE_MS + 2_000 + 20_000);
+    expect(server.requests.filter((q) => q.caller.startsWith('acp:'))).toHaveLength(0);
+    expect(processesWith(marker)).toEqual([]);
   }, 120_000);
 
   it('an agent that asks for authentication fails its task once, with a message naming it and what to set', async () => {

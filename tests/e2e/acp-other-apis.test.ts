@@ -1,15 +1,16 @@
 // Dev tasks done by real third-party agents on other model APIs: Codex through @zed-industries/codex-acp
 // (OpenAI Responses API) and Gemini CLI `--acp` (Gemini API, streamGenerateContent over SSE), each driven
 // by the fake server's wire of its own API through ACIA's metering proxy. Their edits are checkpointed,
-// merged and verified by QA; their model calls are in the ledger, priced, and counted against the budget;
-// neither sees the user's key or home. Then best of four across vendors, picked by test results.
+// merged and verified by QA; their model calls are in the ledger, priced, and counted against the budget,
+// which stops each of them as it stops Claude Code's adapter; neither sees the user's key or home. Then
+// best of four across vendors, picked by test results.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeServer } from '../../src/core/llm/fake-server.js';
 import { loadScript } from '../../src/core/llm/script.js';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
-import { git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
+import { acia, git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { ROOT, sampleRepo, startAcia } from './cli-helpers.js';
 import { GOAL, happy, writeScript, type Turn } from './acp-scripts.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
@@ -56,8 +57,14 @@ function userConfig(): string {
   return xdg;
 }
 
-async function run(args: string[], script: string): Promise<{ repo: string; runId: string; entries: LedgerEntry[]; out: string; code: number }> {
+type Run = { repo: string; runId: string; entries: LedgerEntry[]; out: string; code: number };
+
+async function run(args: string[], script: string): Promise<Run> {
   server = await startFakeAnthropicServer({ script: await loadScript(script) });
+  return runOn(server, args);
+}
+
+async function runOn(server: FakeServer, args: string[]): Promise<Run> {
   const repo = sampleRepo('apis');
   const home = tempDir('apis-home');
   mkdirSync(join(home, '.codex'));
@@ -69,7 +76,7 @@ async function run(args: string[], script: string): Promise<{ repo: string; runI
   return { repo, runId, entries: ledgerOf(repo, runId), out: r.stderr + r.stdout, code: r.code };
 }
 
-function expectMeteredDevTask(r: Awaited<ReturnType<typeof run>>, agent: string, api: 'responses' | 'gemini', model: string): void {
+function expectMeteredDevTask(r: Run, agent: string, api: 'responses' | 'gemini', model: string): void {
   expect(r.code, r.out).toBe(0);
   const calls = r.entries.filter((e) => e.type === 'LLM_CALL' && e.actor === 'dev:t1');
   const requests = server!.requests.filter((q) => q.caller.startsWith(`acp:${agent}:`));
@@ -122,6 +129,33 @@ describe.skipIf(!sandboxAvailable() || !installed)('Codex and Gemini CLI as Dev 
     // It asked before each write; ACIA's policy answered and recorded it.
     const asked = r.entries.filter((e) => e.type === 'POLICY_DECISION' && (e.data as { hook: string }).hook === 'agent.permission');
     expect(asked.map((e) => (e.data as { request: { toolCall: { paths: string[] } } }).request.toolCall.paths).flat().sort()).toEqual(['src/title-case.js', 'test/title-case.test.js']);
+  }, 150_000);
+
+  it('a cost budget stops Codex and Gemini CLI as it stops Claude Code: no call past it goes upstream, the run ends budget_exhausted', async () => {
+    // Room for the PM's call (on a cheaper model), not for either agent's first: each call reserves its
+    // worst case (its prompt, the output limit) before it goes upstream. Both runs at once, each with its own server.
+    const MAX_USD = 0.06;
+    const runs = await Promise.all(
+      (['codex', 'gemini'] as const).map(async (agent) => {
+        const own = await startFakeAnthropicServer({ script: await loadScript(scriptFile(pmAndQa(dev[agent]!(`acp:${agent}:${agent === 'codex' ? 'gpt-5.5' : 'gemini-2.5-pro'}`, writes)))) });
+        try {
+          return { agent, r: await runOn(own, ['--dev-agent', agent, '--max-cost-usd', String(MAX_USD), '--model', 'anthropic:claude-haiku-4-5']), requests: own.requests };
+        } finally {
+          await own.close();
+        }
+      }),
+    );
+    for (const { agent, r, requests } of runs) {
+      expect(r.code, `${agent}: ${r.out}`).toBe(4);
+      expect(r.entries.find((e) => e.type === 'BUDGET_EXCEEDED')?.data, `${agent}: ${r.entries.map((e) => e.type).join(' ')}`).toMatchObject({ limit: 'cost' });
+      expect(r.entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'budget_exhausted' } });
+      const spent = r.entries.filter((e) => e.type === 'LLM_CALL').reduce((n, e) => n + ((e.data as { costUsd: number | null }).costUsd ?? 0), 0);
+      expect(spent).toBeLessThanOrEqual(MAX_USD);
+      expect(requests.filter((q) => q.caller.startsWith(`acp:${agent}:`)), agent).toHaveLength(0);
+      expect(r.entries.some((e) => e.type === 'TASK_COMPLETED' || e.type === 'MERGE')).toBe(false);
+      const verify = acia(['verify', r.runId, '--repo', r.repo]);
+      expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    }
   }, 150_000);
 
   it('best of four across vendors (acia, claude, codex, gemini) is picked by test results', async () => {

@@ -3,15 +3,16 @@
 // command, with a private temporary HOME and no network but ACIA's metering proxy for its model, in the
 // model API it speaks; its permission requests are answered by policy and its tool calls recorded as the
 // task's trace (acp-trace.ts). The run's budget bounds the session: the proxy refuses calls past it, and
-// at the run's --max-minutes deadline (or the attempt's time limit) the session is cancelled, then the
-// agent killed after CANCEL_GRACE_MS. What it leaves in the worktree is checkpointed, checked and merged
-// by the caller exactly like ACIA's own Dev agent's work.
+// at that first refusal, at the run's --max-minutes deadline (or the attempt's time limit) and on an
+// interrupt the session is cancelled, then the agent's process group killed after CANCEL_GRACE_MS. What
+// it leaves in the worktree is checkpointed, checked and merged by the caller exactly like ACIA's own
+// Dev agent's work.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import type { StopReason } from '@agentclientprotocol/sdk';
+import type { ClientConnection, StopReason } from '@agentclientprotocol/sdk';
 import { AciaError, errorMessage } from '../../core/errors.js';
 import { BwrapRunner } from '../../core/sandbox/bwrap-runner.js';
 import { killGroup, spawnHostProcess } from '../../core/contain/host-process.js';
@@ -55,10 +56,32 @@ const API_NAMES: Record<AgentApi, string> = { anthropic: 'Anthropic Messages API
 /** ACP's "authentication required" error code. */
 const AUTH_REQUIRED = -32000;
 
-type StopCause = 'deadline' | 'time_limit' | 'interrupt';
+type StopCause = 'deadline' | 'time_limit' | 'interrupt' | 'budget';
+
+/**
+ * An external agent started for one attempt: its process spawned, then `initialize` and `session/new`
+ * sent (or under way), no prompt yet. Booting is most of what an agent costs before its first model call
+ * (Claude Code's adapter starts a CLI of its own for each session: seconds of CPU), and it needs only the
+ * worktree, so callers start it as soon as that exists and send the task once it is written (best-of-N
+ * boots its candidates while the task's own worktree, checks and setup are prepared). Nothing is recorded
+ * and no model is called before the prompt.
+ */
+export interface BootedAcpAgent {
+  /** Sends the task; resolves to how the session ended. The agent is stopped afterwards, whatever happened. */
+  prompt(task: string): Promise<AcpOutcome>;
+  /** Stops the agent (its whole process group) and its proxy; the only call needed when no prompt comes. Idempotent. */
+  close(): Promise<void>;
+}
+
+export type AcpBootOptions = Omit<AcpTaskOptions, 'task'>;
 
 /** Runs one attempt; returns how the agent's session ended, like ACIA's own agent loop does. */
 export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promise<AcpOutcome> {
+  return bootAcpDevAgent(ctx, o).prompt(o.task);
+}
+
+/** Starts an agent for an attempt. Throws at once when ACIA has no key to forward its model calls with, or the run's deadline has passed. */
+export function bootAcpDevAgent(ctx: RunContext, o: AcpBootOptions): BootedAcpAgent {
   const { name, api } = o.agent;
   const endpoint = ctx.deps.model.endpoints[api];
   if (!endpoint?.apiKey) {
@@ -66,67 +89,152 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
       hint: `set ${endpoint?.keyVar ?? keyVarOf(api)} for ACIA (the agent itself only ever gets a per-task key)`,
     });
   }
-  // Minutes bound every session: none starts past the run's deadline.
+  // Minutes bound every session: none starts past the run's deadline (checked again at the prompt).
   const late = minutesPassed(ctx);
   if (late) throw new BudgetExceededError(late);
-  const runner = ctx.deps.tools.runnerFor(o.root);
-  const sandboxed = runner instanceof BwrapRunner;
-  // A sandboxed agent reaches the proxy through its socket only: no port on the host for anyone else.
-  const proxy = await startMeteringProxy(ctx, { api, actor: o.actor, taskId: o.taskId, upstream: endpoint.baseURL, apiKey: endpoint.apiKey, callerPrefix: `acp:${name}:`, tcp: !sandboxed, allow: ctx.deps.config.meteringProxy });
-  const home = sandboxed ? null : mkdtempSync(join(tmpdir(), 'acia-agent-home-'));
-  const child = spawnAgent(o, proxy, sandboxed ? runner : null, home);
-  const stderr: string[] = [];
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr.push(d.toString());
-    if (stderr.length > 50) stderr.shift();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const trace = new Trace(ctx, o, sandboxed ? runner.pathInside(o.root) : undefined);
-  const stop = new SessionStop(ctx, child);
-  let offered = '';
-  try {
-    // Loaded here: the ACP SDK (and its generated schemas) is only needed by runs with an external agent.
-    const { client, ndJsonStream, PROTOCOL_VERSION } = await import('@agentclientprotocol/sdk');
-    const stream = ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
-    const app = client()
-      .onNotification('session/update', ({ params }) => trace.update(params))
-      .onRequest('session/request_permission', ({ params }) => trace.permission(params));
-    const session = app.connectWith(stream, async (agent) => {
-      const init = await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
-      offered = (init.authMethods ?? []).map((m) => m.name).join(', ');
-      // Sandboxed, the worktree is at the checkout's own path (core/sandbox/task-view.ts).
-      const { sessionId } = await agent.request('session/new', { cwd: sandboxed ? runner.pathInside(o.root) : o.root, mcpServers: [] });
-      stop.onCancel(() => void agent.notify('session/cancel', { sessionId }).catch(() => undefined));
-      const r = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: o.task }] });
-      return r.stopReason;
-    });
-    // The connection does not end when the process does: a dead agent ends the session here.
-    const reason = await Promise.race([
-      session,
-      exited.then((code): never => {
-        throw new AciaError('LLM_PROTOCOL', `the agent process exited (${code ?? 'signal'}) during the task`);
-      }),
-    ]);
-    await trace.flush();
-    return ended(ctx, o, proxy, stop, offered, null) ?? outcomeOf(reason, trace.text(), proxy.calls());
-  } catch (e) {
-    await trace.flush();
-    const known = ended(ctx, o, proxy, stop, offered, e);
-    if (known) return known;
-    if (e instanceof BudgetExceededError || (e instanceof AciaError && (e.code === 'ABORTED' || e.code === 'LLM_AUTH'))) throw e;
-    const tail = stderr.join('').trim().split('\n').slice(-3).join(' | ');
-    return { kind: 'protocol_error', turns: proxy.calls(), message: `${name}: ${errorMessage(e)}${tail ? ` (stderr: ${tail})` : ''}` };
-  } finally {
-    stop.dispose();
-    killGroup(child, 'SIGTERM');
-    const killer = setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
-    await exited;
-    clearTimeout(killer);
-    // Whatever the agent left running in its group (a shell it started) goes with it.
-    killGroup(child, 'SIGKILL');
-    await proxy.close();
-    if (home !== null) rmSync(home, { recursive: true, force: true });
+  return new AgentSession(ctx, o, { baseURL: endpoint.baseURL, apiKey: endpoint.apiKey });
+}
+
+class AgentSession implements BootedAcpAgent {
+  private readonly runner: ReturnType<RunContext['deps']['tools']['runnerFor']>;
+  private readonly sandboxed: boolean;
+  private readonly trace: Trace;
+  private readonly stderr: string[] = [];
+  private proxy: MeteringProxy | null = null;
+  private child: ChildProcess | null = null;
+  private home: string | null = null;
+  private conn: ClientConnection | null = null;
+  private stop: SessionStop | null = null;
+  private offered = '';
+  private closing = false;
+  private ending: Promise<void> | null = null;
+  private readonly exit = deferred<number | null>();
+  /** The proxy started and the process spawned (or failed to). */
+  private readonly launched: Promise<ClientConnection>;
+  /** `initialize` and `session/new` answered. */
+  private readonly ready: Promise<string>;
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly o: AcpBootOptions,
+    private readonly upstream: { baseURL: string; apiKey: string },
+  ) {
+    this.runner = ctx.deps.tools.runnerFor(o.root);
+    this.sandboxed = this.runner instanceof BwrapRunner;
+    this.trace = new Trace(ctx, o, this.runner instanceof BwrapRunner ? this.runner.pathInside(o.root) : undefined);
+    this.launched = this.launch();
+    this.ready = this.launched.then((conn) => this.handshake(conn));
+    // Seen by prompt(); an attempt that never prompts only closes.
+    this.ready.catch(() => undefined);
   }
+
+  private async launch(): Promise<ClientConnection> {
+    const { ctx, o } = this;
+    // Loaded here: the ACP SDK (and its generated schemas) is only needed by runs with an external agent.
+    const { client, ndJsonStream } = await import('@agentclientprotocol/sdk');
+    // A sandboxed agent reaches the proxy through its socket only: no port on the host for anyone else.
+    const proxy = await startMeteringProxy(ctx, { api: o.agent.api, actor: o.actor, taskId: o.taskId, upstream: this.upstream.baseURL, apiKey: this.upstream.apiKey, callerPrefix: `acp:${o.agent.name}:`, tcp: !this.sandboxed, allow: ctx.deps.config.meteringProxy, onBreach: () => this.stop?.budgetSpent() });
+    this.proxy = proxy;
+    if (this.closing) throw new AciaError('ABORTED', 'the attempt ended before its agent started');
+    const runner = this.runner instanceof BwrapRunner ? this.runner : null;
+    this.home = runner ? null : mkdtempSync(join(tmpdir(), 'acia-agent-home-'));
+    const child = spawnAgent(o, proxy, runner, this.home);
+    this.child = child;
+    child.stderr?.on('data', (d: Buffer) => {
+      this.stderr.push(d.toString());
+      if (this.stderr.length > 50) this.stderr.shift();
+    });
+    child.once('exit', (code) => this.exit.resolve(code));
+    const stream = ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
+    this.conn = client()
+      .onNotification('session/update', ({ params }) => this.trace.update(params))
+      .onRequest('session/request_permission', ({ params }) => this.trace.permission(params))
+      .connect(stream);
+    return this.conn;
+  }
+
+  private async handshake(conn: ClientConnection): Promise<string> {
+    const { PROTOCOL_VERSION } = await import('@agentclientprotocol/sdk');
+    const init = await conn.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+    this.offered = (init.authMethods ?? []).map((m) => m.name).join(', ');
+    // Sandboxed, the worktree is at the checkout's own path (core/sandbox/task-view.ts).
+    const cwd = this.runner instanceof BwrapRunner ? this.runner.pathInside(this.o.root) : this.o.root;
+    const { sessionId } = await conn.agent.request('session/new', { cwd, mcpServers: [] });
+    return sessionId;
+  }
+
+  async prompt(task: string): Promise<AcpOutcome> {
+    const { ctx, o } = this;
+    const stop = new SessionStop(ctx, () => this.child);
+    this.stop = stop;
+    try {
+      const late = minutesPassed(ctx);
+      if (late) throw new BudgetExceededError(late);
+      const talk = async (): Promise<StopReason> => {
+        const sessionId = await this.ready;
+        const conn = this.conn!;
+        stop.onCancel(() => void conn.agent.notify('session/cancel', { sessionId }).catch(() => undefined));
+        const r = await conn.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: task }] });
+        return r.stopReason;
+      };
+      // The connection does not end when the process does: a dead agent ends the session here.
+      const reason = await Promise.race([
+        talk(),
+        this.exit.promise.then((code): never => {
+          throw new AciaError('LLM_PROTOCOL', `the agent process exited (${code ?? 'signal'}) during the task`);
+        }),
+      ]);
+      await this.trace.flush();
+      return this.ended(null) ?? outcomeOf(reason, this.trace.text(), this.calls());
+    } catch (e) {
+      await this.trace.flush();
+      const known = this.ended(e);
+      if (known) return known;
+      if (e instanceof BudgetExceededError || (e instanceof AciaError && (e.code === 'ABORTED' || e.code === 'LLM_AUTH'))) throw e;
+      const tail = this.stderr.join('').trim().split('\n').slice(-3).join(' | ');
+      return { kind: 'protocol_error', turns: this.calls(), message: `${o.agent.name}: ${errorMessage(e)}${tail ? ` (stderr: ${tail})` : ''}` };
+    } finally {
+      await this.close();
+    }
+  }
+
+  close(): Promise<void> {
+    this.ending ??= this.end();
+    return this.ending;
+  }
+
+  private async end(): Promise<void> {
+    this.closing = true;
+    await this.launched.catch(() => undefined);
+    this.stop?.dispose();
+    const child = this.child;
+    if (child !== null) {
+      killGroup(child, 'SIGTERM');
+      const killer = setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
+      await this.exit.promise;
+      clearTimeout(killer);
+      // Whatever the agent left running in its group (a shell it started) goes with it.
+      killGroup(child, 'SIGKILL');
+    }
+    // Requests still waiting on a dead agent (a boot never prompted) fail now instead of hanging.
+    this.conn?.close();
+    await this.proxy?.close();
+    if (this.home !== null) rmSync(this.home, { recursive: true, force: true });
+  }
+
+  private calls(): number {
+    return this.proxy?.calls() ?? 0;
+  }
+
+  private ended(e: unknown): AcpOutcome | null {
+    return endedBy(this.ctx, this.o, this.proxy, this.stop, this.offered, e);
+  }
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 /**
@@ -134,13 +242,14 @@ export async function runAcpDevAgent(ctx: RunContext, o: AcpTaskOptions): Promis
  * the run's deadline), an interrupt, the attempt's time limit, the user's key refused upstream, the agent
  * asking for authentication. Throws the stop errors; returns the outcome for the others, or null.
  */
-function ended(ctx: RunContext, o: AcpTaskOptions, proxy: MeteringProxy, stop: SessionStop, offered: string, e: unknown): AcpOutcome | null {
+function endedBy(ctx: RunContext, o: AcpBootOptions, proxy: MeteringProxy | null, stop: SessionStop | null, offered: string, e: unknown): AcpOutcome | null {
   const { name, api } = o.agent;
-  const breach = proxy.breach();
+  const breach = proxy?.breach();
   if (breach) throw new BudgetExceededError(breach);
-  if (stop.cause === 'deadline') throw new BudgetExceededError(minutesPassed(ctx) ?? { limit: 'minutes', spent: ctx.deps.config.budget.maxMinutes ?? 0, max: ctx.deps.config.budget.maxMinutes ?? 0 });
-  if (stop.cause === 'interrupt' || ctx.deps.runtime.signal.aborted) throw new AciaError('ABORTED', 'interrupted');
-  if (stop.cause === 'time_limit') return { kind: 'protocol_error', turns: proxy.calls(), message: `${name} did not finish within ${Math.round(stop.limitMs / 1000)} s (cancelled, then stopped)` };
+  if (stop?.cause === 'deadline') throw new BudgetExceededError(minutesPassed(ctx) ?? { limit: 'minutes', spent: ctx.deps.config.budget.maxMinutes ?? 0, max: ctx.deps.config.budget.maxMinutes ?? 0 });
+  if (stop?.cause === 'interrupt' || ctx.deps.runtime.signal.aborted) throw new AciaError('ABORTED', 'interrupted');
+  if (stop?.cause === 'time_limit') return { kind: 'protocol_error', turns: proxy?.calls() ?? 0, message: `${name} did not finish within ${Math.round(stop.limitMs / 1000)} s (cancelled, then stopped)` };
+  if (proxy === null) return null;
   const refused = proxy.keyRefused();
   const keyVar = ctx.deps.model.endpoints[api]?.keyVar ?? keyVarOf(api);
   if (refused !== null) throw new AciaError('LLM_AUTH', `the ${API_NAMES[api]} refused your ${keyVar} (HTTP ${refused}) for the external agent ${name}'s model calls`, { hint: `check ${keyVar}` });
@@ -168,7 +277,8 @@ function minutesPassed(ctx: RunContext): BudgetBreach | null {
 }
 
 /**
- * Ends a session at the run's deadline, the attempt's time limit or an interrupt, whichever comes first:
+ * Ends a session at the run's deadline, the attempt's time limit, an interrupt (Ctrl-C, `acia cancel`) or
+ * the first call the proxy refused for the budget, whichever comes first:
  * session/cancel, then, if the agent has not ended its turn within CANCEL_GRACE_MS, SIGTERM to its whole
  * process group (SIGKILL after KILL_GRACE_MS, in the worker's cleanup).
  */
@@ -181,14 +291,21 @@ class SessionStop {
 
   constructor(
     private readonly ctx: RunContext,
-    private readonly child: ChildProcess,
+    private readonly child: () => ChildProcess | null,
   ) {
     this.limitMs = ctx.deps.config.commandTimeoutS * 1000 * 6;
     const max = ctx.state.budgetWaived ? undefined : ctx.deps.config.budget.maxMinutes;
     const toDeadline = max === undefined ? Infinity : ctx.sessionStartMs + max * 60_000 - ctx.deps.runtime.clock.now().getTime();
     const cause: StopCause = toDeadline <= this.limitMs ? 'deadline' : 'time_limit';
     this.timers.push(setTimeout(() => this.stop(cause), Math.max(0, Math.min(toDeadline, this.limitMs))));
-    ctx.deps.runtime.signal.addEventListener('abort', this.onAbort, { once: true });
+    // A listener added to an aborted signal never hears of it: an interrupt that came first stops the session at once.
+    if (ctx.deps.runtime.signal.aborted) this.stop('interrupt');
+    else ctx.deps.runtime.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** The metering proxy refused a call for the budget: the session ends now, whatever the agent would do about it (retry, wait). */
+  budgetSpent(): void {
+    this.stop('budget');
   }
 
   /** What cancelling the session means once one exists; sent at once if the stop came first. */
@@ -201,7 +318,12 @@ class SessionStop {
     if (this.cause !== null) return;
     this.cause = cause;
     this.cancel();
-    this.timers.push(setTimeout(() => killGroup(this.child, 'SIGTERM'), CANCEL_GRACE_MS));
+    this.timers.push(
+      setTimeout(() => {
+        const child = this.child();
+        if (child !== null) killGroup(child, 'SIGTERM');
+      }, CANCEL_GRACE_MS),
+    );
   }
 
   dispose(): void {
@@ -231,20 +353,20 @@ function keyVarOf(api: AgentApi): string {
 
 /** The variables ACIA sets for an agent of this API, for the message when it still asks to log in. */
 function wiredVars(api: AgentApi): string {
-  return Object.keys(wireAgent(api, { proxyUrl: '', token: '', home: '', sandboxed: true }).env).filter((k) => k !== 'IS_SANDBOX').join(', ');
+  return Object.keys(wireAgent(api, { proxyUrl: '', token: '', home: '', sandboxed: true }).env).join(', ');
 }
 
 /**
  * The agent process: sandboxed like every agent command when the run's sandbox is on, with a private
  * HOME (the sandbox's own tmpfs, or `home` on the host) holding only what its wiring writes there.
  */
-function spawnAgent(o: AcpTaskOptions, proxy: MeteringProxy, sandbox: BwrapRunner | null, home: string | null): ChildProcess {
+function spawnAgent(o: AcpBootOptions, proxy: MeteringProxy, sandbox: BwrapRunner | null, home: string | null): ChildProcess {
   const agentHome = home ?? sandbox?.homePath() ?? '/tmp';
   const env = buildSandboxEnv({ home: agentHome }, process.env);
   const proxyUrl = sandbox ? `http://127.0.0.1:${SANDBOX_PROXY_PORT}` : (proxy.url ?? '');
   const wiring = wireAgent(o.agent.api, { proxyUrl, token: proxy.token, home: agentHome, sandboxed: sandbox !== null });
   // Set after the scrub on purpose: the URL is ACIA's proxy and the key this task's token; the user's key stays in ACIA.
-  Object.assign(env, wiring.env);
+  Object.assign(env, wiring.env, wiring.switches);
   const seed = homeSeedScript(wiring.home);
   const command = seed ? `${seed}\n${o.agent.command}` : o.agent.command;
   const argv = sandbox ? sandbox.argv(command, o.root, { dir: proxy.socketDir }) : ['/bin/sh', '-c', command];

@@ -4,7 +4,7 @@
 import type { RequestPermissionRequest, RequestPermissionResponse, SessionNotification } from '@agentclientprotocol/sdk';
 import { matchesProtected } from '../../core/policy/policy.js';
 import type { RunContext } from '../run-context.js';
-import type { AcpTaskOptions } from './acp-dev-worker.js';
+import type { AcpBootOptions } from './acp-dev-worker.js';
 
 /** Records the agent's updates as the task's trace, and answers its permission requests by policy. */
 export class Trace {
@@ -14,7 +14,7 @@ export class Trace {
 
   constructor(
     private readonly ctx: RunContext,
-    private readonly o: AcpTaskOptions,
+    private readonly o: AcpBootOptions,
     /** The worktree's path as the sandboxed agent sees it, when that differs. */
     private readonly inside?: string,
   ) {}

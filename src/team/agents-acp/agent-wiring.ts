@@ -2,7 +2,9 @@
 // reads its endpoint and key from, and the files it needs in its (private, temporary) HOME. Found by
 // reading each agent's source and trying it here (README "Staff the team with other agents"):
 // - Claude Code (claude-code-acp): ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY; IS_SANDBOX lets it run as
-//   root, which it is only inside bubblewrap.
+//   root, which it is only inside bubblewrap. Its nonessential traffic (telemetry, error reports, update
+//   checks) is turned off: in the sandbox it could reach nothing but the proxy anyway, without the sandbox
+//   it would leave the machine, and setting it up costs each session's CLI about 0.2 s of CPU at start.
 // - Codex (codex-acp): a model provider in $CODEX_HOME/config.toml. Its built-in "openai" provider wants a
 //   login (`authenticate`, which writes auth.json) before any session; a provider of our own with
 //   `env_key` does not, and names the variable its Bearer key is read from.
@@ -14,6 +16,8 @@ import type { AgentApi } from './proxy-common.js';
 export interface AgentWiring {
   /** Set in the agent's environment after the scrub (the proxy's URL and the task's token, never the user's key). */
   env: Record<string, string>;
+  /** Also set after the scrub: switches for how the agent behaves in ACIA's hands (no telemetry, no update checks). */
+  switches: Record<string, string>;
   /** Files written into the agent's HOME before it starts, by path relative to HOME. */
   home: Record<string, string>;
 }
@@ -31,15 +35,21 @@ export interface WiringOptions {
 export function wireAgent(api: AgentApi, o: WiringOptions): AgentWiring {
   switch (api) {
     case 'anthropic':
-      return { env: { ANTHROPIC_BASE_URL: o.proxyUrl, ANTHROPIC_API_KEY: o.token, ...(o.sandboxed ? { IS_SANDBOX: '1' } : {}) }, home: {} };
+      return {
+        env: { ANTHROPIC_BASE_URL: o.proxyUrl, ANTHROPIC_API_KEY: o.token },
+        switches: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1', DISABLE_AUTOUPDATER: '1', ...(o.sandboxed ? { IS_SANDBOX: '1' } : {}) },
+        home: {},
+      };
     case 'openai':
       return {
         env: { OPENAI_BASE_URL: `${o.proxyUrl}/v1`, OPENAI_API_KEY: o.token, CODEX_HOME: `${o.home}/.codex` },
+        switches: {},
         home: { '.codex/config.toml': codexConfig(o) },
       };
     case 'gemini':
       return {
-        env: { GOOGLE_GEMINI_BASE_URL: o.proxyUrl, GEMINI_API_KEY: o.token, GEMINI_CLI_NO_RELAUNCH: 'true' },
+        env: { GOOGLE_GEMINI_BASE_URL: o.proxyUrl, GEMINI_API_KEY: o.token },
+        switches: { GEMINI_CLI_NO_RELAUNCH: 'true' },
         home: { '.gemini/settings.json': `${JSON.stringify(GEMINI_SETTINGS, null, 2)}\n` },
       };
   }

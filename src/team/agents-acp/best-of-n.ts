@@ -9,7 +9,7 @@ import { testVerdict } from '../../core/tools/test-verdict.js';
 import { runTaskAgent } from '../task-common.js';
 import { recordVerdict, runTeamTests } from '../test-run.js';
 import type { TaskWorktree } from '../workspace.js';
-import { runAcpDevAgent, type AcpDevAgent, type AcpOutcome } from './acp-dev-worker.js';
+import { bootAcpDevAgent, type AcpDevAgent, type AcpOutcome, type BootedAcpAgent } from './acp-dev-worker.js';
 
 export type Candidate = EventDataOf<'CANDIDATES_JUDGED'>['candidates'][number];
 
@@ -20,16 +20,56 @@ export interface BestOfResult {
   commit: string | null;
 }
 
-/** `agents`: null for ACIA's own Dev agent. */
-export async function runBestOf(
-  ctx: RunContext,
-  o: { taskId: string; attempt: number; base: string | null; task: string; agents: { name: string; agent: AcpDevAgent | null }[] },
-): Promise<BestOfResult> {
+/** One candidate started: its worktree and, for an external agent, the agent booting in it. */
+interface StartedCandidate {
+  name: string;
+  agent: AcpDevAgent | null;
+  /** Rejects when the worktree could not be made or the agent not started (no key, past the deadline). */
+  prepared: Promise<{ wt: TaskWorktree; boot: BootedAcpAgent | null }>;
+}
+
+/** The candidates of one attempt, started before the task's prompt is written. */
+export interface Candidates {
+  readonly started: readonly StartedCandidate[];
+  /** Stops every candidate's agent: for an attempt that does not go on to runBestOf (harmless after it). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the candidates from the attempt's base: each one's worktree is added and its external agent
+ * booted (process, initialize, session/new) at once, while the caller prepares the task's own worktree,
+ * checks and setup, none of which a candidate needs. Booting is most of an external agent's cost before
+ * its first model call, and the candidates' boots compete for the CPU: started here, they overlap the
+ * task's preparation instead of following it. `agents`: null for ACIA's own Dev agent.
+ */
+export function startCandidates(ctx: RunContext, o: { taskId: string; base: string; agents: { name: string; agent: AcpDevAgent | null }[] }): Candidates {
+  const started = o.agents.map((a): StartedCandidate => {
+    const id = `${o.taskId}-${a.name}`;
+    const prepared = (async () => {
+      const wt = await ctx.workspace.prepareTask(id, o.base);
+      const boot = a.agent ? bootAcpDevAgent(ctx, { agent: { ...a.agent, name: a.name }, actor: `dev:${id}`, taskId: o.taskId, root: wt.path }) : null;
+      return { wt, boot };
+    })();
+    prepared.catch(() => undefined); // seen by runBestOf, or by close()
+    return { ...a, prepared };
+  });
+  return {
+    started,
+    close: async () => {
+      await Promise.all(started.map(async (c) => (await c.prepared.catch(() => null))?.boot?.close()));
+    },
+  };
+}
+
+export async function runBestOf(ctx: RunContext, candidates: Candidates, o: { taskId: string; attempt: number; task: string }): Promise<BestOfResult> {
   // Every candidate ends before the task goes on: one that stops the run (the budget, an interrupt) is
   // rethrown only once the others have stopped too.
-  const settled = await Promise.allSettled(o.agents.map((a) => runCandidate(ctx, o, a)));
+  const settled = await Promise.allSettled(candidates.started.map((c) => runCandidate(ctx, o, c)));
   const thrown = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (thrown) throw thrown.reason;
+  if (thrown) {
+    await candidates.close();
+    throw thrown.reason;
+  }
   const runs = settled.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof runCandidate>>>).value);
   const judged = runs.map((r) => r.candidate);
   const winner = pickWinner(judged);
@@ -44,20 +84,14 @@ export async function runBestOf(
   return { outcome: chosen.outcome, commit: winner.commit };
 }
 
-async function runCandidate(
-  ctx: RunContext,
-  o: { taskId: string; attempt: number; base: string | null; task: string },
-  a: { name: string; agent: AcpDevAgent | null },
-): Promise<{ candidate: Candidate; outcome: AcpOutcome }> {
-  const id = `${o.taskId}-${a.name}`;
+async function runCandidate(ctx: RunContext, o: { taskId: string; attempt: number; task: string }, c: StartedCandidate): Promise<{ candidate: Candidate; outcome: AcpOutcome }> {
+  const id = `${o.taskId}-${c.name}`;
   const actor = `dev:${id}`;
-  const wt: TaskWorktree = await ctx.workspace.prepareTask(id, o.base);
+  const { wt, boot } = await c.prepared;
   const costBefore = spentBy(ctx, actor);
-  const outcome: AcpOutcome = a.agent
-    ? await runAcpDevAgent(ctx, { agent: { ...a.agent, name: a.name }, actor, taskId: o.taskId, root: wt.path, task: o.task })
-    : await runTaskAgent(ctx, { def: devAgent, actor, taskId: o.taskId, root: wt.path, task: o.task });
+  const outcome: AcpOutcome = boot ? await boot.prompt(o.task) : await runTaskAgent(ctx, { def: devAgent, actor, taskId: o.taskId, root: wt.path, task: o.task });
   const summary = outcome.kind === 'returned' ? outcome.result.summary : `${outcome.kind}: ${outcome.message}`;
-  const { commit, files } = await ctx.workspace.checkpoint(id, wt, `acia(${o.taskId}) by ${a.name}: ${summary.split('\n')[0]?.slice(0, 60) ?? ''}\n\nRun: ${ctx.runId}, attempt ${o.attempt}`);
+  const { commit, files } = await ctx.workspace.checkpoint(id, wt, `acia(${o.taskId}) by ${c.name}: ${summary.split('\n')[0]?.slice(0, 60) ?? ''}\n\nRun: ${ctx.runId}, attempt ${o.attempt}`);
   // The diff's size is counted while the tests run: both are on the slowest candidate's path to the verdict.
   const diffing = commit ? ctx.workspace.diffSize(wt.baseCommit, commit) : Promise.resolve(0);
   diffing.catch(() => undefined); // awaited below; a failure must not go unhandled while the tests run
@@ -72,7 +106,7 @@ async function runCandidate(
   return {
     outcome,
     candidate: {
-      agent: a.name,
+      agent: c.name,
       branch: wt.branch,
       commit,
       finished: outcome.kind === 'returned',

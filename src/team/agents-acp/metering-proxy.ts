@@ -54,6 +54,8 @@ export interface MeteringOptions {
   tcp: boolean;
   /** What the user's config lets through beyond plain model calls. */
   allow: Omit<ProxyPolicy, 'token'>;
+  /** Told when the first call is refused for the budget: the session is stopped, not left to the agent's retries. */
+  onBreach?: () => void;
 }
 
 export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): Promise<MeteringProxy> {
@@ -86,6 +88,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       if (metered) {
         const checked = await reserveWorstCase(ctx, model, body, vetted.maxOutputTokens);
         if ('breach' in checked) {
+          if (breach === null) queueMicrotask(() => o.onBreach?.());
           breach = checked.breach;
           return reply(res, 400, 'the run’s budget is exhausted (ACIA stopped this call)');
         }
