@@ -57,6 +57,9 @@ ALTER TABLE acia_workers ADD COLUMN IF NOT EXISTS last_outage_ms integer;
 -- acia cancel --db: who asked the run to stop, and when (the worker that runs or closes it records them).
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS cancel_requested_at timestamptz;
 ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS cancel_requested_by text;
+-- Where the last push of the run branch left it (fleet-workspace.ts): a worker about to merge whose clone
+-- already has that commit skips fetching the branch. Only a hint: the push still leases on what it fetched.
+ALTER TABLE acia_runs ADD COLUMN IF NOT EXISTS run_branch_pushed text;
 `;
 
 export interface Fleet {

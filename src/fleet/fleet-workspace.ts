@@ -5,6 +5,7 @@
 // worker last saw on the remote, so a branch another worker moved is never overwritten. Merges into
 // the run branch happen under a per-run database lock, after fetching the branch: the run's tasks
 // may finish on different machines at once.
+import { ensureRealDir } from '../core/contain/no-follow.js';
 import { fencedError } from '../core/ledger/pg-lease.js';
 import type { Git } from '../team/git.js';
 import { Workspace, type TaskWorktree } from '../team/workspace.js';
@@ -19,7 +20,17 @@ export interface FleetWorkspaceOptions {
   remoteRefs: Map<string, string>;
   /** Set while the job's clone is as checkoutJob made it: cleared by the first open of the run. */
   fresh?: { open: boolean };
+  /** The clone was kept from an earlier task job of the run: its run worktree is there, clean at `runHead`. */
+  kept?: { runHead: string };
+  /**
+   * Where the last push of the run branch left it, as the pushing worker recorded it (the database): read
+   * under the run lock, written after each push of the run branch. A hint, never trusted to publish.
+   */
+  pushedRunHead?: { read(): Promise<string | null>; write(head: string): Promise<void> };
 }
+
+/** A push refused because the branch moved on the remote, while this worker still holds its fence. */
+class MovedOnRemote extends Error {}
 
 export class FleetWorkspace extends Workspace {
   constructor(
@@ -46,11 +57,27 @@ export class FleetWorkspace extends Workspace {
 
   override merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
     return this.o.withRunLock(async () => {
-      await this.pullRunBranch();
-      const r = await super.merge(taskId);
-      if (r.commit && r.commit !== this.o.remoteRefs.get(this.runBranch)) await this.push(this.runBranch, r.commit);
-      return r;
+      // When the last push of the run branch (recorded beside the lock) left it where this clone already
+      // has it, fetching it again would change nothing. If the record was behind, the push below is refused
+      // (it leases on what this clone saw): the branch is then fetched and the task merged again on top.
+      const recorded = await this.o.pushedRunHead?.read().catch(() => null);
+      const known = this.o.remoteRefs.get(this.runBranch);
+      const trusted = recorded != null && recorded === known && (await this.runHead()) === known;
+      if (!trusted) await this.pullRunBranch();
+      try {
+        return await this.mergeAndPush(taskId, !trusted);
+      } catch (e) {
+        if (!(e instanceof MovedOnRemote)) throw e;
+        await this.pullRunBranch();
+        return await this.mergeAndPush(taskId, true);
+      }
     });
+  }
+
+  private async mergeAndPush(taskId: string, movedIsFenced: boolean): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
+    const r = await super.merge(taskId);
+    if (r.commit && r.commit !== this.o.remoteRefs.get(this.runBranch)) await this.push(this.runBranch, r.commit, movedIsFenced);
+    return r;
   }
 
   override async resetRun(commit: string): Promise<void> {
@@ -64,11 +91,22 @@ export class FleetWorkspace extends Workspace {
     const remoteHead = this.o.remoteRefs.get(this.runBranch);
     const fresh = this.o.fresh?.open === true;
     if (this.o.fresh) this.o.fresh.open = false;
-    if (!create && fresh && remoteHead) {
-      // A resumed run (or a task job) in the clone checkoutJob just made: nothing there can be stale (no
-      // worktree to prune, no merge half done), and the run branch is where the remote has it. Opening it
-      // as a new run at that commit is the same result with a third of the git processes, and nothing to push.
-      await super.openRun(remoteHead, true);
+    const kept = this.o.kept;
+    if (!create && (fresh || kept) && remoteHead) {
+      // Real directories all the way, as for any run: a link there would put the worktrees elsewhere.
+      ensureRealDir(this.repo, this.root());
+      if (kept) {
+        // A task job in a clone this worker kept from the run's earlier task job: the run worktree is there,
+        // clean at the head that job left (checked when the clone was put back); the fetch just moved the
+        // run branch, so the worktree follows it, unless nothing was merged since.
+        if (kept.runHead !== remoteHead) await super.resetRun(remoteHead);
+      } else {
+        // A resumed run (or a task job) in the clone checkoutJob just made: nothing there can be stale (no
+        // worktree to prune, no merge half done), and its fetch set the run branch where the remote has it.
+        // Adding its worktree is all it takes: no prune, no reset, nothing to push.
+        await this.g.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch]);
+      }
+      this.knowRunHead(remoteHead);
       return;
     }
     await super.openRun(base, create);
@@ -90,8 +128,12 @@ export class FleetWorkspace extends Workspace {
     if ((await this.runHead()) !== remote) await super.resetRun(remote);
   }
 
-  /** Pushes `branch`, which the caller just set to `known` when it says so (saves asking git). */
-  private async push(branch: string, known?: string): Promise<void> {
+  /**
+   * Pushes `branch`, which the caller just set to `known` when it says so (saves asking git). A branch moved
+   * on the remote by someone else is proof of a takeover, unless `movedIsFenced` is false (the caller did
+   * not fetch it first): then MovedOnRemote is thrown, once the fence is checked again.
+   */
+  private async push(branch: string, known?: string, movedIsFenced = true): Promise<void> {
     // Before every push, whatever else was checked before: a worker fenced meanwhile pushes nothing.
     await this.o.checkFence();
     const sha = known ?? (await this.g.run(this.repo, ['rev-parse', '--verify', `refs/heads/${branch}^{commit}`])).stdout.trim();
@@ -101,10 +143,11 @@ export class FleetWorkspace extends Workspace {
       // The branch moved on the remote since this worker saw it: another worker owns it now (no retry).
       if (r.exitCode !== 0 && /stale info|\(fetch first\)|rejected/.test(r.stderr)) {
         await this.o.checkFence();
-        if (/stale info/.test(r.stderr)) throw fencedError(this.runId, `${branch} was moved on the remote by another worker`);
+        if (/stale info/.test(r.stderr)) throw movedIsFenced ? fencedError(this.runId, `${branch} was moved on the remote by another worker`) : new MovedOnRemote(branch);
       }
       return r;
     });
     this.o.remoteRefs.set(branch, sha);
+    if (branch === this.runBranch) await this.o.pushedRunHead?.write(sha).catch(() => undefined);
   }
 }

@@ -91,6 +91,11 @@ export async function jobDeps(
         withRunLock: (fn) => withRunLock(fleet, runId, fn),
         remoteRefs: o.checkout.remoteRefs,
         fresh: o.checkout.fresh,
+        ...(o.checkout.kept ? { kept: o.checkout.kept } : {}),
+        pushedRunHead: {
+          read: async () => (await fleet.db.query<{ head: string | null }>('SELECT run_branch_pushed AS head FROM acia_runs WHERE run_id = $1', [runId])).rows[0]?.head ?? null,
+          write: async (head) => void (await fleet.db.query('UPDATE acia_runs SET run_branch_pushed = $2 WHERE run_id = $1', [runId, head])),
+        },
       });
       return made;
     },

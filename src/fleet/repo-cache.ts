@@ -2,7 +2,9 @@
 // (a bare mirror under <cache>/repos, refreshed with `git fetch`), and every run or task job works in a
 // shared clone of that mirror: it borrows the mirror's objects, so a job's checkout costs a fetch of
 // what changed, not a clone of the whole history. The run's own branches are then fetched from the
-// real remote, which is the truth, and the clone pushes there.
+// real remote, which is the truth, and the clone pushes there. A run job makes its clone here
+// (checkoutJob); task jobs take theirs from the worker's kept clones (task-clones.ts), made with the
+// same steps.
 import { createHash } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,6 +28,11 @@ export interface JobCheckout {
   remoteRefs: Map<string, string>;
   /** Whether the clone is still as made here (no worktree, no merge under way): the first open of the run trusts it. */
   fresh: { open: boolean };
+  /**
+   * Set when the clone was kept from an earlier task job of the same run on this worker: its run worktree
+   * is there, clean at `runHead` (checked when the clone was put back), and its branches were just fetched.
+   */
+  kept?: { runHead: string };
 }
 
 /**
@@ -33,6 +40,26 @@ export interface JobCheckout {
  * task branches `acia-tasks/<run>/*` as the remote has them, and HEAD detached at `base`.
  */
 export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: string; runId: string; base: string; dir: string; policy: WorkerPolicy }): Promise<JobCheckout> {
+  await cloneAt(git, o);
+  const remoteRefs = await fetchRunRefs(git, o.dir, o.runId);
+  await detachAt(git, o.dir, o.base);
+  return { dir: o.dir, remoteRefs, fresh: { open: true } };
+}
+
+/**
+ * A clone of `repoUrl` at `dir` (removed first) that borrows the objects of this worker's mirror, with
+ * no checkout and no branch of any run yet; its `origin` is the real remote. The mirror is made, or
+ * fetched when it lacks `base`.
+ */
+export async function cloneAt(git: Git, o: { cacheDir: string; repoUrl: string; base: string; dir: string; policy: WorkerPolicy }): Promise<void> {
+  const mirror = await mirrorWith(git, o);
+  await rm(o.dir, { recursive: true, force: true });
+  await serialised(mirror, () => remoteGit(o.cacheDir, ['clone', '-q', '--no-checkout', '--shared', mirror, o.dir]));
+  await remoteGit(o.dir, ['remote', 'set-url', '--', 'origin', o.repoUrl]);
+}
+
+/** This worker's mirror of `repoUrl`, holding `base` when it is a commit the remote has. */
+export async function mirrorWith(git: Git, o: { cacheDir: string; repoUrl: string; base: string; policy: WorkerPolicy }): Promise<string> {
   // Checked here too, where the URL reaches git: a task job's payload is the orchestrator's, but the
   // clone and every push go wherever it says.
   checkRepoUrl(o.policy, o.repoUrl);
@@ -41,7 +68,7 @@ export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: stri
   await serialised(mirror, async () => {
     if (await stat(join(mirror, 'HEAD')).then(() => true, () => false)) {
       // A task job names its run's base commit: when the mirror has it, the run's own branches (fetched
-      // below from the remote) are all the job needs, and the mirror's refresh can wait.
+      // from the remote) are all the job needs, and the mirror's refresh can wait.
       if (/^[0-9a-f]{40}$/.test(o.base) && (await git.run(mirror, ['cat-file', '-e', `${o.base}^{commit}`], { allowFail: true })).exitCode === 0) return;
       await remoteGit(mirror, ['fetch', '-q', '--prune', 'origin']);
     } else {
@@ -52,16 +79,25 @@ export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: stri
       await remoteGit(mirror, ['config', 'gc.auto', '0']);
     }
   });
-  await rm(o.dir, { recursive: true, force: true });
-  await serialised(mirror, () => remoteGit(o.cacheDir, ['clone', '-q', '--no-checkout', '--shared', mirror, o.dir]));
-  await remoteGit(o.dir, ['remote', 'set-url', '--', 'origin', o.repoUrl]);
-  const runBranch = `acia/${o.runId}`;
-  const tasks = `acia-tasks/${o.runId}`;
-  // From the remote itself (the mirror may be seconds old): where this run stands now. One fetch sets both
-  // the remote-tracking refs and the local branches (a git process per branch costs tens of ms under load).
+  return mirror;
+}
+
+/**
+ * Fetches run `runId`'s branches from the remote itself (the mirror may be seconds old) into the clone at
+ * `dir`: the remote-tracking refs and the local branches both, in one fetch. Returns where each stood on
+ * the remote ('' = absent). `kept`: the clone is one kept from an earlier job of the run, whose run
+ * worktree has the run branch checked out (the caller brings that worktree to the new head), and whose
+ * task branches the remote no longer has are dropped.
+ */
+export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { kept?: boolean } = {}): Promise<Map<string, string>> {
+  const runBranch = `acia/${runId}`;
+  const tasks = `acia-tasks/${runId}`;
+  // One fetch sets both the remote-tracking refs and the local branches (a git process per branch costs
+  // tens of ms under load).
   const heads = [`refs/heads/${runBranch}`, `refs/heads/${tasks}/*`];
-  await remoteGit(o.dir, ['fetch', '-q', 'origin', ...heads.flatMap((h) => [`+${h}:${h.replace('refs/heads/', 'refs/remotes/origin/')}`, `+${h}:${h}`])], { allowFail: true });
-  const listed = await git.run(o.dir, ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${runBranch}`, `refs/remotes/origin/${tasks}/`, `refs/heads/${runBranch}`, `refs/heads/${tasks}/`]);
+  const flags = o.kept ? ['--update-head-ok', '--prune'] : [];
+  await remoteGit(dir, ['fetch', '-q', ...flags, 'origin', ...heads.flatMap((h) => [`+${h}:${h.replace('refs/heads/', 'refs/remotes/origin/')}`, `+${h}:${h}`])], { allowFail: true });
+  const listed = await git.run(dir, ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${runBranch}`, `refs/remotes/origin/${tasks}/`, `refs/heads/${runBranch}`, `refs/heads/${tasks}/`]);
   const remoteRefs = new Map<string, string>();
   const local = new Map<string, string>();
   for (const line of listed.stdout.split('\n').filter(Boolean)) {
@@ -72,8 +108,11 @@ export async function checkoutJob(git: Git, o: { cacheDir: string; repoUrl: stri
   // The fetch did that already, unless it failed (the run branch is not pushed yet) and the clone's
   // remote-tracking refs came from the mirror: then each local branch is set where they say, in one batch.
   const behind = [...remoteRefs].filter(([branch, sha]) => local.get(branch) !== sha);
-  if (behind.length > 0) await git.run(o.dir, ['update-ref', '--stdin'], { input: behind.map(([branch, sha]) => `update refs/heads/${branch} ${sha}\n`).join('') });
-  // The run's base is a commit the mirror has (a task job's always is), else a branch of the remote.
-  if ((await git.run(o.dir, ['checkout', '-q', '--detach', `${o.base}^{commit}`], { allowFail: true })).exitCode !== 0) await git.run(o.dir, ['checkout', '-q', '--detach', `origin/${o.base}`]);
-  return { dir: o.dir, remoteRefs, fresh: { open: true } };
+  if (behind.length > 0) await git.run(dir, ['update-ref', '--stdin'], { input: behind.map(([branch, sha]) => `update refs/heads/${branch} ${sha}\n`).join('') });
+  return remoteRefs;
+}
+
+/** Detaches the clone's HEAD at `base`: a commit the mirror has (a task job's always is), else a branch of the remote. */
+export async function detachAt(git: Git, dir: string, base: string): Promise<void> {
+  if ((await git.run(dir, ['checkout', '-q', '--detach', `${base}^{commit}`], { allowFail: true })).exitCode !== 0) await git.run(dir, ['checkout', '-q', '--detach', `origin/${base}`]);
 }

@@ -6,12 +6,10 @@
 // and goes on. A task whose worker stops answering is handed to another: its token moves on (the lost
 // worker's late writes are refused) and the attempt restarts from its last pushed checkpoint.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import { checkFence, takeLease } from '../core/ledger/pg-lease.js';
 import { dbOutageToleranceMs, retryTransient } from '../core/ledger/pg-retry.js';
-import { rm } from 'node:fs/promises';
 import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
 import { handoutLost } from '../team/handout.js';
@@ -21,7 +19,7 @@ import type { TaskOutcome } from '../team/task-common.js';
 import { TASK_QUEUE, type Fleet } from './fleet-db.js';
 import { jobDeps } from './job-deps.js';
 import type { FleetWorkspace } from './fleet-workspace.js';
-import { checkoutJob } from './repo-cache.js';
+import type { TaskClones, TakenClone } from './task-clones.js';
 import { announceTaskJob } from './wakeup.js';
 import type { RunJob } from './submit.js';
 import type { WorkerPolicy } from './worker-policy.js';
@@ -174,25 +172,45 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
 }
 
 /** The worker's side: one task job, from checkout to outcome. Never throws: the output says how it went. */
-export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: WorkerContext): Promise<TaskJobOutput> {
+export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: WorkerContext & { clones: TaskClones }): Promise<TaskJobOutput> {
   const git = new Git(systemClock);
-  const dir = join(w.cacheDir, 'tasks', `${job.runId}-${job.taskId}-${id.slice(0, 8)}`);
   const fence = { epoch: job.epoch, task: { taskId: job.taskId, token: job.token } };
+  // Set once the clone is there (TypeScript cannot see the assignment in the callback below).
+  let taken = null as TakenClone | null;
+  let ok = false;
   try {
-    await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
-    // A hand-out already superseded (its orchestrator lost the run, or the task went elsewhere) does no work.
-    await checkFence(fleet.db, job.runId, fence, false);
-    const checkout = await checkoutJob(git, { cacheDir: w.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: w.policy });
-    const deps = await jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task', taskId: job.taskId } });
-    const outcome = await runTaskHere(deps, { dir, runId: job.runId, taskId: job.taskId });
+    // The clone made ready, and the team's parts set up in it (settings, budget, ledger store: reads only),
+    // while the job's record and its fence are checked in the database. Nothing is pushed or written to
+    // the ledger before all of it is done, and a superseded hand-out (its orchestrator lost the run, or the
+    // task went elsewhere) does no work.
+    const ready = w.clones.take(job).then((clone) => {
+      taken = clone;
+      return clone;
+    });
+    const depsReady = ready.then((clone) =>
+      jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout: clone.checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task', taskId: job.taskId } }),
+    );
+    // Awaited below; a failure meanwhile must not count as unhandled.
+    depsReady.catch(() => undefined);
+    try {
+      await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
+      await checkFence(fleet.db, job.runId, fence, false);
+    } finally {
+      // The clone is given back (below) only once it is known, whichever way this went.
+      await ready.catch(() => undefined);
+    }
+    const deps = await depsReady;
+    const clone = await ready;
+    const outcome = await runTaskHere(deps, { dir: clone.checkout.dir, dirIsTop: true, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
+    ok = true;
     return { kind: 'outcome', outcome };
   } catch (e) {
     w.log(`${job.runId}: task ${job.taskId}: ${errorMessage(e)}`);
     if (e instanceof BudgetExceededError) return { kind: 'budget', breach: e.breach };
     return { kind: 'error', code: isAciaError(e) ? e.code : null, message: errorMessage(e) };
   } finally {
-    // The clone (worktrees and all) is this job's alone: removed after the outcome is on its way.
-    void rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    // Kept for the run's next task job on this worker only after an outcome; any failure removes it.
+    taken?.release(ok);
   }
 }

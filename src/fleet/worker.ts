@@ -21,6 +21,7 @@ import { startOrphanCheck } from './orphans.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
 import { jobDeps } from './job-deps.js';
 import { checkoutJob } from './repo-cache.js';
+import { TaskClones } from './task-clones.js';
 import { listenForTaskJobs } from './wakeup.js';
 import type { RunJob } from './submit.js';
 import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
@@ -49,6 +50,8 @@ export interface WorkerOptions {
   metrics?: WorkerMetrics;
   /** Hours after which a silent worker is forgotten (`--forget-workers-after`). */
   forgetAfterHours?: number;
+  /** Set by startWorker: the task jobs' clones, which a run's checkout readies a spare for. */
+  clones?: TaskClones;
 }
 
 export interface RunningWorker {
@@ -83,7 +86,11 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
   const holding = new Set<string>();
   const orphans = startOrphanCheck(fleet, name, holding, o.log);
   const cancels = o.cancels ?? new FleetCancelWatch(fleet.db);
-  const wo: WorkerOptions & { name: string } = { ...o, name, cancels, ...(metrics ? { metrics } : {}) };
+  // Task jobs' clones, kept between the jobs of a run (task-clones.ts); gone once their run has ended.
+  const clones = new TaskClones(new Git(systemClock), { cacheDir: o.cacheDir, policy: o.policy, log: o.log });
+  await clones.start();
+  const cloneSweep = setInterval(() => void sweepClones(fleet, clones), CLONE_SWEEP_MS);
+  const wo: WorkerOptions & { name: string } = { ...o, name, cancels, clones, ...(metrics ? { metrics } : {}) };
   for (let i = 0; i < o.concurrency; i++) {
     ids.push(
       await fleet.boss.work<RunJob>(RUN_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]: PgBoss.Job<RunJob>[]) => {
@@ -129,7 +136,7 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       await fleet.boss.work<TaskJob>(TASK_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5, includeMetadata: true }, async ([job]: PgBoss.JobWithMetadata<TaskJob>[]) => {
         if (!job) return;
         const taken = Date.now();
-        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, cancels, ...(metrics ? { metrics } : {}) }));
+        const output = await hold(tasksInHand, runTaskJob(fleet, job.id, job.data, { name, cacheDir: o.cacheDir, env: o.env, log: o.log, leaseSeconds: LEASE_SECONDS, policy: o.policy, cancels, clones, ...(metrics ? { metrics } : {}) }));
         metrics?.taskEnded(output.kind === 'outcome' ? output.outcome.kind : output.kind === 'budget' ? 'budget_exceeded' : `error`, (Date.now() - taken) / 1000, (taken - job.createdOn.getTime()) / 1000);
         // The orchestrator waits for this output: recorded here, waiting out a database that is away, since
         // pg-boss's own record of it is not awaited (a lost one would leave the task active for a day).
@@ -157,12 +164,29 @@ export async function startWorker(fleet: Fleet, o: WorkerOptions): Promise<Runni
       await wakeup?.stop();
       await dispatcher.stop();
       await Promise.allSettled([...tasksInHand]);
+      clearInterval(cloneSweep);
+      await clones.close();
       orphans.stop();
       cancels.stop();
       await heartbeat.stop();
       await served?.close();
     },
   };
+}
+
+/** How often a worker removes the kept clones of runs that have ended. */
+const CLONE_SWEEP_MS = 10_000;
+
+async function sweepClones(fleet: Fleet, clones: TaskClones): Promise<void> {
+  const runs = clones.idleRuns();
+  if (runs.length === 0) return clones.sweep(new Set());
+  // Only a run still queued or running (its row there) may send this worker another task job. A database
+  // away now just means the next sweep decides.
+  const r = await fleet.db
+    .query<{ id: string }>(`SELECT id FROM unnest($1::text[]) AS id WHERE NOT EXISTS (SELECT 1 FROM acia_runs r WHERE r.run_id = id AND r.status IN ('queued', 'running'))`, [runs])
+    .catch(() => null);
+  const ended = new Set(r?.rows.map((row) => row.id) ?? []);
+  clones.sweep(ended);
 }
 
 /**
@@ -229,6 +253,8 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   }
   try {
     const checkout = await checkoutJob(git, { cacheDir: o.cacheDir, repoUrl: job.repoUrl, runId: job.runId, base: job.base, dir, policy: o.policy });
+    // The run's task jobs may come to this worker: a clone for them is made ready now, in the background.
+    o.clones?.prepare(job.repoUrl, job.base);
     const seen = { ...(o.cancels ? { cancels: o.cancels } : {}), ...(o.metrics ? { metrics: o.metrics } : {}) };
     const deps = await jobDeps(fleet, git, {
       runId: job.runId,

@@ -1,13 +1,14 @@
 // One dev task of a run whose orchestrator is elsewhere (a fleet worker took the task's job): the run's
 // ledger opened as a second writer, its state folded, the run worktree at the run branch, then the
 // same runDevTask a local run calls, merge included. The orchestrator folds the entries it wrote.
+import { realpath } from 'node:fs/promises';
 import { AciaError } from '../core/errors.js';
 import type { TeamDeps } from './deps.js';
 import { Git, repoRoot } from './git.js';
 import { ensureContext } from './planning.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { ensureRunDir } from '../core/contain/acia-state.js';
-import { detectTestCommandInGit, gitReader } from './repo-reader.js';
+import { detectTestCommandInGit, localRepoReader } from './repo-reader.js';
 import { foldRun } from './run-state.js';
 import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
@@ -15,19 +16,29 @@ import { makeContext } from './team.js';
 import { loadRunRoles } from './roles.js';
 
 export interface RemoteTaskOptions {
-  /** A clone of the run's repository with its run and task branches, private to this task: the caller removes it (worktrees included). */
+  /** A clone of the run's repository with its run and task branches, this job's alone while it runs: the caller removes (or keeps) it. */
   dir: string;
+  /** Set when `dir` is the top of the clone the caller made itself: git need not be asked. */
+  dirIsTop?: boolean;
   runId: string;
   taskId: string;
 }
 
 export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise<TaskOutcome> {
   const git = new Git(deps.runtime.clock);
-  const repo = await repoRoot(git, o.dir);
-  // The clone is of a repository anyone may have pushed to: the same checks as a resumed run.
-  await guardAciaState(repo);
+  const repo = o.dirIsTop ? await realpath(o.dir) : await repoRoot(git, o.dir);
   const runDir = ensureRunDir(repo, o.runId);
-  const ledger = await deps.store.openLedger(runDir, o.runId, { create: false });
+  // The clone is of a repository anyone may have pushed to: the same checks as a resumed run, done while
+  // the ledger is read from its store (nothing is written before both are done).
+  const guarded = guardAciaState(repo);
+  const opened = deps.store.openLedger(runDir, o.runId, { create: false });
+  const [guard, open] = await Promise.allSettled([guarded, opened]);
+  if (guard.status === 'rejected') {
+    if (open.status === 'fulfilled') await open.value.close();
+    throw guard.reason;
+  }
+  if (open.status === 'rejected') throw open.reason;
+  const ledger = open.value;
   const state = foldRun(ledger.entries());
   const ctx = makeContext(deps, repo, o.runId, runDir, ledger, state);
   try {
@@ -37,13 +48,17 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     if (!task || !task.spec.capability.startsWith('dev.')) throw new AciaError('PLAN_INVALID', `run ${o.runId} has no dev task ${o.taskId}`);
     // A job delivered twice, or after its task ended: the ledger already says how it went.
     if (task.status === 'completed') return { kind: 'completed' };
-    await ctx.workspace.openRun(started.baseCommit, false);
-    const reader = gitReader(git, repo, started.baseCommit);
+    // The run worktree is made ready while the run's context is read back from objects (over the
+    // workspace's one `cat-file --batch`): neither needs the other.
+    const opening = ctx.workspace.openRun(started.baseCommit, false);
+    opening.catch(() => undefined);
+    const reader = localRepoReader(git)(repo, started.baseCommit, ctx.workspace);
     ctx.testCommand ??= await detectTestCommandInGit(reader);
     // Reads back the recorded packet's facts and test command; records nothing once planned.
     await ensureContext(ctx, reader, started.goal);
     // The roles the orchestrator recorded (read back, nothing recorded): the task runs as its role, with its model.
     await loadRunRoles(ctx);
+    await opening;
     await deps.tools.mcp.open(ctx.workspace.runWorktree);
     // Messages to this task (`acia say --db`) are taken here, where its agent runs: an interrupt stops its call.
     await ctx.mailbox.start(ctx);

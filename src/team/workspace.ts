@@ -116,6 +116,11 @@ export class Workspace implements RunWorkspace {
     await this.git.run(this.runWorktree, ['reset', '-q', '--hard', this.runBranch]);
   }
 
+  /** A subclass that brought the run worktree to `head` itself (a fleet clone it prepared): no need to ask git. */
+  protected knowRunHead(head: string): void {
+    this.head = head;
+  }
+
   /** Only ACIA moves the run worktree's HEAD (agents work in task worktrees), so it is asked once and then kept. */
   async runHead(): Promise<string> {
     this.head ??= await this.git.head(this.runWorktree);

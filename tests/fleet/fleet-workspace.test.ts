@@ -2,37 +2,16 @@
 // (from their own repository caches) merge their tasks onto each other's work through the remote,
 // and a worker whose view of the run branch is stale cannot move it: its push is refused
 // (--force-with-lease), not forced over the other's merge.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/acm/ids.js';
 import { Git } from '../../src/team/git.js';
 import { FleetWorkspace } from '../../src/fleet/fleet-workspace.js';
 import { checkoutJob } from '../../src/fleet/repo-cache.js';
+import { bareRemote, serialLock, sh, tempDirs } from './git-remote.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-const tmp = (p: string) => {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), `acia-fleetws-${p}-`));
-  dirs.push(d);
-  return d;
-};
-const sh = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd, encoding: 'utf8' }).trim();
-
-function bareRemote(): { url: string; base: string } {
-  const src = tmp('src');
-  sh(src, 'init', '-q', '-b', 'main');
-  fs.writeFileSync(path.join(src, 'README.md'), 'app\n');
-  sh(src, 'add', '-A');
-  sh(src, 'commit', '-qm', 'base');
-  const url = path.join(tmp('remote'), 'app.git');
-  sh(src, 'clone', '-q', '--bare', src, url);
-  return { url, base: sh(src, 'rev-parse', 'HEAD') };
-}
+const tmp = tempDirs('acia-fleetws');
 
 const runId = '20261123-000000-f1ee75';
 const git = new Git(systemClock);
@@ -44,15 +23,6 @@ async function worker(name: string, url: string, base: string, lock: <T>(fn: () 
   return new FleetWorkspace(git, checkout.dir, runId, { checkFence: o.checkFence ?? (() => Promise.resolve()), withRunLock: lock, remoteRefs: checkout.remoteRefs, ...(o.fresh ? { fresh: checkout.fresh } : {}) });
 }
 
-/** One merge at a time, as the database's advisory lock allows per run. */
-function serialLock(): <T>(fn: () => Promise<T>) => Promise<T> {
-  let chain: Promise<unknown> = Promise.resolve();
-  return <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = chain.then(fn);
-    chain = next.catch(() => undefined);
-    return next;
-  };
-}
 
 async function addFile(ws: FleetWorkspace, taskId: string, file: string): Promise<void> {
   const wt = await ws.prepareTask(taskId, null);
@@ -63,7 +33,7 @@ async function addFile(ws: FleetWorkspace, taskId: string, file: string): Promis
 
 describe('the fleet workspace', () => {
   it("merges each worker's task onto the other's through the remote, and refuses a stale worker's push", async () => {
-    const { url, base } = bareRemote();
+    const { url, base } = bareRemote(tmp);
     // One lock for both, as the database's advisory lock is for every worker of the run.
     const lock = serialLock();
     const a = await worker('a', url, base, lock);
@@ -90,7 +60,7 @@ describe('the fleet workspace', () => {
   }, 60_000);
 
   it("a task job's fresh clone opens the run where the remote has it, and a fenced worker pushes nothing", async () => {
-    const { url, base } = bareRemote();
+    const { url, base } = bareRemote(tmp);
     const lock = serialLock();
     const a = await worker('a', url, base, lock);
     await a.openRun(base, true);
