@@ -6,8 +6,7 @@ import { PlanSet, type ContextPacket, type Goal } from '../core/acm/contracts.js
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import { ACM_VERSION } from '../core/acm/acm-version.js';
 import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
-import type { EventDataOf, HumanAction, RunManifest } from '../core/ledger/events.js';
-import { lastOf } from '../core/ledger/entry.js';
+import type { EventDataOf, RunManifest } from '../core/ledger/events.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { TeamDeps } from './deps.js';
 import type { McpCatalog } from '../core/tools/mcp/catalog.js';
@@ -16,7 +15,7 @@ import { checkUntracked, excludeAciaDir, Git, probeRepo, repoRoot, snapshotWorki
 import { adoptPlan, ensureContext, planRun } from './planning.js';
 import { Recorder } from './recorder.js';
 import type { RunContext } from './run-context.js';
-import { emptyRunState, finishedReason, foldRun, openEscalation, type PendingEscalation, type RunState } from './run-state.js';
+import { emptyRunState, finishedReason, foldRun, openEscalation, type RunState } from './run-state.js';
 import { judgeRun } from './outcome.js';
 import { runFinalTests } from './final-check.js';
 import { lazy } from './lazy.js';
@@ -24,6 +23,7 @@ import { LiveMailbox } from './mailbox.js';
 import { builtinRoles, loadRunRoles } from './roles.js';
 import { checkApprovalAnswer, recordDecision, type ApprovalDecision } from './plan-approval.js';
 import { cleanedRun, hasStartedWork, latestResumableRun } from './run-status.js';
+import { budgetRaised, checkAnswer } from './resume-answer.js';
 
 export { latestResumableRun } from './run-status.js';
 export type { RunResult } from './run-end.js';
@@ -278,49 +278,12 @@ export function notStarted(runId: string): AciaError {
   });
 }
 
-/** An `--answer` checked against the options the open escalation offered, before anything is recorded. */
-function checkAnswer(runId: string, open: PendingEscalation | null, raw: string): { action: HumanAction; text?: string } {
-  const answer = parseAnswer(raw);
-  if (answer.action === 'guidance' && answer.text === '') throw new AciaError('USAGE', '--answer is empty; give guidance text or one of retry, skip, approve, abort');
-  if (open === null || open.options.includes(answer.action)) return answer;
-  const words = open.options.filter((o) => o !== 'guidance');
-  const takes = `${open.options.includes('guidance') ? 'guidance text or ' : ''}one of: ${words.join(', ')}`;
-  const given = answer.action === 'guidance' ? `guidance ("${answer.text ?? ''}")` : `"${answer.action}"`;
-  throw new AciaError('USAGE', `run ${runId} waits on ${open.reason.replace(/_/g, ' ')}, which does not take ${given}; it takes ${takes}`);
-}
-
-/** When the run stopped on a budget limit that the limits given now no longer break, what changed; else null. */
-function budgetRaised(ctx: RunContext): string | null {
-  const breach = lastOf(ctx.rec.ledger.entries(), 'BUDGET_EXCEEDED')?.data;
-  // A role's own budget is not raised by the run's limits: only approve answers it.
-  if (!breach || breach.role !== undefined) return null;
-  const limits = ctx.deps.config.budget;
-  switch (breach.limit) {
-    case 'tokens':
-      return limits.maxTokens === undefined || limits.maxTokens > breach.max ? `token limit raised from ${breach.max} to ${limits.maxTokens ?? 'none'}` : null;
-    case 'cost':
-      return limits.maxCostUsd === undefined || limits.maxCostUsd > breach.max ? `cost limit raised from $${breach.max} to ${limits.maxCostUsd === undefined ? 'none' : `$${limits.maxCostUsd}`}` : null;
-    case 'minutes':
-      // Minutes count per session, so a new session starts under the limit again.
-      return `a new session of at most ${limits.maxMinutes ?? 'unlimited'} minutes`;
-    case 'iterations':
-      return null;
-  }
-}
-
 async function readManifest(runDir: string): Promise<RunManifest | null> {
   try {
     return JSON.parse(await readFile(join(runDir, 'manifest.json'), 'utf8')) as RunManifest;
   } catch {
     return null;
   }
-}
-
-/** `retry`, `skip`, `approve`, `abort` as the whole answer are actions; anything else is guidance. */
-export function parseAnswer(answer: string): { action: HumanAction; text?: string } {
-  const word = answer.trim().toLowerCase();
-  if (word === 'retry' || word === 'skip' || word === 'approve' || word === 'abort') return { action: word };
-  return { action: 'guidance', text: answer.trim() };
 }
 
 /** A run context over an opened ledger and folded state (a session of the run, or one task of it run elsewhere). */
