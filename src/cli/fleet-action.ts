@@ -41,6 +41,7 @@ export async function submitCommand(goal: string, f: SubmitFlags): Promise<numbe
       : { budget: { ...(f.maxCostUsd === undefined ? {} : { maxCostUsd: positive(f.maxCostUsd, '--max-cost-usd') }), ...(f.maxTokens === undefined ? {} : { maxTokens: positive(f.maxTokens, '--max-tokens') }) } }),
     ...(f.testCommand === undefined ? {} : { testCommand: f.testCommand }),
     ...(f.sandbox === undefined ? {} : { sandbox: f.sandbox }),
+    ...(f.approvePlan === true ? { approvePlan: true } : {}),
   };
   return withFleet(f.db, async (fleet) => {
     const runId = await submitRun(fleet, { goal, repoUrl: f.repo, base: f.base ?? 'HEAD', settings, ...(f.label === undefined ? {} : { label: f.label }) });

@@ -21,6 +21,8 @@ const SubmittedSettings = z.strictObject({
   budget: z.strictObject({ maxCostUsd: z.number().positive().optional(), maxTokens: z.number().int().positive().optional() }).optional(),
   testCommand: z.string().min(1).optional(),
   sandbox: z.enum(['auto', 'bwrap', 'off']).optional(),
+  // Only ever makes the run wait for its submitter's answer after planning.
+  approvePlan: z.literal(true).optional(),
 });
 
 function refuse(what: string, hint: string): AciaError {
@@ -36,7 +38,7 @@ export function applyWorkerPolicy(policy: WorkerPolicy, submitted: unknown): Rec
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const key = issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : (issue?.path.join('.') ?? '?');
-    throw refuse(`a submitter may not set "${key}" (${issue?.message ?? 'invalid'})`, 'a submitter chooses the model, parallel, maxIterations, budget, testCommand and sandbox; the rest is the worker’s config');
+    throw refuse(`a submitter may not set "${key}" (${issue?.message ?? 'invalid'})`, 'a submitter chooses the model, parallel, maxIterations, budget, testCommand, sandbox and approvePlan; the rest is the worker’s config');
   }
   const s = parsed.data;
   if (s.sandbox === 'off' && !policy.allowSandboxOff) throw refuse('--sandbox off (the run’s commands would run on this worker unsandboxed)', 'set fleetWorker.allowSandboxOff in the worker’s own config to allow it');

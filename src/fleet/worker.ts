@@ -28,6 +28,7 @@ import { runTaskJob, taskDispatcher, type TaskJob } from './task-jobs.js';
 import { startDispatcher } from './dispatch.js';
 import { admitJob, type WorkerPolicy } from './worker-policy.js';
 import { cancelRequestOf, closeFleetRun, FleetCancelWatch } from './cancel.js';
+import { isRefusedAnswer, keepWaiting } from './refused-answer.js';
 import { serveMetrics, WorkerMetrics } from './metrics.js';
 
 export interface WorkerOptions {
@@ -293,6 +294,11 @@ export async function runJob(fleet: Fleet, job: RunJob, o: WorkerOptions & { nam
   } catch (e) {
     if (isAciaError(e) && e.code === 'LEDGER_FENCED') {
       o.log(`${job.runId}: dropped: ${e.message}`);
+      return null;
+    }
+    if (isRefusedAnswer(job.answer, e)) {
+      const status = await keepWaiting(fleet.db, job.runId, epoch, dir, errorMessage(e));
+      o.log(`${job.runId}: answer refused (${errorMessage(e)}); ${status} again`);
       return null;
     }
     // Only while this worker still holds the run: a worker that lost it never writes over the new owner's row.

@@ -14,6 +14,7 @@ export interface SubmitFlags {
   testCommand?: string;
   sandbox?: string;
   label?: string;
+  approvePlan?: boolean;
   json?: boolean;
 }
 
@@ -45,6 +46,7 @@ export function register(program: Command): void {
     .option('--test-command <cmd>', 'the command that runs the tests')
     .option('--sandbox <mode>', 'auto | bwrap | off (a worker refuses off unless its own config allows it)')
     .option('--label <text>', 'a note shown with the run (who or what it is for); the submitter itself is your database role')
+    .option('--approve-plan', 'the run waits after planning until you answer: acia resume <run> --db --answer approve | switch <plan> | edit <json> | <feedback>')
     .option('--json', 'print the run id as JSON')
     .addHelpText('after', '\nExample:\n  acia submit "fix the flaky date test" --repo git@example.com:me/app.git --base main --db postgres://fleet@db/acia')
     .action(async (task: string, flags: SubmitFlags) => {
