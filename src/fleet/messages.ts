@@ -30,11 +30,11 @@ CREATE TABLE IF NOT EXISTS acia_messages (
   PRIMARY KEY (run_id, id)
 );
 ALTER TABLE acia_messages ENABLE ROW LEVEL SECURITY;
--- In its own name, to its own runs only: the run's submitter is the one who may direct its team.
+-- In its own name, to its own unfinished runs only: the run's submitter is the one who may direct its team.
 DROP POLICY IF EXISTS acia_messages_own ON acia_messages;
 CREATE POLICY acia_messages_own ON acia_messages
   USING (sender = current_user::text AND EXISTS (SELECT 1 FROM acia_runs r WHERE r.run_id = acia_messages.run_id AND r.submitter = current_user::text))
-  WITH CHECK (sender = current_user::text AND EXISTS (SELECT 1 FROM acia_runs r WHERE r.run_id = acia_messages.run_id AND r.submitter = current_user::text));
+  WITH CHECK (sender = current_user::text AND EXISTS (SELECT 1 FROM acia_runs r WHERE r.run_id = acia_messages.run_id AND r.submitter = current_user::text AND r.status IN ('queued', 'running', 'awaiting_human', 'budget_exhausted')));
 DO $$ BEGIN
   IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'acia_submitter') THEN
     GRANT SELECT, INSERT (run_id, id, author, to_task, mode, body) ON acia_messages TO acia_submitter;
@@ -73,6 +73,14 @@ export async function sayToFleetRun(fleet: FleetClient, o: FleetSayOptions): Pro
   return { runId: o.runId, id, to, mode };
 }
 
+/** How many messages one poll takes at most. */
+const TAKE_LIMIT = 32;
+
+/** A name as the ledger and the agents' prompts show it: no control characters, at most 120 characters. */
+function givenName(name: string): string {
+  return ([...name].filter((c) => c.charCodeAt(0) >= 0x20 && c.charCodeAt(0) !== 0x7f).join('').trim() || '?').slice(0, 120);
+}
+
 /** Which recipients a session takes messages for: its own task, or everything but the tasks out on jobs. */
 export type Recipients = { only: string } | { except: () => readonly string[] };
 
@@ -86,14 +94,18 @@ export function fleetMessages(db: pg.Pool, runId: string, recipients: Recipients
     const only = 'only' in recipients ? [recipients.only] : null;
     const except = 'except' in recipients ? [...recipients.except()] : null;
     // Not retried: a poll that fails leaves the rows for the next one (the mailbox polls again shortly).
+    // At most TAKE_LIMIT a poll, oldest first: a submitter flooding its run cannot make one poll load them all.
     const r = await db.query<{ id: string; sender: string; author: string; to_task: string; mode: string; body: string; sent_at: Date }>(
-      `DELETE FROM acia_messages WHERE run_id = $1 AND ($2::text[] IS NULL OR to_task = ANY($2)) AND ($3::text[] IS NULL OR to_task <> ALL($3))
+      `DELETE FROM acia_messages WHERE (run_id, id) IN (
+         SELECT run_id, id FROM acia_messages WHERE run_id = $1 AND ($2::text[] IS NULL OR to_task = ANY($2)) AND ($3::text[] IS NULL OR to_task <> ALL($3))
+         ORDER BY sent_at, id LIMIT ${TAKE_LIMIT} FOR UPDATE SKIP LOCKED)
        RETURNING id, sender, author, to_task, mode, body, sent_at`,
       [runId, only, except],
     );
     const rows = r.rows.sort((a, b) => a.sent_at.getTime() - b.sent_at.getTime() || (a.id < b.id ? -1 : 1));
     return rows.map((m): TakenMessage => {
-      const parsed = MessageRequest.safeParse({ id: m.id, author: `${m.author} (fleet role ${m.sender})`.slice(0, 200), to: m.to_task, mode: m.mode, text: m.body, sentAt: m.sent_at.toISOString() });
+      // The name the sender gave is cut before the role is added, so no name can push the role out of the record.
+      const parsed = MessageRequest.safeParse({ id: m.id, author: `${givenName(m.author)} (fleet role ${givenName(m.sender)})`, to: m.to_task, mode: m.mode, text: m.body, sentAt: m.sent_at.toISOString() });
       return parsed.success ? { ok: true, request: parsed.data } : { ok: false, file: `acia_messages ${m.id}`, why: 'it is not a message request' };
     });
   };
