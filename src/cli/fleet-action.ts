@@ -1,9 +1,9 @@
 // The fleet commands' work: open the database, do one thing, print one line (or a table).
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { isTransientDbError, setDbOutageTolerance } from '../core/ledger/pg-retry.js';
 import { forTerminal } from '../core/text/terminal.js';
+import { freshPrivateDir, privateDir } from '../core/contain/private-dir.js';
 import { loadConfig } from '../core/config/load.js';
 import { databaseUrl, listFleetRuns, openFleet, openFleetClient, type DbFlag, type FleetClient } from '../fleet/fleet-db.js';
 import { isRepoRule } from '../fleet/worker-policy.js';
@@ -62,6 +62,8 @@ export async function workerCommand(f: WorkerFlags): Promise<number> {
   const metricsPort = f.metricsPort === undefined ? undefined : Number(f.metricsPort);
   if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) throw new AciaError('USAGE', `--metrics-port expects a port number (0 for any free one), got "${f.metricsPort}"`);
   const forgetAfterHours = positive(f.forgetWorkersAfter, '--forget-workers-after');
+  // Its mirrors' and clones' git config is trusted: another local user must not be able to plant one.
+  const cacheDir = f.cache === undefined ? freshPrivateDir('acia-worker-') : privateDir(f.cache, '--cache');
   const fleet = await openFleet(databaseUrl(f.db, process.env));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   if (policy.repos.length === 0) log('worker: fleetWorker.repos is empty in this worker’s config: every submitted run will be refused');
@@ -75,7 +77,7 @@ export async function workerCommand(f: WorkerFlags): Promise<number> {
   const worker = await startWorker(fleet, {
     concurrency,
     taskConcurrency,
-    cacheDir: f.cache ?? join(tmpdir(), `acia-worker-${process.pid}`),
+    cacheDir,
     env: process.env,
     ...(f.name === undefined ? {} : { name: f.name }),
     log,
