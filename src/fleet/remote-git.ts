@@ -1,7 +1,9 @@
 // Git against the fleet's remote (clone, fetch, push). Unlike the hardened runner ACIA uses inside
 // worktrees, this needs the user's transports and credentials (ssh agent, credential helpers), so it
 // runs with the worker's own environment; it still runs no hook, and it never runs in a directory an
-// agent could have written git config to (clones are fresh; agents cannot write .git).
+// agent could have written git config to: clones are fresh or kept from a sandboxed job of the same run
+// (the sandbox hides .git from agents), and a kept one is reused only with its config and alternates as
+// the worker left them and nothing that redirects git (task-clones.ts).
 import { AciaError } from '../core/errors.js';
 import { hostEnv, launcherCwd } from '../core/contain/host-process.js';
 import { spawnCapture } from '../core/sandbox/spawn-collect.js';

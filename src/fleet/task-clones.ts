@@ -238,6 +238,8 @@ export class TaskClones {
   }
 }
 
+const REDIRECTS = ['commondir', join('info', 'grafts'), join('refs', 'replace')];
+
 /**
  * What in a clone decides where git goes and which objects it sees: its config (remote URL, anything a
  * command run outside the sandbox could have planted) and its alternates. A clone is reused only if both
@@ -246,7 +248,10 @@ export class TaskClones {
 function sealOf(dir: string): string {
   try {
     const dotGit = join(dir, '.git');
-    if (!lstatSync(dotGit).isDirectory()) return UNSEALED;
+    if (!lstatSync(dotGit).isDirectory() || !lstatSync(join(dotGit, 'config')).isFile()) return UNSEALED;
+    // What would send git elsewhere or show it other history, which the worker never writes: a commondir
+    // (config, refs and objects of another repository), grafts, replace refs.
+    if (REDIRECTS.some((p) => lstatSync(join(dotGit, p), { throwIfNoEntry: false }) !== undefined)) return UNSEALED;
     return [readFileSync(join(dotGit, 'config'), 'utf8'), readFileSync(join(dotGit, 'objects', 'info', 'alternates'), 'utf8')].join('\0');
   } catch {
     return UNSEALED;

@@ -203,14 +203,15 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     const clone = await ready;
     const outcome = await runTaskHere(deps, { dir: clone.checkout.dir, dirIsTop: true, runId: job.runId, taskId: job.taskId });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
-    ok = true;
+    // A clone an unsandboxed command could reach (its .git, hooks, config) is never trusted for another job.
+    ok = deps.config.sandbox !== 'off';
     return { kind: 'outcome', outcome };
   } catch (e) {
     w.log(`${job.runId}: task ${job.taskId}: ${errorMessage(e)}`);
     if (e instanceof BudgetExceededError) return { kind: 'budget', breach: e.breach };
     return { kind: 'error', code: isAciaError(e) ? e.code : null, message: errorMessage(e) };
   } finally {
-    // Kept for the run's next task job on this worker only after an outcome; any failure removes it.
+    // Kept for the run's next task job on this worker only after an outcome of a sandboxed run; else removed.
     taken?.release(ok);
   }
 }

@@ -152,9 +152,20 @@ describe("a worker's task-job clones", () => {
     expect(log.join('\n')).toMatch(/not as this worker left it/);
     await until('the changed clone to be removed', () => !fs.existsSync(first.checkout.dir));
 
+    // A commondir leaves config and alternates as they were but sends git to another repository's.
+    const ws2 = workspace(second.checkout, f);
+    await ws2.openRun(base, false);
+    second.release(true);
+    await until('the second clone to be put back', () => clones.idleRuns().includes(runId));
+    fs.writeFileSync(path.join(second.checkout.dir, '.git', 'commondir'), `${tmp}\n`);
+    const third = await clones.take({ repoUrl: url, runId, base });
+    expect(third.checkout.kept).toBeUndefined();
+    expect(third.checkout.dir).not.toBe(second.checkout.dir);
+    await until('the redirected clone to be removed', () => !fs.existsSync(second.checkout.dir));
+
     // A failed job's clone is removed, not kept.
-    second.release(false);
-    await until('the failed job\'s clone to be removed', () => !fs.existsSync(second.checkout.dir));
+    third.release(false);
+    await until('the failed job\'s clone to be removed', () => !fs.existsSync(third.checkout.dir));
     expect(clones.idleRuns()).toEqual([]);
   }, 60_000);
 
