@@ -157,7 +157,7 @@ describe("a worker's task-job clones", () => {
     await ws2.openRun(base, false);
     second.release(true);
     await until('the second clone to be put back', () => clones.idleRuns().includes(runId));
-    fs.writeFileSync(path.join(second.checkout.dir, '.git', 'commondir'), `${tmp}\n`);
+    fs.writeFileSync(path.join(second.checkout.dir, '.git', 'commondir'), `${bareRemote(tmp).url}\n`);
     const third = await clones.take({ repoUrl: url, runId, base });
     expect(third.checkout.kept).toBeUndefined();
     expect(third.checkout.dir).not.toBe(second.checkout.dir);
