@@ -2,7 +2,7 @@
 // directory with a manifest of sha256 checksums, so a third party can check and replay it.
 import { bundleDirOf } from '../contain/acia-state.js';
 import { linkSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { checkRealDir, checkRegularOrMissing, ensureRealDir, readRegularAt, readRegularFile } from '../contain/no-follow.js';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { canonicalJson, sha256Hex } from '../acm/canonical-json.js';
@@ -58,22 +58,34 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   const ledgerPath = join(runDir, LEDGER_FILE);
   if (!(await exists(ledgerPath))) throw new AciaError('RUN_NOT_FOUND', `run ${runId} not found (no ${ledgerPath})`);
   const target = outDir ?? bundleDirOf(repoRoot, runId);
-  // The bundle is written beside its place and renamed into it when whole, so a process killed while writing
-  // (after the run ended, before it exited) leaves no half bundle where the next write would refuse to go.
-  const dir = join(dirname(target), `.${basename(target)}.partial`);
+  // The bundle is written beside its place, in a directory of its own (mkdtemp: never one that was there),
+  // and renamed into place when whole, so a process killed while writing (after the run ended, before it
+  // exited) leaves no half bundle where the next write would refuse to go.
+  const parent = dirname(target);
+  const staging = `.${basename(target)}.partial-`;
   if (outDir === undefined) {
     // Inside the checkout, where a clone could have put links: `.acia/bundles` must lead nowhere else.
-    ensureRealDir(repoRoot, dirname(target));
+    ensureRealDir(repoRoot, parent);
     checkRegularOrMissing(target, true);
-    checkRegularOrMissing(dir, true);
   }
   // A run shipped with a clone may be bundled too: nothing on the way to its files may be a link, and the
   // ledger must be a regular file (a FIFO there would hang the read).
   checkRealDir(repoRoot, join(runDir, 'blobs'));
   checkRegularOrMissing(ledgerPath);
   await checkOutDir(target);
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
+  await mkdir(parent, { recursive: true });
+  // What killed writes of this run's bundle left in `.acia/bundles` (a place of ACIA's own; --out's is the user's).
+  if (outDir === undefined) for (const name of await readdir(parent)) if (name.startsWith(staging)) await rm(join(parent, name), { recursive: true, force: true });
+  const dir = await mkdtemp(join(parent, staging));
+  try {
+    return { dir: target, files: await writeBundleFiles(dir, target, runDir, ledgerPath, runId, repoRoot, outDir === undefined, options) };
+  } catch (e) {
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    throw e;
+  }
+}
+
+async function writeBundleFiles(dir: string, target: string, runDir: string, ledgerPath: string, runId: string, repoRoot: string, mayLink: boolean, options: BundleOptions): Promise<number> {
   const entries: LedgerEntry[] = [];
   for await (const e of readLedgerEntries(ledgerPath)) entries.push(e);
 
@@ -87,7 +99,6 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   // into place rather than written again (a write is an open with O_CREAT per file; a run of 200 turns has
   // about 900 of them); a bundle written elsewhere with --out, to be shared or edited, gets copies. Sync
   // reads: the run is over, and a thread-pool round trip per small file was most of the bundle's time.
-  const mayLink = outDir === undefined;
   const blobCache = new Map<string, Buffer | null>();
   /** Blobs whose bytes hash to their name, with the identity of the file that was read. */
   const linkable = new Map<string, { dev: number; ino: number }>();
@@ -197,8 +208,12 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   await checkOutDir(target);
   await rm(target, { recursive: true, force: true });
-  await rename(dir, target);
-  return { dir: target, files: files.size + 1 };
+  try {
+    await rename(dir, target);
+  } catch (e) {
+    throw new AciaError('LEDGER_IO', `cannot put the bundle in ${target}: ${errorMessage(e)}`, { cause: e });
+  }
+  return files.size + 1;
 }
 
 /** Reads a directory's manifest.json if it is a bundle manifest; null for anything else. */

@@ -102,7 +102,7 @@ describe('a bundle write cut short', () => {
     const { repo, runId } = await sample();
     const first = await buildBundle(repo, runId);
     // A process killed while writing leaves only the staging directory beside the bundle's place.
-    const staging = join(first.dir, '..', `.${runId}.partial`);
+    const staging = join(first.dir, '..', `.${runId}.partial-x1y2z3`);
     execFileSync('mkdir', ['-p', join(staging, 'engine-trace')]);
     writeFileSync(join(staging, 'engine-trace', 'trace.jsonl'), 'cut off');
     const again = await buildBundle(repo, runId);
@@ -118,5 +118,18 @@ describe('a bundle write cut short', () => {
     await expect(buildBundle(repo, runId, out)).rejects.toThrow('exists and is not an acia bundle');
     expect(readdirSync(out)).toEqual(['notes.txt']);
     expect(readdirSync(join(out, '..')).filter((n) => n.startsWith(`.${out.split('/').at(-1)}`))).toEqual([]);
+  });
+
+  it('--out: the user\'s own files beside it are never taken for a leftover', async () => {
+    const { repo, runId } = await sample();
+    const parent = tempDir('bundle-parent-');
+    const out = join(parent, 'b');
+    const mine = join(parent, '.b.partial-notes');
+    writeFileSync(mine, 'mine');
+    const { dir } = await buildBundle(repo, runId, out);
+    expect(dir).toBe(out);
+    expect((await verifyBundle(out)).ok).toBe(true);
+    expect(readFileSync(mine, 'utf8')).toBe('mine');
+    expect(readdirSync(parent).sort()).toEqual(['.b.partial-notes', 'b']);
   });
 });
