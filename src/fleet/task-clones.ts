@@ -27,7 +27,7 @@ const MAX_IDLE = 8;
 /** Spares kept at most (one per repository). */
 const MAX_SPARES = 4;
 
-/** A clone whose seal cannot be read: never kept, never matched. */
+/** A clone whose seal cannot be read: never kept (putBack and prepare refuse it), so never matched. */
 const UNSEALED = '\0unreadable';
 
 interface Clone {
@@ -138,7 +138,7 @@ export class TaskClones {
       if (c.runId !== job.runId) continue;
       this.idle.splice(i, 1);
       // The same run always names the same repository and base; a job that does not is not given its clone.
-      if (c.repoUrl === job.repoUrl && c.base === job.base && c.seal !== UNSEALED && sealOf(c.dir) === c.seal) return c;
+      if (c.repoUrl === job.repoUrl && c.base === job.base && sealOf(c.dir) === c.seal) return c;
       this.o.log(`task clone ${c.dir}: not as this worker left it; removed`);
       this.discard(c.dir);
     }
@@ -151,7 +151,7 @@ export class TaskClones {
     this.spares.delete(repoUrl);
     const spare = await pending;
     if (spare === null) return null;
-    if (spare.seal !== UNSEALED && sealOf(spare.dir) === spare.seal) return spare;
+    if (sealOf(spare.dir) === spare.seal) return spare;
     this.discard(spare.dir);
     return null;
   }
