@@ -57,12 +57,12 @@ describe.skipIf(!fleetAvailable())('a worker cut off from the database', () => {
     expect(rows.slice(takeover).filter((r) => r.epoch !== 2), 'an entry of the old epoch after the takeover').toEqual([]);
     expect(rows.filter((r) => r.type === 'RUN_COMPLETED')).toHaveLength(1);
     expect(rows.filter((r) => r.type === 'TASK_COMPLETED' && r.data.taskId === 't1')).toHaveLength(1);
-    // Each attempt says where it ran.
-    // (On a loaded machine the rescuer may start t1 more than once, a retry of its own; it still completes once.)
+    // Each attempt says where it ran: the first on the cut-off worker, the restart (made while the link was
+    // still cut) on the rescuer. On a loaded machine t1 may be started again, a retry at epoch 2 (asserted
+    // above) handed out as a task job to any worker with a free slot, the cut-off one too once it is back.
     const starts = rows.filter((r) => r.type === 'TASK_STARTED' && r.data.taskId === 't1').map((r) => r.data.worker);
     expect(starts[0]).toBe('cutoff');
-    expect(starts.slice(1).length).toBeGreaterThan(0);
-    expect(new Set(starts.slice(1))).toEqual(new Set(['rescuer']));
+    expect(starts[1]).toBe('rescuer');
     const out = fleet.exportAndVerify(runId, 'partition-export');
     const replayed = acia(['replay', runId, '--repo', out]);
     expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
