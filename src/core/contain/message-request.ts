@@ -1,10 +1,10 @@
 // Messages for a running run: one file each in `inbox/` beside its ledger (`.acia/runs/<runId>/inbox/`).
 // `acia say` (and MCP, the web view) writes one; the session running the run takes them in, records
-// them, and only then deletes them. Files, like `acia cancel`'s request, not a signal or a socket: nothing reaches a stale pid, a
-// message waits for a run that is not running now, and whoever may write the run's directory may send
-// one. A message is also an instruction to the agents, so the session takes a file only when this user
-// owns it (another local user who can write a shared checkout cannot speak as its owner), never through
-// a link, and never one larger than a message can be.
+// them, and only then deletes them. Files, like `acia cancel`'s request, not a signal or a socket:
+// nothing reaches a stale pid, a message waits for a run that is not running now, and whoever may write
+// the run's directory may send one. A message is also an instruction to the agents, so the session takes
+// a file only when this user owns it (another local user who can write a shared checkout cannot speak as
+// its owner), never through a link, and never one larger than a message can be.
 import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
