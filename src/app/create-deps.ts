@@ -172,12 +172,12 @@ function localStore(o: LocalOptions, runnerFor: (root: string) => CommandRunner)
       return kept;
     },
     memoryPages: { read: readMemoryPage, write: writeMemoryPage },
-    renderWiki: async (repo) => {
-      await renderWiki(repo);
+    renderWiki: async (repo, live) => {
+      await renderWiki(repo, live);
     },
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
-    writeBundle: async (repo, runId, manifest) => {
-      const { dir } = await buildBundle(repo, runId, undefined, { runManifest: manifest });
+    writeBundle: async (repo, runId, manifest, entries) => {
+      const { dir } = await buildBundle(repo, runId, undefined, { runManifest: manifest, entries });
       // Under version control with immutable ids too: refs/acia/bundles/<run> (bundle-commit.ts).
       await commitBundle(repo, runId, dir, new Date(manifest.updatedAt));
     },

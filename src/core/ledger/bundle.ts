@@ -18,7 +18,7 @@ import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { errnoCode } from './ledger-fs.js';
-import { readLedgerEntries } from './line-reader.js';
+import { holdsEntries, readLedgerEntries } from './line-reader.js';
 import { MANIFEST_FILE, runDirOf } from './manifest.js';
 import type { VerifyProblem } from './verify.js';
 import { verifyRun } from './verify.js';
@@ -51,6 +51,11 @@ export { bundleDirOf };
 export interface BundleOptions {
   /** The run manifest about to be written (the team bundles a run before it marks it finished). */
   runManifest?: RunManifest;
+  /**
+   * The run's entries as its live ledger holds them: taken instead of parsing the file again when the
+   * file holds exactly them (holdsEntries); otherwise the file is read as without them.
+   */
+  entries?: readonly LedgerEntry[];
 }
 
 export async function buildBundle(repoRoot: string, runId: string, outDir?: string, options: BundleOptions = {}): Promise<{ dir: string; files: number }> {
@@ -86,8 +91,13 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 }
 
 async function writeBundleFiles(dir: string, target: string, runDir: string, ledgerPath: string, runId: string, repoRoot: string, mayLink: boolean, options: BundleOptions): Promise<number> {
-  const entries: LedgerEntry[] = [];
-  for await (const e of readLedgerEntries(ledgerPath)) entries.push(e);
+  const ledgerBytes = await readFile(ledgerPath);
+  let entries: readonly LedgerEntry[] | undefined = options.entries !== undefined && holdsEntries(ledgerBytes, options.entries) ? options.entries : undefined;
+  if (entries === undefined) {
+    const read: LedgerEntry[] = [];
+    for await (const e of readLedgerEntries(ledgerPath)) read.push(e);
+    entries = read;
+  }
 
   const files = new Map<string, Buffer>();
   const json = (path: string, value: unknown): void => void files.set(path, Buffer.from(`${JSON.stringify(value, null, 2)}\n`));
@@ -182,7 +192,7 @@ async function writeBundleFiles(dir: string, target: string, runDir: string, led
 
   // memory-ledger/acia/ is ACIA's ledger laid out as a run directory, so verifyRun checks it as it checks a
   // live run and replay runs from it; memory-ledger/ledger.jsonl is the same ledger in the spec's schema.
-  files.set(`${NATIVE}/${LEDGER_FILE}`, await readFile(ledgerPath));
+  files.set(`${NATIVE}/${LEDGER_FILE}`, ledgerBytes);
   const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : readRegularFile(repoRoot, join(runDir, MANIFEST_FILE));
   if (runManifest) files.set(`${NATIVE}/${MANIFEST_FILE}`, runManifest);
   blobsInto(NATIVE, entries);
