@@ -107,7 +107,7 @@ export interface StoreDeps {
    * ends the session in error. A fleet run's orchestrator writes it into its worker's own directory, a
    * fleet task job and replay write none (`noBundle`).
    */
-  writeBundle: (repo: string, runId: string, manifest: RunManifest, entries: readonly LedgerEntry[]) => Promise<void>;
+  writeBundle: (repo: string, runId: string, manifest: RunManifest, ledger: RunLedger) => Promise<void>;
   /**
    * The run's head anchored outside the checkout (the user's state directory). `write` follows every
    * manifest write, and once before the first entry; `check` refuses to resume a run that is not anchored

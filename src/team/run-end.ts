@@ -103,7 +103,7 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
  */
 export async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<string | null> {
   try {
-    await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest, ctx.rec.ledger.entries());
+    await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest, ctx.rec.ledger);
     return null;
   } catch (e) {
     return errorMessage(e);

@@ -210,7 +210,7 @@ describe('a bundle that cannot be written', () => {
       ledger: 'file',
       tweak: (deps) => {
         const write = deps.store.writeBundle;
-        deps.store.writeBundle = (repo, runId, manifest, entries) => (failing ? Promise.reject(new Error('ENOSPC: no space left on device')) : write(repo, runId, manifest, entries));
+        deps.store.writeBundle = (repo, runId, manifest, ledger) => (failing ? Promise.reject(new Error('ENOSPC: no space left on device')) : write(repo, runId, manifest, ledger));
       },
     });
     const script = [...writes('dev:t1', 'docs/t1.md', 'one\n')];
