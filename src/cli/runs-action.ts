@@ -1,10 +1,10 @@
 // The work behind `acia runs` and `acia show`.
 import { forTerminal } from '../core/text/terminal.js';
 import { join, resolve } from 'node:path';
+import * as nodeFs from 'node:fs';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { requireRunDir } from '../core/contain/acia-state.js';
 import { BlobStore } from '../core/ledger/blob-store.js';
-import { nodeLedgerFs } from '../core/ledger/ledger-fs.js';
 import type { EntryOf, LedgerEntry } from '../core/ledger/entry.js';
 import { listRuns } from '../core/ledger/manifest.js';
 import { readLedgerEntries } from '../core/ledger/line-reader.js';
@@ -107,7 +107,7 @@ export async function repoOf(dir: string, lenient = false): Promise<string> {
 export async function showOutputCommand(dir: string, runId: string, which: string): Promise<void> {
   const { runDir } = await resolveRun(dir, runId);
   const entries = await readEntries(runDir);
-  const blobs = new BlobStore(join(runDir, 'blobs'), nodeLedgerFs);
+  const blobs = new BlobStore(join(runDir, 'blobs'), nodeFs.promises);
   let picked: WithOutput[];
   if (/^\d+$/.test(which)) {
     const e = entries.find((x) => x.seq === Number(which));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { isAciaError } from '../../src/core/errors.js';
-import { nodeLedgerFs, type LedgerFs } from '../../src/core/ledger/ledger-fs.js';
+import type { LedgerFs } from '../../src/core/ledger/ledger-fs.js';
 import { acia, ledgerOf, tempDir } from '../e2e/helpers.js';
 import { faultScript, listRuns, runCli, sampleRepo, sh, TEST_COMMAND, terminalOf, verifyCode } from './harness.js';
 import { runWithFakeServer } from './library-run.js';
@@ -25,7 +25,7 @@ function diskFullAfter(n: number, blobsOnly = false): LedgerFs {
         const value = Reflect.get(target, prop) as unknown;
         if (typeof value !== 'function') return value;
         const fn = value as (...a: unknown[]) => unknown;
-        // The ledger appends with write(); the blob store writes whole files with writeFile() (or writeFileSync, below).
+        // The ledger appends with write(); the blob store writes whole files with writeFile().
         if (prop !== 'writeFile' && (blobsOnly || prop !== 'write')) return fn.bind(target);
         return (...a: unknown[]) => {
           writes += 1;
@@ -34,13 +34,7 @@ function diskFullAfter(n: number, blobsOnly = false): LedgerFs {
       },
     });
   };
-  // New blobs are written in one synchronous call.
-  const writeNew: LedgerFs['writeFileSync'] = (...args) => {
-    writes += 1;
-    if (writes > n) throw full();
-    nodeLedgerFs.writeFileSync(...args);
-  };
-  return { ...nodeLedgerFs, open, writeFileSync: writeNew };
+  return { ...nodeFs, open };
 }
 
 function expectNoRunLeftovers(repo: string): void {

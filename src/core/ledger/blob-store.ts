@@ -19,8 +19,11 @@ export class BlobStore {
   private tmpCounter = 0;
   /** A rename since the last directory fsync (deferSync only). */
   private dirDirty = false;
-  /** Blobs written since the last syncPending() whose data is not yet fsynced (deferSync only). */
-  private unsynced = new Set<string>();
+  /**
+   * Blobs written since the last syncPending() whose data is not yet fsynced (deferSync only), with the
+   * handle they were written through when it is still open (fsynced and closed by syncPending()).
+   */
+  private unsynced = new Map<string, FileHandle | null>();
   private dirMade = false;
   /** Puts running now, by path: a second put of the same content waits for the first. */
   private readonly inFlight = new Map<string, Promise<string>>();
@@ -65,25 +68,13 @@ export class BlobStore {
   private async putBytes(path: string, bytes: Uint8Array): Promise<void> {
     // Written or checked by this store already: durable, or in the next syncPending().
     if (this.stored.has(path)) return;
-    if (this.options.deferSync) {
-      await this.makeDir().catch((e: unknown) => Promise.reject(blobError(path, e)));
-      let written: boolean;
-      try {
-        written = this.putNew(path, bytes);
-      } catch (e) {
-        this.dirMade = false; // the directory may be what went missing
-        // Created with O_EXCL, so a file there now is ours, cut short, and named by nothing: a later put starts afresh.
-        await this.fs.unlink(path).catch(() => undefined);
-        throw blobError(path, e);
-      }
-      if (written) {
-        this.stored.add(path);
-        return;
-      }
+    if (this.options.deferSync && (await this.putNew(path, bytes))) {
+      this.stored.add(path);
+      return;
     }
     if (await holds(this.fs, path, bytes).catch((e: unknown) => Promise.reject(blobError(path, e)))) {
       // Maybe written by a session killed before its fsync: synced with this commit's blobs (cheap when clean).
-      if (this.options.deferSync) this.markUnsynced(path);
+      if (this.options.deferSync) this.markUnsynced(path, null);
       this.stored.add(path);
       return;
     }
@@ -98,7 +89,7 @@ export class BlobStore {
         await handle.close();
       }
       await this.fs.rename(tmp, path);
-      if (this.options.deferSync) this.markUnsynced(path);
+      if (this.options.deferSync) this.markUnsynced(path, null);
       else await syncDir(this.fs, this.dir);
     } catch (e) {
       this.dirMade = false; // the directory may be what went missing
@@ -109,23 +100,35 @@ export class BlobStore {
   }
 
   /**
-   * deferSync: writes a blob not yet on disk under its final name, synchronously (a small file: one create
-   * and one write, cheaper than two thread-pool round trips the turn would wait for); its fsync is left to
-   * syncPending(). False when a file of that name is already there (the caller checks it).
+   * deferSync: writes a blob not yet on disk under its final name, keeping the handle for syncPending().
+   * False when a file of that name is already there (the caller checks it).
    */
-  private putNew(path: string, bytes: Uint8Array): boolean {
+  private async putNew(path: string, bytes: Uint8Array): Promise<boolean> {
+    let handle: FileHandle;
     try {
-      this.fs.writeFileSync(path, bytes, { flag: 'wx' });
+      await this.makeDir();
+      handle = await this.fs.open(path, 'wx');
     } catch (e) {
       if (errnoCode(e) === 'EEXIST') return false;
-      throw e;
+      this.dirMade = false;
+      throw blobError(path, e);
     }
-    this.markUnsynced(path);
+    try {
+      await handle.writeFile(bytes);
+    } catch (e) {
+      await handle.close().catch(() => undefined);
+      // Ours (created with O_EXCL above) and named by nothing: a later put starts afresh.
+      await this.fs.unlink(path).catch(() => undefined);
+      throw blobError(path, e);
+    }
+    this.markUnsynced(path, handle);
     return true;
   }
 
-  private markUnsynced(path: string): void {
-    this.unsynced.add(path);
+  private markUnsynced(path: string, handle: FileHandle | null): void {
+    const held = this.unsynced.get(path);
+    if (held && held !== handle) void held.close().catch(() => undefined);
+    this.unsynced.set(path, handle);
     this.dirDirty = true;
   }
 
@@ -142,12 +145,13 @@ export class BlobStore {
     if (!this.dirDirty) return;
     // Taken first: a blob that lands while the fsyncs run is left for the next call.
     const files = [...this.unsynced];
-    this.unsynced = new Set();
+    this.unsynced = new Map();
     this.dirDirty = false;
-    const results = await Promise.allSettled(files.map((path) => syncFile(this.fs, path)));
+    const results = await Promise.allSettled(files.map(([path, handle]) => (handle ? syncHandle(handle) : syncFile(this.fs, path))));
     const failed = results.findIndex((r) => r.status === 'rejected');
     if (failed >= 0) {
-      for (const path of files) this.unsynced.add(path);
+      // Every handle is closed by now: a retry reopens by path.
+      for (const [path] of files) this.unsynced.set(path, null);
       this.dirDirty = true;
       throw new AciaError('LEDGER_IO', `cannot write blob ${this.dir}: ${((results[failed] as PromiseRejectedResult).reason as Error).message}`, {
         cause: (results[failed] as PromiseRejectedResult).reason,

@@ -1,19 +1,13 @@
 // The filesystem seam of the ledger: the few promise-based calls it makes, so tests can inject failures.
-import { constants as nodeConstants, writeFileSync } from 'node:fs';
+import { constants as nodeConstants } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 
 export type LedgerFs = Pick<
   typeof nodeFs,
   'open' | 'mkdir' | 'readFile' | 'writeFile' | 'rename' | 'unlink' | 'link' | 'stat' | 'readdir' | 'rm'
-> & {
-  /**
-   * A new blob's bytes (the blob store's deferred-sync puts, flag `wx`): one synchronous call instead of an
-   * open and a write through the thread pool, which a model turn waited for twice per blob.
-   */
-  writeFileSync: typeof writeFileSync;
-};
+>;
 
-export const nodeLedgerFs: LedgerFs = { ...nodeFs, writeFileSync };
+export const nodeLedgerFs: LedgerFs = nodeFs;
 
 export function errnoCode(e: unknown): string | undefined {
   return typeof e === 'object' && e !== null && 'code' in e ? String((e).code) : undefined;

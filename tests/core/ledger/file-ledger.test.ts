@@ -6,7 +6,7 @@ import { canonicalJson, sha256Hex } from '../../../src/core/acm/canonical-json.j
 import { GENESIS_HASH } from '../../../src/core/acm/contracts.js';
 import { openRunLedger } from '../../../src/core/ledger/file-ledger.js';
 import { entryHash } from '../../../src/core/ledger/hash.js';
-import { nodeLedgerFs, type LedgerFs } from '../../../src/core/ledger/ledger-fs.js';
+import type { LedgerFs } from '../../../src/core/ledger/ledger-fs.js';
 import { fold, holdsEntries, ledgerEntriesOf, readLedgerEntries } from '../../../src/core/ledger/line-reader.js';
 import { fixedClock, tempDir } from '../../helpers/sample-run.js';
 
@@ -15,7 +15,7 @@ const goalAmended = (delta: string) => ({ actor: 'human', type: 'GOAL_AMENDED' a
 /** The real fs, with each opened handle passed to `wrap` (with the path it was opened for) to trace or fail its calls. */
 function wrapHandles(wrap: (handle: nodeFs.FileHandle, path: string) => void): LedgerFs {
   return {
-    ...nodeLedgerFs,
+    ...nodeFs,
     open: (async (...args: Parameters<typeof nodeFs.open>) => {
       const handle = await nodeFs.open(...args);
       wrap(handle, String(args[0]));
@@ -242,16 +242,15 @@ describe('openRunLedger', () => {
   it('a blob whose write fails leaves no file under its name, and the next put of it stores it whole', async () => {
     const dir = join(tempDir(), 'r-blob-fail');
     let failNext = true;
-    const flakyFs: LedgerFs = {
-      ...nodeLedgerFs,
-      writeFileSync: (file, data, options) => {
-        if (!failNext || !ArrayBuffer.isView(data)) return nodeLedgerFs.writeFileSync(file, data, options);
+    const flakyFs = wrapHandles((handle) => {
+      const writeFile = handle.writeFile.bind(handle);
+      handle.writeFile = ((data: Uint8Array) => {
+        if (!failNext) return writeFile(data);
         failNext = false;
         // Half written, then the disk is full.
-        nodeLedgerFs.writeFileSync(file, new Uint8Array(data.buffer, data.byteOffset, 3), options);
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      },
-    };
+        return writeFile(data.subarray(0, 3)).then(() => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })));
+      });
+    });
     const ledger = await openRunLedger(dir, 'r-blob-fail', { clock: fixedClock(), create: true, fs: flakyFs });
     await expect(ledger.putBlob('the whole content')).rejects.toThrow(/^cannot write blob \S+: ENOSPC/);
     const file = join(dir, 'blobs', sha256Hex('the whole content'));
