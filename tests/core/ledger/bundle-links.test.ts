@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/core/acm/canonical-json.js';
 import { buildBundle, verifyBundle } from '../../../src/core/ledger/bundle.js';
+import type { LedgerEntry } from '../../../src/core/ledger/entry.js';
+import { holdsEntries, readLedgerEntries } from '../../../src/core/ledger/line-reader.js';
 import { tempDir, writeSampleRun } from '../../helpers/sample-run.js';
 
 async function sample(): Promise<{ repo: string; runId: string; blobs: string }> {
@@ -82,6 +84,44 @@ describe('bundle blobs', () => {
     const again = await buildBundle(repo, runId, undefined, { knownBlobs: new Set(names) });
     expect(readdirSync(join(again.dir, 'memory-ledger', 'acia', 'blobs'))).not.toContain(names[0]);
     expect((await verifyBundle(again.dir)).ok).toBe(false);
+  });
+
+  it('known blobs swapped after they were written (another file in their place, or bytes changed in place) never make a bundle that verifies', async () => {
+    const { repo, runId, blobs } = await sample();
+    const names = readdirSync(blobs).sort();
+    for (const [i, hex] of names.entries()) {
+      if (i === 0) writeFileSync(join(blobs, hex), `changed in place ${i}`);
+      else {
+        writeFileSync(join(blobs, `${hex}.new`), `planted by someone who can write .acia ${i}`);
+        renameSync(join(blobs, `${hex}.new`), join(blobs, hex));
+      }
+    }
+    const { dir } = await buildBundle(repo, runId, undefined, { knownBlobs: new Set(names) });
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, string> };
+    const verdict = await verifyBundle(dir);
+    expect(verdict.ok).toBe(false);
+    const said = verdict.problems.map((p) => p.message).join('\n');
+    for (const hex of names) expect(said).toContain(`blob sha256:${hex} content does not hash to its name`);
+    // Those linked unread are listed under the name the run gave them, so their checksum cannot match either.
+    const unread = names.filter((hex) => manifest.files[`memory-ledger/acia/blobs/${hex}`] === hex);
+    expect(unread.length).toBeGreaterThan(0);
+    for (const hex of unread) expect(said).toContain(`memory-ledger/acia/blobs/${hex} does not match its sha256 in the bundle manifest`);
+  });
+
+  it('the live entries stand in for the ledger file only when it holds them: a line altered under the same head still fails verification', async () => {
+    const { repo, runId, blobs } = await sample();
+    const path = join(blobs, '..', 'ledger.jsonl');
+    const live: LedgerEntry[] = [];
+    for await (const e of readLedgerEntries(path)) live.push(e);
+    // Same number of lines, same last line: holdsEntries takes the live list, the file is copied as it is.
+    const original = readFileSync(path, 'utf8');
+    writeFileSync(path, original.replace('add a --json flag', 'rm -rf the export'));
+    expect(holdsEntries(readFileSync(path), live)).toBe(true);
+    const { dir } = await buildBundle(repo, runId, undefined, { entries: live });
+    expect(readFileSync(join(dir, 'memory-ledger', 'acia', 'ledger.jsonl'), 'utf8')).toContain('rm -rf the export');
+    const verdict = await verifyBundle(dir);
+    expect(verdict.ok).toBe(false);
+    expect(verdict.problems.map((p) => p.code)).toContain('HASH_MISMATCH');
   });
 
   it('a FIFO planted where a blob belongs is skipped, not waited on', async () => {
