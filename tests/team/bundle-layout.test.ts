@@ -14,6 +14,7 @@ import { verifyBundle } from '../../src/core/ledger/bundle.js';
 import { SPEC_BUNDLE_DIRS, verifyForeignBundle } from '../../src/core/ledger/spec-bundle.js';
 import { replayCommand } from '../../src/cli/replay-action.js';
 import { cleanCommand } from '../../src/cli/clean-action.js';
+import { commitBundle } from '../../src/app/bundle-commit.js';
 import { git, tempDir } from '../e2e/helpers.js';
 import { runsTests, savedPlanSet, teamRig, writes } from './team-rig.js';
 
@@ -242,6 +243,23 @@ describe('bundles under version control', () => {
     expect(git(repo, 'cat-file', '-e', `${ref}:metadata.json`)).toBe('');
     expect(git(repo, 'count-objects', '-v')).toMatch(/^packs: [1-9]/m);
     git(repo, 'fsck', '--strict', '--no-dangling');
+  });
+
+  it('the pack the bundle commit writes is compressed: `git gc` keeps a pack\'s undeltified objects as they are stored', async () => {
+    const repo = tempDir('bundle-pack');
+    git(repo, 'init', '-q');
+    const dir = tempDir('bundle-dir');
+    // A model request: the conversation so far, as JSON (a bundle holds one per model call).
+    const turns = Array.from({ length: 400 }, (_, i) => ({ role: i % 2 ? 'user' : 'assistant', content: [{ type: 'text', text: `export function f${i}(x: number): number { return x * ${i % 97}; }` }] }));
+    const request = JSON.stringify({ model: 'm', messages: turns });
+    writeFileSync(join(dir, 'request.json'), request);
+    await commitBundle(repo, 'r1', dir, new Date('2026-11-27T12:00:00Z'));
+    const blob = git(repo, 'rev-parse', `refs/acia/bundles/r1:request.json`);
+    const pack = readdirSync(join(repo, '.git', 'objects', 'pack')).find((f) => f.endsWith('.idx'))!;
+    const row = git(repo, 'verify-pack', '-v', join('.git', 'objects', 'pack', pack)).split('\n').find((l) => l.startsWith(blob))!;
+    const [, , size, sizeInPack] = row.split(/\s+/);
+    expect(Number(size)).toBe(Buffer.byteLength(request));
+    expect(Number(sizeInPack)).toBeLessThan(Number(size) / 4);
   });
 
   it('retention: acia clean removes a finished run\'s branches and worktrees, never its ledger, blobs, bundle or bundle ref', async () => {
