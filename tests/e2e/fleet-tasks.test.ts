@@ -197,6 +197,28 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
     }
   }, 60_000);
 
+  it('fleet messages polled by several sessions at once (a task worker and orchestrators): each row is claimed by one of them', async () => {
+    const client = await openFleetClient(fleet.url);
+    try {
+      const runId = '20261127-000000-claim2';
+      for (let i = 0; i < 40; i++) {
+        await client.db.query("INSERT INTO acia_messages (run_id, id, author, to_task, mode, body) VALUES ($1, $2, 'ann', $3, 'queue', $4)", [runId, `m-claim-${String(i).padStart(4, '0')}`, i % 2 ? 't1' : 'pm', `N${i}`]);
+      }
+      const unused = {} as RunContext;
+      const sources = Array.from({ length: 8 }, (_, i) => fleetMessages(client.db, runId, i % 2 ? { only: 't1' } : { except: () => [] }));
+      const batches = await Promise.all(sources.map((take) => take(unused)));
+      const ids = batches.flatMap((b) => b.messages.map((m) => (m.ok ? m.request.id : m.file)));
+      expect(ids.length).toBe(40);
+      expect(new Set(ids).size).toBe(40);
+      // Nothing left to claim while the claims hold; every claim's `done` removes its own rows.
+      expect((await Promise.all(sources.map((take) => take(unused)))).flatMap((b) => b.messages)).toEqual([]);
+      await Promise.all(batches.map((b) => b.done()));
+      expect((await client.db.query('SELECT 1 FROM acia_messages WHERE run_id = $1', [runId])).rowCount).toBe(0);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
   it("kill -9 of the orchestrator while its task runs on another worker: the new orchestrator's epoch fences that task's late writes", async () => {
     fleet.killWorkers();
     const remote = fleet.remote('orch-kill');
