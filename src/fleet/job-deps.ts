@@ -65,10 +65,10 @@ export async function jobDeps(
     metrics?: WorkerMetrics;
   },
 ): Promise<TeamDeps> {
+  // A task job's session opens the run's ledger first thing: it is read now, beside the settings.
+  const early = o.fence.task ? earlyLedger(fleet, o) : null;
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless
   // allowed), over the settings the run recorded when another worker started it (a takeover, a task job).
-  // A task job's session opens the run's ledger first thing: it is read here, beside the settings.
-  const early = o.fence.task ? earlyLedger(fleet, o) : null;
   const recorded = await recordedSettingsIn(fleet, o.runId);
   const config = loadConfig({ repo: o.checkout.dir, env: o.env, flags: applyWorkerPolicy(o.policy, o.settings), recorded }).config;
   // One budget for the whole run across the fleet: the orchestrator opens it (limits from the run's

@@ -100,7 +100,6 @@ export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { ke
   // One fetch sets both the remote-tracking refs and the local branches (a git process per branch costs
   // tens of ms under load).
   const heads = [`refs/heads/${runBranch}`, `refs/heads/${tasks}/*`];
-  // No `git maintenance` after it: a job's clone borrows the mirror's objects and is never gc'd (a process less).
   const flags = o.kept ? ['--update-head-ok', '--prune'] : [];
   await remoteGit(dir, ['fetch', '-q', ...flags, 'origin', ...heads.flatMap((h) => [`+${h}:${h.replace('refs/heads/', 'refs/remotes/origin/')}`, `+${h}:${h}`])], { allowFail: true });
   const listed = await git.run(dir, ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${runBranch}`, `refs/remotes/origin/${tasks}/`, `refs/heads/${runBranch}`, `refs/heads/${tasks}/`]);
