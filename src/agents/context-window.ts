@@ -1,17 +1,32 @@
 // Keeps a conversation inside the model's window by eliding old tool output first. The system prompt,
 // the first message (the task, with AGENTS.md / CLAUDE.md) and the latest turns are never touched, so
 // the cached prompt prefix stays stable.
+import { isFrozenJson } from '../core/acm/canonical-json.js';
 import type { Message } from '../core/llm/types.js';
 
 export const KEEP_LATEST_MESSAGES = 4;
 const ELIDE_MIN_CHARS = 400;
 
+/** The size of each message frozenJson() froze (it cannot change): measured once, not every turn. */
+const measured = new WeakMap<Message, number>();
+
 export function estimateMessageChars(messages: readonly Message[]): number {
   let n = 0;
   for (const m of messages) {
-    if (typeof m.content === 'string') n += m.content.length;
-    else for (const b of m.content) n += b.type === 'text' ? b.text.length : b.type === 'tool_result' ? b.content.length : JSON.stringify(b.input ?? null).length + b.name.length;
+    let chars = measured.get(m);
+    if (chars === undefined) {
+      chars = charsOf(m);
+      if (isFrozenJson(m)) measured.set(m, chars);
+    }
+    n += chars;
   }
+  return n;
+}
+
+function charsOf(m: Message): number {
+  if (typeof m.content === 'string') return m.content.length;
+  let n = 0;
+  for (const b of m.content) n += b.type === 'text' ? b.text.length : b.type === 'tool_result' ? b.content.length : JSON.stringify(b.input ?? null).length + b.name.length;
   return n;
 }
 

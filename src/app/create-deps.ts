@@ -172,12 +172,14 @@ function localStore(o: LocalOptions, runnerFor: (root: string) => CommandRunner)
       return kept;
     },
     memoryPages: { read: readMemoryPage, write: writeMemoryPage },
-    renderWiki: async (repo) => {
-      await renderWiki(repo);
+    renderWiki: async (repo, live) => {
+      await renderWiki(repo, live);
     },
     writeManifest: (runDir, manifest) => writeManifest(runDir, manifest),
-    writeBundle: async (repo, runId, manifest) => {
-      const { dir } = await buildBundle(repo, runId, undefined, { runManifest: manifest });
+    writeBundle: async (repo, runId, manifest, ledger) => {
+      // The live ledger's entries and the blobs it wrote: the bundle need not parse or hash them again.
+      const known = ledger.blobsWritten?.();
+      const { dir } = await buildBundle(repo, runId, undefined, { runManifest: manifest, entries: ledger.entries(), ...(known ? { knownBlobs: known } : {}) });
       // Under version control with immutable ids too: refs/acia/bundles/<run> (bundle-commit.ts).
       await commitBundle(repo, runId, dir, new Date(manifest.updatedAt));
     },

@@ -193,7 +193,7 @@ async function runInstance(o: EvalOptions, inst: LoadedInstance, now: () => numb
   });
   if (o.signal?.aborted) return null;
   await recordGrade(deps, run, inst, grade);
-  await deps.store.renderWiki(repo).catch(() => undefined);
+  await deps.store.renderWiki(repo, null).catch(() => undefined);
   return {
     ...common,
     model_patch: patch,

@@ -2,9 +2,11 @@
 // (its orchestrator and its task workers are other machines), so a message is a row of `acia_messages`.
 // Row-level security lets a submitter's role add rows only for a run it submitted, in its own name
 // (`sender` is the session's role, which it cannot set); the workers, as the tables' owner, take them.
-// Each row is taken once (DELETE ... RETURNING) by the session that runs its recipient: the worker running
-// the task's job, else the run's orchestrator (the PM, and tasks not out on a job). The taker records it
-// in the run's ledger like a local inbox file, so every reader and a replay see one MESSAGE_RECEIVED.
+// Each row is claimed by the session that runs its recipient: the worker running the task's job, else the
+// run's orchestrator (the PM, and tasks not out on a job). The taker records it in the run's ledger like a
+// local inbox file, so every reader and a replay see one MESSAGE_RECEIVED, and deletes the row only then:
+// a session that cannot record it (fenced after a takeover, the database gone between the two) loses nothing.
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { checkMessageText, checkRecipient, type SayResult } from '../app/say-run.js';
 import { whoAmI } from '../app/who-am-i.js';
@@ -29,6 +31,9 @@ CREATE TABLE IF NOT EXISTS acia_messages (
   sent_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (run_id, id)
 );
+-- A session claims a row, records it in the run's ledger, then deletes it; a claim it could not follow up
+-- (it died, or could not record) lapses, and the row is taken again (a ledger that has it skips it).
+ALTER TABLE acia_messages ADD COLUMN IF NOT EXISTS taken_by text, ADD COLUMN IF NOT EXISTS taken_at timestamptz;
 ALTER TABLE acia_messages ENABLE ROW LEVEL SECURITY;
 -- In its own name, to its own unfinished runs only: the run's submitter is the one who may direct its team.
 DROP POLICY IF EXISTS acia_messages_own ON acia_messages;
@@ -84,29 +89,42 @@ function givenName(name: string): string {
 /** Which recipients a session takes messages for: its own task, or everything but the tasks out on jobs. */
 export type Recipients = { only: string } | { except: () => readonly string[] };
 
+/** How long a claim holds: a session that claimed rows and died gives them back after this. */
+const CLAIM_SECONDS = 60;
+
 /**
- * A worker session's message source for run `runId`: each poll takes (and deletes) the rows of its
- * recipients, oldest first. The author recorded names the database role that sent it, which the sender
- * cannot choose, beside the name it gave.
+ * A worker session's message source for run `runId`: each poll claims the rows of its recipients, oldest
+ * first, and deletes them once recorded. The author recorded names the database role that sent it, which
+ * the sender cannot choose, beside the name it gave.
  */
 export function fleetMessages(db: pg.Pool, runId: string, recipients: Recipients): MessageSource {
   return async () => {
     const only = 'only' in recipients ? [recipients.only] : null;
     const except = 'except' in recipients ? [...recipients.except()] : null;
+    const claim = randomUUID();
     // Not retried: a poll that fails leaves the rows for the next one (the mailbox polls again shortly).
     // At most TAKE_LIMIT a poll, oldest first: a submitter flooding its run cannot make one poll load them all.
     const r = await db.query<{ id: string; sender: string; author: string; to_task: string; mode: string; body: string; sent_at: Date }>(
-      `DELETE FROM acia_messages WHERE (run_id, id) IN (
+      `UPDATE acia_messages SET taken_by = $4, taken_at = now() WHERE (run_id, id) IN (
          SELECT run_id, id FROM acia_messages WHERE run_id = $1 AND ($2::text[] IS NULL OR to_task = ANY($2)) AND ($3::text[] IS NULL OR to_task <> ALL($3))
+           AND (taken_at IS NULL OR taken_at < now() - interval '${CLAIM_SECONDS} seconds')
          ORDER BY sent_at, id LIMIT ${TAKE_LIMIT} FOR UPDATE SKIP LOCKED)
        RETURNING id, sender, author, to_task, mode, body, sent_at`,
-      [runId, only, except],
+      [runId, only, except, claim],
     );
     const rows = r.rows.sort((a, b) => a.sent_at.getTime() - b.sent_at.getTime() || (a.id < b.id ? -1 : 1));
-    return rows.map((m): TakenMessage => {
-      // The name the sender gave is cut before the role is added, so no name can push the role out of the record.
-      const parsed = MessageRequest.safeParse({ id: m.id, author: `${givenName(m.author)} (fleet role ${givenName(m.sender)})`, to: m.to_task, mode: m.mode, text: m.body, sentAt: m.sent_at.toISOString() });
-      return parsed.success ? { ok: true, request: parsed.data } : { ok: false, file: `acia_messages ${m.id}`, why: 'it is not a message request' };
-    });
+    const ids = rows.map((m) => m.id);
+    const settle = async (sql: string) => {
+      if (ids.length > 0) await db.query(sql, [runId, ids, claim]);
+    };
+    return {
+      messages: rows.map((m): TakenMessage => {
+        // The name the sender gave is cut before the role is added, so no name can push the role out of the record.
+        const parsed = MessageRequest.safeParse({ id: m.id, author: `${givenName(m.author)} (fleet role ${givenName(m.sender)})`, to: m.to_task, mode: m.mode, text: m.body, sentAt: m.sent_at.toISOString() });
+        return parsed.success ? { ok: true, request: parsed.data } : { ok: false, file: `acia_messages ${m.id}`, why: 'it is not a message request' };
+      }),
+      done: () => settle('DELETE FROM acia_messages WHERE run_id = $1 AND id = ANY($2) AND taken_by = $3'),
+      release: () => settle('UPDATE acia_messages SET taken_by = NULL, taken_at = NULL WHERE run_id = $1 AND id = ANY($2) AND taken_by = $3'),
+    };
   };
 }

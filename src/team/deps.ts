@@ -6,6 +6,7 @@ import type * as NodeFs from 'node:fs';
 import type { LedgerHead } from '../core/ledger/types.js';
 import type { CapabilityMap, Plan, StreamChunk } from '../core/acm/contracts.js';
 import type { LedgerEntry } from '../core/ledger/entry.js';
+import type { LiveRun } from '../core/wiki/render.js';
 import type { RunState } from '../core/run/state.js';
 import type { Clock, IdSource } from '../core/acm/ids.js';
 import type { Config } from '../core/config/schema.js';
@@ -106,7 +107,7 @@ export interface StoreDeps {
    * ends the session in error. A fleet run's orchestrator writes it into its worker's own directory, a
    * fleet task job and replay write none (`noBundle`).
    */
-  writeBundle: (repo: string, runId: string, manifest: RunManifest) => Promise<void>;
+  writeBundle: (repo: string, runId: string, manifest: RunManifest, ledger: RunLedger) => Promise<void>;
   /**
    * The run's head anchored outside the checkout (the user's state directory). `write` follows every
    * manifest write, and once before the first entry; `check` refuses to resume a run that is not anchored
@@ -124,8 +125,11 @@ export interface StoreDeps {
   readMemory: (repo: string) => Promise<{ page: string; content: string }[]>;
   /** The memory pages agents' lessons are appended to; replay passes one that serves the recorded pages. */
   memoryPages: { read: (repo: string, page: string) => Promise<Buffer | null>; write: (repo: string, page: string, content: string) => Promise<void> };
-  /** Renders the wiki after a run stops; failures are reported, not fatal. */
-  renderWiki: (repo: string) => Promise<void>;
+  /**
+   * Renders the wiki after a run stops; failures are reported, not fatal. `live` is that run as its ledger
+   * holds it in memory (read instead of its file when the file holds exactly those entries).
+   */
+  renderWiki: (repo: string, live: LiveRun | null) => Promise<void>;
 }
 
 /** Who decides: policy, the human, guards, and what a valid plan is. */

@@ -3,7 +3,7 @@
 // (MESSAGE_DELIVERED). A replay hands each recorded message to the same agent at the recorded point, so
 // the requests it makes are the recorded ones, byte for byte.
 import type { AgentInbox, InboxPoint } from '../agents/inbox.js';
-import { takeMessageRequests, type TakenMessage } from '../core/contain/message-request.js';
+import { takeMessageRequests, type TakenBatch } from '../core/contain/message-request.js';
 import { dataOf, type LedgerEntry } from '../core/ledger/entry.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import { pendingMessages } from '../core/run/state.js';
@@ -48,10 +48,11 @@ export function refusalFor(ctx: Pick<RunContext, 'state'>, to: string): string |
 }
 
 /**
- * Where a live session takes messages from: each call hands over (and removes) what waits for it. A local
- * run's inbox files; a fleet run's rows in the database (src/fleet/messages.ts).
+ * Where a live session takes messages from: each call hands over what waits for it, removed from the
+ * source by the batch's `done` once recorded. A local run's inbox files; a fleet run's rows in the
+ * database (src/fleet/messages.ts).
  */
-export type MessageSource = (ctx: RunContext) => Promise<TakenMessage[]>;
+export type MessageSource = (ctx: RunContext) => Promise<TakenBatch>;
 
 /** A local run's inbox beside its ledger (core/contain/message-request.ts). */
 export const inboxFiles: MessageSource = (ctx) => Promise.resolve(takeMessageRequests(ctx.runDir));
@@ -87,15 +88,24 @@ export class LiveMailbox implements Mailbox {
   }
 
   private async takeIn(ctx: RunContext): Promise<void> {
-    for (const taken of await this.source(ctx)) {
-      // A file this user did not write (or that is no message) speaks for nobody: it is dropped unrecorded.
-      if (!taken.ok) continue;
-      const r = taken.request;
-      if (ctx.state.messages.some((m) => m.id === r.id)) continue;
-      const refused = refusalFor(ctx, r.to);
-      await ctx.rec.record('human', 'MESSAGE_RECEIVED', { id: r.id, author: r.author, to: r.to, mode: r.mode, text: r.text, ...(refused === null ? {} : { refused }) });
-      if (refused === null && r.mode === 'interrupt') for (const c of this.calls.get(r.to) ?? []) c.abort(new Error('interrupted by a message'));
+    const batch = await this.source(ctx);
+    try {
+      for (const taken of batch.messages) {
+        // A file this user did not write (or that is no message) speaks for nobody: it is dropped unrecorded.
+        if (!taken.ok) continue;
+        const r = taken.request;
+        // Recorded already: by this session before a `done` that failed, or by one that died before its `done`.
+        if (ctx.state.messages.some((m) => m.id === r.id)) continue;
+        const refused = refusalFor(ctx, r.to);
+        await ctx.rec.record('human', 'MESSAGE_RECEIVED', { id: r.id, author: r.author, to: r.to, mode: r.mode, text: r.text, ...(refused === null ? {} : { refused }) });
+        if (refused === null && r.mode === 'interrupt') for (const c of this.calls.get(r.to) ?? []) c.abort(new Error('interrupted by a message'));
+      }
+    } catch (e) {
+      // Not all recorded: every message goes back to the source, and the next look skips those recorded.
+      await batch.release().catch(() => undefined);
+      throw e;
     }
+    await batch.done();
   }
 
   inboxFor(ctx: RunContext, to: string, taskId: string, caller: string): AgentInbox {

@@ -88,7 +88,7 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
   }
   await saveManifest(ctx, endReason);
   try {
-    await ctx.deps.store.renderWiki(ctx.repo);
+    await ctx.deps.store.renderWiki(ctx.repo, { runId: ctx.runId, entries: ctx.rec.ledger.entries() });
   } catch (e) {
     process.emitWarning(`wiki not rendered: ${errorMessage(e)}`);
   }
@@ -103,7 +103,7 @@ export async function finish(ctx: RunContext, outcome: DriveOutcome): Promise<Ru
  */
 export async function writeBundle(ctx: RunContext, manifest: RunManifest): Promise<string | null> {
   try {
-    await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest);
+    await ctx.deps.store.writeBundle(ctx.repo, ctx.runId, manifest, ctx.rec.ledger);
     return null;
   } catch (e) {
     return errorMessage(e);

@@ -216,7 +216,7 @@ export async function continueRun(deps: TeamDeps, opts: ContinueOptions): Promis
       const failed = await writeBundle(ctx, manifestOf(ctx, state.completed.reason));
       if (failed !== null) throw new AciaError('LEDGER_IO', `run ${runId} finished, but its replay bundle could not be written: ${failed}`, { hint: `try again: acia resume ${runId}` });
       await saveManifest(ctx, state.completed.reason);
-      await deps.store.renderWiki(repo).catch(() => undefined);
+      await deps.store.renderWiki(repo, { runId, entries: ledger.entries() }).catch(() => undefined);
       return resultOf(ctx, state.completed.reason, `already finished: ${state.completed.message}`);
     }
     await ledger.close();

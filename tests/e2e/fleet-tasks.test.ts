@@ -11,6 +11,10 @@ import { acia, git, ledgerOf } from './helpers.js';
 import { editedScript, runFlags, scenarioOf, useFleet, type FleetHarness, fleetAvailable } from './fleet-harness.js';
 import { killOrchestrator, killTaskWorker } from './fleet-kills.js';
 import { expectCleanError } from './cli-helpers.js';
+import type { TakenBatch } from '../../src/core/contain/message-request.js';
+import { openFleetClient } from '../../src/fleet/fleet-db.js';
+import { fleetMessages } from '../../src/fleet/messages.js';
+import type { RunContext } from '../../src/team/run-context.js';
 
 let fleet: FleetHarness;
 
@@ -161,6 +165,37 @@ describe.skipIf(!fleetAvailable())("one run's tasks over several workers", () =>
       await late.end();
     }
   }, 180_000);
+
+  it('a fleet message is deleted only once its session recorded it: given back when it could not, taken again when its claim lapses', async () => {
+    const client = await openFleetClient(fleet.url);
+    try {
+      const runId = '20261127-000000-claim1';
+      await client.db.query("INSERT INTO acia_messages (run_id, id, author, to_task, mode, body) VALUES ($1, 'm-claim-0001', 'ann', 't1', 'steer', 'KEEP-ME')", [runId]);
+      const unused = {} as RunContext; // a fleet source reads the database, not the session's context
+      const texts = (b: TakenBatch) => b.messages.map((m) => (m.ok ? m.request.text : m.why));
+      const rows = async () => (await client.db.query('SELECT taken_by FROM acia_messages WHERE run_id = $1', [runId])).rowCount;
+      const task = fleetMessages(client.db, runId, { only: 't1' });
+      const first = await task(unused);
+      expect(texts(first)).toEqual(['KEEP-ME']);
+      // Claimed: the orchestrator's poll (every recipient) does not see it meanwhile.
+      expect((await fleetMessages(client.db, runId, { except: () => [] })(unused)).messages).toEqual([]);
+      // The session could not record it (fenced, say): it gives the row back, and the next poll takes it.
+      await first.release();
+      const second = await task(unused);
+      expect(texts(second)).toEqual(['KEEP-ME']);
+      // That session dies before its `done`: after a minute (moved back here) the claim lapses and a successor takes it.
+      await client.db.query("UPDATE acia_messages SET taken_at = taken_at - interval '61 seconds' WHERE run_id = $1", [runId]);
+      const third = await task(unused);
+      expect(texts(third)).toEqual(['KEEP-ME']);
+      // Only the claim's holder removes the row.
+      await second.done();
+      expect(await rows()).toBe(1);
+      await third.done();
+      expect(await rows()).toBe(0);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 
   it("kill -9 of the orchestrator while its task runs on another worker: the new orchestrator's epoch fences that task's late writes", async () => {
     fleet.killWorkers();

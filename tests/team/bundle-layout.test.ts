@@ -210,7 +210,7 @@ describe('a bundle that cannot be written', () => {
       ledger: 'file',
       tweak: (deps) => {
         const write = deps.store.writeBundle;
-        deps.store.writeBundle = (repo, runId, manifest) => (failing ? Promise.reject(new Error('ENOSPC: no space left on device')) : write(repo, runId, manifest));
+        deps.store.writeBundle = (repo, runId, manifest, ledger) => (failing ? Promise.reject(new Error('ENOSPC: no space left on device')) : write(repo, runId, manifest, ledger));
       },
     });
     const script = [...writes('dev:t1', 'docs/t1.md', 'one\n')];
@@ -238,6 +238,10 @@ describe('bundles under version control', () => {
     expect(git(repo, 'show', `${ref}:metadata.json`)).toBe(readFileSync(join(dir, 'metadata.json'), 'utf8').trimEnd());
     expect(git(repo, 'status', '--porcelain')).toBe('');
     expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/heads/').split('\n')).not.toContain(ref);
+    // The bundle's objects went into a pack (bulk check-in), not a loose file each; the store is whole.
+    expect(git(repo, 'cat-file', '-e', `${ref}:metadata.json`)).toBe('');
+    expect(git(repo, 'count-objects', '-v')).toMatch(/^packs: [1-9]/m);
+    git(repo, 'fsck', '--strict', '--no-dangling');
   });
 
   it('retention: acia clean removes a finished run\'s branches and worktrees, never its ledger, blobs, bundle or bundle ref', async () => {

@@ -63,7 +63,7 @@ async function poll(box: LiveMailbox, ctx: RunContext): Promise<void> {
 function sent(): { source: MessageSource; send: (...m: MessageRequest[]) => void } {
   const waiting: MessageRequest[] = [];
   return {
-    source: () => Promise.resolve(waiting.splice(0).map((request): TakenMessage => ({ ok: true, request }))),
+    source: () => Promise.resolve({ messages: waiting.splice(0).map((request): TakenMessage => ({ ok: true, request })), done: () => Promise.resolve(), release: () => Promise.resolve() }),
     send: (...m) => waiting.push(...m),
   };
 }
@@ -166,7 +166,7 @@ describe('who may be messaged', () => {
 describe("the run's inbox files", () => {
   const write = (dir: string, name: string, body: string) => writeFileSync(join(dir, name), body);
 
-  it('takes this user’s message files oldest first and drops links, special and oversized files and non-messages unread, deleting each', () => {
+  it('takes this user’s message files oldest first and drops links, special and oversized files and non-messages unread, deleting each (a message once recorded)', async () => {
     const runDir = temp();
     const inbox = join(runDir, 'inbox');
     mkdirSync(inbox);
@@ -180,10 +180,14 @@ describe("the run's inbox files", () => {
     write(inbox, 'm-junk000001.json', '{"not": "a message"}');
     write(inbox, 'm-huge000001.json', 'x'.repeat(MAX_MESSAGE_BYTES * 2 + 1));
     write(inbox, 'notes.txt', 'ignored: not a .json file');
-    const taken = takeMessageRequests(runDir);
+    const batch = takeMessageRequests(runDir);
+    const taken = batch.messages;
     expect(taken.filter((t) => t.ok).map((t) => (t.ok ? t.request.text : ''))).toEqual(['first', 'second']);
     const why = Object.fromEntries(taken.flatMap((t) => (t.ok ? [] : [[t.file.split('/').at(-1), t.why]])));
     expect(why).toEqual({ 'm-link000001.json': 'it is a link', 'm-junk000001.json': 'it is not a message request', 'm-huge000001.json': 'it is larger than a message may be' });
+    // What speaks for nobody is gone at once; a message stays until the session has recorded it.
+    expect(readdirSync(inbox).sort()).toEqual([`${a.id}.json`, `${b.id}.json`, 'notes.txt'].sort());
+    await batch.done();
     expect(readdirSync(inbox)).toEqual(['notes.txt']);
     // The link was removed, never followed: its target is still there.
     expect(lstatSync(outside).isFile()).toBe(true);
@@ -195,8 +199,8 @@ describe("the run's inbox files", () => {
     const m = message('pm', 'queue', 'from someone else');
     write(join(runDir, 'inbox'), `${m.id}.json`, JSON.stringify(m));
     const me = process.getuid!();
-    expect(takeMessageRequests(runDir, me + 1)).toEqual([{ ok: false, file: join(runDir, 'inbox'), why: `the inbox belongs to uid ${me}, not to you` }]);
-    expect(takeMessageRequests(join(temp(), 'no-run'))).toEqual([]);
+    expect(takeMessageRequests(runDir, me + 1).messages).toEqual([{ ok: false, file: join(runDir, 'inbox'), why: `the inbox belongs to uid ${me}, not to you` }]);
+    expect(takeMessageRequests(join(temp(), 'no-run')).messages).toEqual([]);
   });
 
   it('a live mailbox over the inbox files records only the messages, never what it dropped', async () => {
@@ -211,5 +215,34 @@ describe("the run's inbox files", () => {
     const box = new LiveMailbox(inboxFiles, 60_000);
     await poll(box, ctx);
     expect(of('MESSAGE_RECEIVED').map((r) => r.text)).toEqual(['real']);
+  });
+
+  it('a message its session could not record stays in the inbox, and is recorded once when it can', async () => {
+    const { ctx, runDir, of } = await runAt('t1-running');
+    const inbox = join(runDir, 'inbox');
+    mkdirSync(inbox);
+    const m = message('t1', 'steer', 'KEEP-ME');
+    write(inbox, `${m.id}.json`, JSON.stringify(m));
+    const full = { ...ctx, rec: { record: () => Promise.reject(new Error('ENOSPC: no space left on device')) } } as unknown as RunContext;
+    await poll(new LiveMailbox(inboxFiles, 60_000), full);
+    expect(of('MESSAGE_RECEIVED')).toEqual([]);
+    expect(readdirSync(inbox)).toEqual([`${m.id}.json`]);
+    await poll(new LiveMailbox(inboxFiles, 60_000), ctx);
+    expect(of('MESSAGE_RECEIVED').map((r) => r.text)).toEqual(['KEEP-ME']);
+    expect(readdirSync(inbox)).toEqual([]);
+  });
+
+  it('a session that died between recording a message and removing it: its successor skips it and removes it', async () => {
+    const { ctx, runDir, of } = await runAt('t1-running');
+    const inbox = join(runDir, 'inbox');
+    mkdirSync(inbox);
+    const m = message('t1', 'queue', 'ONCE');
+    write(inbox, `${m.id}.json`, JSON.stringify(m));
+    const dies: MessageSource = async (c) => ({ ...(await inboxFiles(c)), done: () => Promise.reject(new Error('killed')) });
+    await poll(new LiveMailbox(dies, 60_000), ctx);
+    expect(readdirSync(inbox)).toEqual([`${m.id}.json`]);
+    await poll(new LiveMailbox(inboxFiles, 60_000), ctx);
+    expect(of('MESSAGE_RECEIVED').map((r) => r.text)).toEqual(['ONCE']);
+    expect(readdirSync(inbox)).toEqual([]);
   });
 });

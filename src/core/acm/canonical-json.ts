@@ -53,37 +53,46 @@ function write(value: unknown, seen: Set<object>): string {
   const obj = value;
   const known = serialised.get(obj);
   if (known !== undefined) return known;
-  if (frozen.has(obj)) {
-    const text = writeObject(obj, seen);
-    serialised.set(obj, text);
-    return text;
-  }
-  return writeObject(obj, seen);
+  const text = writeObject(obj, seen);
+  if (frozen.has(obj)) serialised.set(obj, text);
+  return text;
 }
 
+/** Whether frozenJson() froze this value, all the way down: its content can no longer change. */
+export function isFrozenJson(value: object): boolean {
+  return frozen.has(value);
+}
+
+// Built by appending to one string rather than mapping to arrays and joining: every ledger entry, request
+// and blob is serialised here, and the intermediate arrays were most of the cost.
 function writeObject(obj: object, seen: Set<object>): string {
   if (seen.has(obj)) throw new TypeError('canonicalJson: cyclic structure');
   seen.add(obj);
   try {
     if (Array.isArray(obj)) {
-      return `[${obj.map((v: unknown) => (v === undefined ? 'null' : write(v, seen))).join(',')}]`;
+      let out = '[';
+      for (let i = 0; i < obj.length; i++) {
+        const v: unknown = obj[i];
+        out += `${i === 0 ? '' : ','}${v === undefined ? 'null' : write(v, seen)}`;
+      }
+      return `${out}]`;
     }
     if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
       return write((obj as { toJSON: () => unknown }).toJSON(), seen);
     }
     const record = obj as Record<string, unknown>;
-    const keys = Object.keys(record)
-      .filter((k) => record[k] !== undefined)
-      .sort(compareUtf16);
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${write(record[k], seen)}`).join(',')}}`;
+    // sort() without a comparator orders strings by UTF-16 code units, which is what RFC 8785 prescribes.
+    const keys = Object.keys(record).sort();
+    let out = '{';
+    for (const k of keys) {
+      const v = record[k];
+      if (v === undefined) continue;
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${write(v, seen)}`;
+    }
+    return `${out}}`;
   } finally {
     seen.delete(obj);
   }
-}
-
-function compareUtf16(a: string, b: string): number {
-  // JS string comparison is by UTF-16 code units, which is what RFC 8785 prescribes.
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function sha256Hex(data: string | Uint8Array): string {

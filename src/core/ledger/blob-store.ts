@@ -35,6 +35,11 @@ export class BlobStore {
     private readonly options: BlobStoreOptions = {},
   ) {}
 
+  /** The blobs (sha256 hex) this store wrote, or found holding exactly their bytes, since it was made. */
+  written(): ReadonlySet<string> {
+    return new Set([...this.stored].map((path) => basename(path)));
+  }
+
   pathOf(ref: string): string {
     return join(this.dir, hexOf(ref));
   }

@@ -18,7 +18,7 @@ import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { errnoCode } from './ledger-fs.js';
-import { readLedgerEntries } from './line-reader.js';
+import { holdsEntries, readLedgerEntries } from './line-reader.js';
 import { MANIFEST_FILE, runDirOf } from './manifest.js';
 import type { VerifyProblem } from './verify.js';
 import { verifyRun } from './verify.js';
@@ -51,6 +51,17 @@ export { bundleDirOf };
 export interface BundleOptions {
   /** The run manifest about to be written (the team bundles a run before it marks it finished). */
   runManifest?: RunManifest;
+  /**
+   * The run's entries as its live ledger holds them: taken instead of parsing the file again when the
+   * file holds exactly them (holdsEntries); otherwise the file is read as without them.
+   */
+  entries?: readonly LedgerEntry[];
+  /**
+   * Blobs (sha256 hex) whose bytes this process hashed to their names when it wrote them (the live
+   * ledger's blobsWritten()): in the default location they are linked without being read and hashed
+   * again, the link still checked to be the run's regular file.
+   */
+  knownBlobs?: ReadonlySet<string>;
 }
 
 export async function buildBundle(repoRoot: string, runId: string, outDir?: string, options: BundleOptions = {}): Promise<{ dir: string; files: number }> {
@@ -86,8 +97,13 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 }
 
 async function writeBundleFiles(dir: string, target: string, runDir: string, ledgerPath: string, runId: string, repoRoot: string, mayLink: boolean, options: BundleOptions): Promise<number> {
-  const entries: LedgerEntry[] = [];
-  for await (const e of readLedgerEntries(ledgerPath)) entries.push(e);
+  const ledgerBytes = await readFile(ledgerPath);
+  let entries: readonly LedgerEntry[] | undefined = options.entries !== undefined && holdsEntries(ledgerBytes, options.entries) ? options.entries : undefined;
+  if (entries === undefined) {
+    const read: LedgerEntry[] = [];
+    for await (const e of readLedgerEntries(ledgerPath)) read.push(e);
+    entries = read;
+  }
 
   const files = new Map<string, Buffer>();
   const json = (path: string, value: unknown): void => void files.set(path, Buffer.from(`${JSON.stringify(value, null, 2)}\n`));
@@ -121,17 +137,35 @@ async function writeBundleFiles(dir: string, target: string, runDir: string, led
   };
   /** Bundle path -> the run blob it is a copy of (when that blob's bytes are its name). */
   const sources = new Map<string, string>();
+  /** Bundle paths of known blobs not read: their bytes are read only if the link cannot be made. */
+  const unread = new Set<string>();
   const putBlob = (path: string, ref: string): void => {
+    const hex = hexOf(ref);
+    if (!blobCache.has(hex) && !linkable.has(hex) && mayLink && options.knownBlobs?.has(hex) === true) {
+      const identity = regularFileIdentity(join(runDir, 'blobs', hex));
+      if (identity) linkable.set(hex, identity);
+    }
+    if (linkable.has(hex) && !blobCache.has(hex)) {
+      files.set(path, EMPTY);
+      unread.add(path);
+      sources.set(path, hex);
+      return;
+    }
     const content = readBlob(ref);
     if (!content) return;
     files.set(path, content);
-    const hex = hexOf(ref);
     if (linkable.has(hex)) sources.set(path, hex);
   };
   const blobsInto = (prefix: string, list: readonly LedgerEntry[]): void => {
     const refs = new Set<string>();
     for (const e of list) collectBlobRefs(e.data, refs);
     for (const ref of [...refs].sort()) putBlob(`${prefix}/blobs/${hexOf(ref)}`, ref);
+  };
+  /** A known blob's bytes after all (its link failed): listed under its name, so they must still be those. */
+  const knownContent = (hex: string): Buffer => {
+    const content = readBlob(`sha256:${hex}`);
+    if (content === null || sha256Hex(content) !== hex) throw new AciaError('LEDGER_IO', `blob ${hex} changed while the bundle was written`);
+    return content;
   };
   const ofType = (...types: string[]): LedgerEntry[] => entries.filter((e) => types.includes(e.type));
 
@@ -182,7 +216,7 @@ async function writeBundleFiles(dir: string, target: string, runDir: string, led
 
   // memory-ledger/acia/ is ACIA's ledger laid out as a run directory, so verifyRun checks it as it checks a
   // live run and replay runs from it; memory-ledger/ledger.jsonl is the same ledger in the spec's schema.
-  files.set(`${NATIVE}/${LEDGER_FILE}`, await readFile(ledgerPath));
+  files.set(`${NATIVE}/${LEDGER_FILE}`, ledgerBytes);
   const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : readRegularFile(repoRoot, join(runDir, MANIFEST_FILE));
   if (runManifest) files.set(`${NATIVE}/${MANIFEST_FILE}`, runManifest);
   blobsInto(NATIVE, entries);
@@ -203,7 +237,7 @@ async function writeBundleFiles(dir: string, target: string, runDir: string, led
       mkdirSync(parent, { recursive: true });
       made.add(parent);
     }
-    if (source === undefined || !tryLink(join(runDir, 'blobs', source), join(dir, path), linkable.get(source)!)) writeFileSync(join(dir, path), content);
+    if (source === undefined || !tryLink(join(runDir, 'blobs', source), join(dir, path), linkable.get(source)!)) writeFileSync(join(dir, path), unread.has(path) ? knownContent(source!) : content);
   }
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   await checkOutDir(target);
@@ -270,6 +304,17 @@ async function checkOutDir(dir: string): Promise<void> {
 }
 
 const NATIVE = 'memory-ledger/acia';
+const EMPTY = Buffer.alloc(0);
+
+/** A regular file's identity, not following a link; null for anything else or nothing. */
+function regularFileIdentity(path: string): { dev: number; ino: number } | null {
+  try {
+    const st = lstatSync(path);
+    return st.isFile() ? { dev: st.dev, ino: st.ino } : null;
+  } catch {
+    return null;
+  }
+}
 const SPEC_MANIFEST = 'manifest.yaml';
 
 /**

@@ -145,6 +145,10 @@ class FileRunLedger extends SealedChain implements RunLedger {
     return this.blobs.get(ref);
   }
 
+  blobsWritten(): ReadonlySet<string> {
+    return this.blobs.written();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -1,6 +1,6 @@
 // Streaming access to a ledger file: raw lines with byte offsets (for open-time recovery and verify),
 // typed entries (for every reader), and `fold` to rebuild state from entries.
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, readFileSync } from 'node:fs';
 import { AciaError, errorMessage } from '../errors.js';
 import { openRegularForRead } from '../contain/no-follow.js';
 import { parseLedgerValue, type LedgerEntry } from './entry.js';
@@ -61,6 +61,50 @@ export async function* readLedgerEntries(path: string): AsyncGenerator<LedgerEnt
     if (!line.terminated) throw new AciaError('LEDGER_CORRUPT', `${path}:${line.lineNo}: torn last line (no newline)`);
     yield parseLedgerLine(line.text, `${path}:${line.lineNo}`);
   }
+}
+
+/**
+ * Every entry of the ledger file, as readLedgerEntries gives them; `known` (a live ledger's own list, say
+ * the run that just ended) is returned instead when the file holds exactly those entries (see
+ * holdsEntries). The bundle and the wiki each parsed the whole ledger again at a run's end: O(entries)
+ * of work its writer had done entry by entry.
+ */
+export async function ledgerEntriesOf(path: string, known?: readonly LedgerEntry[]): Promise<readonly LedgerEntry[]> {
+  if (known !== undefined) {
+    const fd = openRegularForRead(path);
+    if (fd === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT', path });
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (holdsEntries(bytes, known)) return known;
+  }
+  const entries: LedgerEntry[] = [];
+  for await (const e of readLedgerEntries(path)) entries.push(e);
+  return entries;
+}
+
+/**
+ * Whether a ledger file's bytes are the lines of `entries`: as many lines, each terminated, and the last
+ * one the last entry's seq and hash. The hash of an entry covers its content and the previous entry's
+ * hash, so an intact file with the same head holds the same entries; a file altered since fails verify.
+ */
+export function holdsEntries(bytes: Buffer, entries: readonly LedgerEntry[]): boolean {
+  const last = entries.at(-1);
+  if (last === undefined) return bytes.length === 0;
+  if (bytes.at(-1) !== NEWLINE) return false;
+  let lines = 0;
+  for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) lines += 1;
+  if (lines !== entries.length) return false;
+  let head: unknown;
+  try {
+    head = JSON.parse(bytes.toString('utf8', bytes.lastIndexOf(NEWLINE, bytes.length - 2) + 1, bytes.length - 1));
+  } catch {
+    return false;
+  }
+  return typeof head === 'object' && head !== null && 'seq' in head && head.seq === last.seq && 'hash' in head && head.hash === last.hash;
 }
 
 /** One line as a typed entry: JSON, the envelope, then the payload; LEDGER_CORRUPT naming `where` if any fails. */

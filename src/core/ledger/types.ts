@@ -31,6 +31,12 @@ export interface RunLedger {
   /** Stores content write-once under its sha256; returns `sha256:<hex>`. */
   putBlob(content: string | Uint8Array): Promise<string>;
   getBlob(ref: string): Promise<Buffer>;
+  /**
+   * The blobs (sha256 hex) this ledger wrote or found whole since it was opened: their bytes hashed to
+   * their names when they were put. The run's bundle links them without reading and hashing them again.
+   * Absent where blobs live elsewhere (PostgreSQL).
+   */
+  blobsWritten?(): ReadonlySet<string>;
   /** Reads entries other writers appended (a fleet run's task workers); absent for single-writer ledgers. */
   refresh?(): Promise<void>;
   close(): Promise<void>;

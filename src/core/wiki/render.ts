@@ -5,7 +5,7 @@ import { readRegularFile, writeRegularFile } from '../contain/no-follow.js';
 import type { LedgerEntry } from '../ledger/entry.js';
 import { errorMessage } from '../errors.js';
 import type { RunManifest } from '../ledger/events.js';
-import { readLedgerEntries } from '../ledger/line-reader.js';
+import { ledgerEntriesOf } from '../ledger/line-reader.js';
 import { listRunIds, readManifest, runDirOf } from '../ledger/manifest.js';
 import { ensureMemoryPages, readMemory, wikiDir } from './memory.js';
 import { DECISION_TYPES, decisionFile, decisionPage, escalationPage, indexPage, runPage } from './pages.js';
@@ -48,7 +48,13 @@ export interface RenderResult {
   skipped: Array<{ runId: string; reason: string }>;
 }
 
-export async function renderWiki(repoRoot: string): Promise<RenderResult> {
+/** A run's entries as its live ledger holds them (the run that just ended), spared a second parse. */
+export interface LiveRun {
+  runId: string;
+  entries: readonly LedgerEntry[];
+}
+
+export async function renderWiki(repoRoot: string, live: LiveRun | null = null): Promise<RenderResult> {
   const dir = wikiDir(repoRoot);
   await ensureMemoryPages(repoRoot);
   const runs: RunInput[] = [];
@@ -56,8 +62,7 @@ export async function renderWiki(repoRoot: string): Promise<RenderResult> {
   for (const runId of await listRunIds(repoRoot)) {
     const runDir = runDirOf(repoRoot, runId);
     try {
-      const entries: LedgerEntry[] = [];
-      for await (const e of readLedgerEntries(join(runDir, 'ledger.jsonl'))) entries.push(e);
+      const entries = await ledgerEntriesOf(join(runDir, 'ledger.jsonl'), live?.runId === runId ? live.entries : undefined);
       runs.push({ runId, entries, manifest: await readManifest(runDir) });
     } catch (e) {
       skipped.push({ runId, reason: errorMessage(e) });

@@ -5,6 +5,10 @@
 //   root, which it is only inside bubblewrap. Its nonessential traffic (telemetry, error reports, update
 //   checks) is turned off: in the sandbox it could reach nothing but the proxy anyway, without the sandbox
 //   it would leave the machine, and setting it up costs each session's CLI about 0.2 s of CPU at start.
+//   So is its "fast mode" (a premium-priced output speed): at every start the CLI asks api.anthropic.com
+//   whether the account has it, whatever ANTHROPIC_BASE_URL says (a DNS lookup and a TLS set-up, about
+//   0.1 s of CPU, and a request that leaves the machine without the sandbox), and the metering proxy drops
+//   its beta anyway (proxy-anthropic.ts).
 // - Codex (codex-acp): a model provider in $CODEX_HOME/config.toml. Its built-in "openai" provider wants a
 //   login (`authenticate`, which writes auth.json) before any session; a provider of our own with
 //   `env_key` does not, and names the variable its Bearer key is read from.
@@ -37,7 +41,7 @@ export function wireAgent(api: AgentApi, o: WiringOptions): AgentWiring {
     case 'anthropic':
       return {
         env: { ANTHROPIC_BASE_URL: o.proxyUrl, ANTHROPIC_API_KEY: o.token },
-        switches: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1', DISABLE_AUTOUPDATER: '1', ...(o.sandboxed ? { IS_SANDBOX: '1' } : {}) },
+        switches: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_FAST_MODE: '1', ...(o.sandboxed ? { IS_SANDBOX: '1' } : {}) },
         home: {},
       };
     case 'openai':

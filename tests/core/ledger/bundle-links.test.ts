@@ -65,6 +65,25 @@ describe('bundle blobs', () => {
     expect((await verifyBundle(out)).ok).toBe(true);
   });
 
+  it('blobs the writing process knows whole are linked unread; the bundle is the same, and a planted link is still refused', async () => {
+    const { repo, runId, blobs } = await sample();
+    const names = readdirSync(blobs).sort();
+    const plain = JSON.parse(readFileSync(join((await buildBundle(repo, runId)).dir, 'manifest.json'), 'utf8')) as { files: Record<string, string> };
+    const { dir } = await buildBundle(repo, runId, undefined, { knownBlobs: new Set(names) });
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, string> };
+    expect(manifest.files).toEqual(plain.files);
+    for (const hex of readdirSync(join(dir, 'memory-ledger', 'acia', 'blobs'))) expect(statSync(join(dir, 'memory-ledger', 'acia', 'blobs', hex)).ino).toBe(statSync(join(blobs, hex)).ino);
+    expect((await verifyBundle(dir)).ok).toBe(true);
+    // Known or not, a blob that is now a symbolic link is neither followed nor linked.
+    const secret = join(tempDir('bundle-secret-'), 'secret');
+    writeFileSync(secret, 'outside the run');
+    rmSync(join(blobs, names[0]!));
+    symlinkSync(secret, join(blobs, names[0]!));
+    const again = await buildBundle(repo, runId, undefined, { knownBlobs: new Set(names) });
+    expect(readdirSync(join(again.dir, 'memory-ledger', 'acia', 'blobs'))).not.toContain(names[0]);
+    expect((await verifyBundle(again.dir)).ok).toBe(false);
+  });
+
   it('a FIFO planted where a blob belongs is skipped, not waited on', async () => {
     const { repo, runId, blobs } = await sample();
     const hex = readdirSync(blobs)[0]!;

@@ -7,7 +7,7 @@ import { GENESIS_HASH } from '../../../src/core/acm/contracts.js';
 import { openRunLedger } from '../../../src/core/ledger/file-ledger.js';
 import { entryHash } from '../../../src/core/ledger/hash.js';
 import type { LedgerFs } from '../../../src/core/ledger/ledger-fs.js';
-import { fold, readLedgerEntries } from '../../../src/core/ledger/line-reader.js';
+import { fold, holdsEntries, ledgerEntriesOf, readLedgerEntries } from '../../../src/core/ledger/line-reader.js';
 import { fixedClock, tempDir } from '../../helpers/sample-run.js';
 
 const goalAmended = (delta: string) => ({ actor: 'human', type: 'GOAL_AMENDED' as const, data: { by: 'human', delta } });
@@ -297,3 +297,33 @@ describe('openRunLedger', () => {
   });
 });
 
+
+describe('ledgerEntriesOf (a live ledger\'s entries, spared a second parse)', () => {
+  it('takes the live list only when the file holds exactly it; any other file is read and parsed', async () => {
+    const dir = join(tempDir(), 'r-live');
+    const ledger = await openRunLedger(dir, 'r-live', { clock: fixedClock(), create: true });
+    await ledger.append(goalAmended('one'));
+    await ledger.append(goalAmended('two'));
+    const live = ledger.entries();
+    const path = join(dir, 'ledger.jsonl');
+    const bytes = readFileSync(path);
+    expect(holdsEntries(bytes, live)).toBe(true);
+    expect(await ledgerEntriesOf(path, live)).toBe(live);
+    // One entry more on either side, a torn tail, another head: the file is what is read.
+    expect(holdsEntries(bytes, live.slice(0, 1))).toBe(false);
+    expect(holdsEntries(bytes.subarray(0, bytes.length - 1), live)).toBe(false);
+    expect(holdsEntries(bytes, [live[0]!, { ...live[1]!, hash: live[0]!.hash }])).toBe(false);
+    expect(holdsEntries(Buffer.alloc(0), [])).toBe(true);
+    await ledger.append(goalAmended('three'));
+    await ledger.close();
+    const reread = await ledgerEntriesOf(path, live.slice(0, 2));
+    expect(reread).not.toBe(live);
+    expect(reread.map((e) => e.seq)).toEqual([0, 1, 2]);
+    // An entry altered under the same head: the live list (what was written) is what the caller gets;
+    // the file's chain no longer holds, which verify reports (and a bundle copying it fails verify).
+    const full = ledger.entries();
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"delta":"one"', '"delta":"uno"'));
+    expect(await ledgerEntriesOf(path, full)).toBe(full);
+    expect((await ledgerEntriesOf(path)).map((e) => (e.type === 'GOAL_AMENDED' ? e.data.delta : ''))).toEqual(['uno', 'two', 'three']);
+  });
+});
