@@ -18,6 +18,8 @@ export interface FleetWorkspaceOptions {
   withRunLock: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Where the run's branches stood on the remote when this worker fetched them ('' = absent). */
   remoteRefs: Map<string, string>;
+  /** Settles when the fetch that fills `remoteRefs` is done: the run is opened only then. */
+  fetched?: Promise<void>;
   /** Set while the job's clone is as checkoutJob made it: cleared by the first open of the run. */
   fresh?: { open: boolean };
   /** The clone was kept from an earlier task job of the run: its run worktree is there, clean at `runHead`. */
@@ -88,9 +90,10 @@ export class FleetWorkspace extends Workspace {
   }
 
   override async openRun(base: string, create: boolean): Promise<void> {
-    const remoteHead = this.o.remoteRefs.get(this.runBranch);
     const fresh = this.o.fresh?.open === true;
     if (this.o.fresh) this.o.fresh.open = false;
+    await this.o.fetched;
+    const remoteHead = this.o.remoteRefs.get(this.runBranch);
     const kept = this.o.kept;
     if (!create && (fresh || kept) && remoteHead) {
       // Real directories all the way, as for any run: a link there would put the worktrees elsewhere.

@@ -1,9 +1,11 @@
 // The team's dependencies for a fleet job (a whole run, or one task of it): the user's settings from
 // submit time, the run's ledger in PostgreSQL behind this worker's fence, and a workspace that pushes
 // to the remote under the same fence.
+import { realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { runDirOf } from '../core/contain/acia-state.js';
 import { isRunId } from '../core/contain/run-id.js';
 import { AciaError } from '../core/errors.js';
 import { buildBundle } from '../core/ledger/bundle.js';
@@ -15,6 +17,7 @@ import { foldRun } from '../core/run/reducer.js';
 import { recordedSettings } from '../core/run/settings.js';
 import { exportRun } from './export.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
+import type { RunLedger } from '../core/ledger/types.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
 import { createDeps, type FleetParts, type FleetPublish } from '../app/create-deps.js';
 import { noHuman, type FleetDeps, type TeamDeps } from '../team/deps.js';
@@ -62,6 +65,8 @@ export async function jobDeps(
     metrics?: WorkerMetrics;
   },
 ): Promise<TeamDeps> {
+  // A task job's session opens the run's ledger first thing: it is read now, beside the settings.
+  const early = o.fence.task ? earlyLedger(fleet, o) : null;
   // The submitter's settings as far as this worker's policy lets them go (never the sandbox off, unless
   // allowed), over the settings the run recorded when another worker started it (a takeover, a task job).
   const recorded = await recordedSettingsIn(fleet, o.runId);
@@ -84,12 +89,16 @@ export async function jobDeps(
     // `acia cancel --db` reaches a fleet run through its row, not a file in this worker's clone.
     cancelWatch: o.cancels ? o.cancels.watcher : neverCancelled,
     mailbox: () => new LiveMailbox(messages, MESSAGE_POLL_MS),
-    openLedger: (d, runId, opts) => openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence }),
+    openLedger: (d, runId, opts) => {
+      const read = early?.take(d, runId, opts.create);
+      return read ?? openPgLedger(fleet.db, runId, { clock: systemClock, create: opts.create, dir: d, fence: o.fence });
+    },
     workspace: (repo, runId) => {
       made = new FleetWorkspace(git, repo, runId, {
         checkFence: () => checkFence(fleet.db, runId, o.fence, false),
         withRunLock: (fn) => withRunLock(fleet, runId, fn),
         remoteRefs: o.checkout.remoteRefs,
+        ...(o.checkout.fetched ? { fetched: o.checkout.fetched } : {}),
         fresh: o.checkout.fresh,
         ...(o.checkout.kept ? { kept: o.checkout.kept } : {}),
         pushedRunHead: {
@@ -116,6 +125,24 @@ export async function jobDeps(
         writeBundle: (_repo, runId) => writeFleetBundle(fleet, join(role.bundlesDir, runId), runId, o.env),
         ...local,
       });
+}
+
+/**
+ * The run's ledger, opened (read, chain checked, fence checked) before the session asks for it; `take` gives
+ * it once, to an open of the same run and directory that does not create the run, else null.
+ */
+function earlyLedger(fleet: Fleet, o: { runId: string; checkout: JobCheckout; fence: LedgerFence }): { take(dir: string, runId: string, create: boolean): Promise<RunLedger> | null } {
+  const dir = runDirOf(realpathSync(o.checkout.dir), o.runId);
+  let read: Promise<RunLedger> | null = openPgLedger(fleet.db, o.runId, { clock: systemClock, create: false, dir, fence: o.fence });
+  // Awaited by the session's open; a job that ends before it must not leave it unhandled.
+  read.catch(() => undefined);
+  return {
+    take: (d, runId, create) => {
+      const r = read;
+      read = null;
+      return r !== null && d === dir && runId === o.runId && !create ? r : null;
+    },
+  };
 }
 
 /** How often a session looks for its messages in the database (a local inbox is a directory read: 200 ms). */

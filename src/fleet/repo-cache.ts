@@ -26,6 +26,11 @@ export interface JobCheckout {
   dir: string;
   /** Where each of the run's branches stood on the remote when fetched ('' = absent): pushes lease on it. */
   remoteRefs: Map<string, string>;
+  /**
+   * Settles when the fetch that fills `remoteRefs` is done (rejects if it failed): a task job's fetch runs
+   * while the job reads its settings and ledger. Absent when the fetch was done before the checkout was given.
+   */
+  fetched?: Promise<void>;
   /** Whether the clone is still as made here (no worktree, no merge under way): the first open of the run trusts it. */
   fresh: { open: boolean };
   /**
@@ -110,6 +115,20 @@ export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { ke
   const behind = [...remoteRefs].filter(([branch, sha]) => local.get(branch) !== sha);
   if (behind.length > 0) await git.run(dir, ['update-ref', '--stdin'], { input: behind.map(([branch, sha]) => `update refs/heads/${branch} ${sha}\n`).join('') });
   return remoteRefs;
+}
+
+/**
+ * fetchRunRefs started now, its answer filling the returned `remoteRefs` once `fetched` settles. Nothing may
+ * read them, or move the run's refs, before then (FleetWorkspace waits for it before it opens the run).
+ */
+export function fetchBehind(git: Git, dir: string, runId: string, o: { kept?: boolean } = {}): { remoteRefs: Map<string, string>; fetched: Promise<void> } {
+  const remoteRefs = new Map<string, string>();
+  const fetched = fetchRunRefs(git, dir, runId, o).then((refs) => {
+    for (const [branch, sha] of refs) remoteRefs.set(branch, sha);
+  });
+  // Awaited by the run's open; a job that ends before it (fenced, say) must not leave it unhandled.
+  fetched.catch(() => undefined);
+  return { remoteRefs, fetched };
 }
 
 /** Detaches the clone's HEAD at `base`: a commit the mirror has (a task job's always is), else a branch of the remote. */

@@ -17,7 +17,7 @@ import { runWorktreesDir } from '../core/contain/acia-state.js';
 import { checkRealDir } from '../core/contain/no-follow.js';
 import { errorMessage } from '../core/errors.js';
 import type { Git } from '../team/git.js';
-import { cloneAt, detachAt, fetchRunRefs, mirrorWith, type JobCheckout } from './repo-cache.js';
+import { cloneAt, detachAt, fetchBehind, mirrorWith, type JobCheckout } from './repo-cache.js';
 import type { WorkerPolicy } from './worker-policy.js';
 
 /** An idle clone of a run older than this is removed (its run may be waiting on a human, or over). */
@@ -77,17 +77,16 @@ export class TaskClones {
     await rm(this.root, { recursive: true, force: true });
   }
 
-  /** A clone for one task job of `runId`, its run's branches fetched from the remote. */
+  /**
+   * A clone for one task job of `runId`. A kept clone or a spare is given at once, its fetch of the run's
+   * branches still under way (`checkout.fetched`: the workspace waits for it before it opens the run), so
+   * the job's database side and its reads of the base (settings, clone guard, ledger, context) overlap it.
+   */
   async take(job: { repoUrl: string; runId: string; base: string }): Promise<TakenClone> {
     const kept = this.takeKept(job);
     if (kept) {
-      try {
-        const remoteRefs = await fetchRunRefs(this.git, kept.dir, job.runId, { kept: true });
-        return this.lend({ ...kept, runId: job.runId }, { dir: kept.dir, remoteRefs, fresh: { open: false }, kept: { runHead: kept.runHead } });
-      } catch (e) {
-        this.discard(kept.dir);
-        throw e;
-      }
+      const { remoteRefs, fetched } = fetchBehind(this.git, kept.dir, job.runId, { kept: true });
+      return this.lend({ ...kept, runId: job.runId }, { dir: kept.dir, remoteRefs, fetched, fresh: { open: false }, kept: { runHead: kept.runHead } });
     }
     const spare = await this.takeSpare(job.repoUrl);
     const dir = spare?.dir ?? join(this.root, randomUUID());
@@ -96,13 +95,14 @@ export class TaskClones {
       if (spare === null) await cloneAt(this.git, { ...this.o, repoUrl: job.repoUrl, base: job.base, dir });
       // A spare made for another base: the mirror must hold this one before the checkout.
       else if (spare.base !== job.base) await mirrorWith(this.git, { ...this.o, repoUrl: job.repoUrl, base: job.base });
-      const remoteRefs = await fetchRunRefs(this.git, dir, job.runId);
+      // The base is checked out before the job reads it (the fetch sets only the run's own refs).
       if (spare?.base !== job.base) await detachAt(this.git, dir, job.base);
-      return this.lend(clone, { dir, remoteRefs, fresh: { open: true } });
     } catch (e) {
       this.discard(dir);
       throw e;
     }
+    const { remoteRefs, fetched } = fetchBehind(this.git, dir, job.runId);
+    return this.lend(clone, { dir, remoteRefs, fetched, fresh: { open: true } });
   }
 
   /** Removes every clone; later jobs get none kept. */
@@ -163,15 +163,23 @@ export class TaskClones {
       release: (ok) => {
         if (given) return;
         given = true;
-        // The run branch as this job left it on the remote is what its run worktree holds (a merge moves
-        // both; a conflict or no merge leaves both): checked below before the clone is kept.
-        const runHead = checkout.remoteRefs.get(`acia/${clone.runId ?? ''}`);
-        // The next job of a run this worker holds no clone of takes a spare: one is made now, off the job's path.
-        this.prepare(clone.repoUrl, clone.base);
-        if (!ok || this.closed || runHead === undefined || clone.runId === null) return this.discard(clone.dir);
-        this.spawn(this.putBack({ ...clone, runHead }, clone.runId));
+        // A job that ended before its fetch did (a fenced hand-out): the clone is judged once git is done there.
+        this.spawn(Promise.resolve(checkout.fetched).then(
+          () => this.settle(clone, checkout, ok),
+          () => this.settle(clone, checkout, false),
+        ));
       },
     };
+  }
+
+  private settle(clone: Clone, checkout: JobCheckout, ok: boolean): void {
+    // The run branch as this job left it on the remote is what its run worktree holds (a merge moves
+    // both; a conflict or no merge leaves both): checked below before the clone is kept.
+    const runHead = checkout.remoteRefs.get(`acia/${clone.runId ?? ''}`);
+    // The next job of a run this worker holds no clone of takes a spare: one is made now, off the job's path.
+    this.prepare(clone.repoUrl, clone.base);
+    if (!ok || this.closed || runHead === undefined || clone.runId === null) return this.discard(clone.dir);
+    this.spawn(this.putBack({ ...clone, runHead }, clone.runId));
   }
 
   /** After a job: its task worktrees go, and the clone is kept if its run worktree is clean at the run head. */

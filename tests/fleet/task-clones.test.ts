@@ -35,6 +35,7 @@ function workspace(checkout: JobCheckout, f: Fleetish, run = runId, checkFence: 
     checkFence,
     withRunLock: f.lock,
     remoteRefs: checkout.remoteRefs,
+    ...(checkout.fetched ? { fetched: checkout.fetched } : {}),
     fresh: checkout.fresh,
     ...(checkout.kept ? { kept: checkout.kept } : {}),
     pushedRunHead: {
@@ -100,6 +101,8 @@ describe("a worker's task-job clones", () => {
     const second = await clones.take({ repoUrl: url, runId, base });
     expect(second.checkout.dir).toBe(first.checkout.dir);
     expect(second.checkout.kept).toEqual({ runHead: m1.commit });
+    // The clone comes with its fetch under way: the refs are there once it has settled.
+    await second.checkout.fetched;
     expect(second.checkout.remoteRefs.get(`acia/${runId}`)).toBe(m2.commit);
     expect(second.checkout.remoteRefs.get(`acia-tasks/${runId}/t2`)).toMatch(/^[0-9a-f]{40}$/);
     const ws2 = workspace(second.checkout, f);
