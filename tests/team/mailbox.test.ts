@@ -232,6 +232,20 @@ describe("the run's inbox files", () => {
     expect(readdirSync(inbox)).toEqual([]);
   });
 
+  it('a message recorded twice (a lapsed fleet claim) is one message: delivered once, then never pending again', async () => {
+    const { ctx, state, of } = await runAt('t1-running');
+    const m = message('t1', 'steer', 'TWICE');
+    const data = { id: m.id, author: m.author, to: m.to, mode: m.mode, text: m.text };
+    await ctx.rec.record('human', 'MESSAGE_RECEIVED', data);
+    await ctx.rec.record('human', 'MESSAGE_RECEIVED', data);
+    expect(of('MESSAGE_RECEIVED')).toHaveLength(2);
+    expect(state.messages.map((x) => x.id)).toEqual([m.id]);
+    const inbox = new LiveMailbox(sent().source, 60_000).inboxFor(ctx, 't1', 't1', 'dev:t1');
+    expect(await inbox.take({ turn: 1, at: 'turn' })).toEqual([expect.stringContaining('TWICE')]);
+    expect(await inbox.take({ turn: 2, at: 'turn' })).toEqual([]);
+    expect(pendingMessages(state, 't1')).toEqual([]);
+  });
+
   it('a session that died between recording a message and removing it: its successor skips it and removes it', async () => {
     const { ctx, runDir, of } = await runAt('t1-running');
     const inbox = join(runDir, 'inbox');

@@ -176,6 +176,9 @@ export const REDUCERS: { readonly [K in LedgerEntryType]?: Reducer<K> } = {
     s.roles = d;
   },
   MESSAGE_RECEIVED: (s, d, e) => {
+    // One message, one record: a second record of an id (a fleet claim that lapsed while its holder was
+    // still recording) must not leave a copy pending that every later turn would be handed again.
+    if (s.messages.some((x) => x.id === d.id)) return;
     s.messages.push({ ...d, seq: e.seq, refused: d.refused ?? null, delivered: null });
   },
   MESSAGE_DELIVERED: (s, d) => {
