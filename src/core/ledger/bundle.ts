@@ -18,7 +18,7 @@ import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { errnoCode } from './ledger-fs.js';
-import { holdsEntries, readLedgerEntries } from './line-reader.js';
+import { ledgerEntriesOf } from './line-reader.js';
 import { MANIFEST_FILE, runDirOf } from './manifest.js';
 import type { VerifyProblem } from './verify.js';
 import { verifyRun } from './verify.js';
@@ -98,12 +98,7 @@ export async function buildBundle(repoRoot: string, runId: string, outDir?: stri
 
 async function writeBundleFiles(dir: string, target: string, runDir: string, ledgerPath: string, runId: string, repoRoot: string, mayLink: boolean, options: BundleOptions): Promise<number> {
   const ledgerBytes = await readFile(ledgerPath);
-  let entries: readonly LedgerEntry[] | undefined = options.entries !== undefined && holdsEntries(ledgerBytes, options.entries) ? options.entries : undefined;
-  if (entries === undefined) {
-    const read: LedgerEntry[] = [];
-    for await (const e of readLedgerEntries(ledgerPath)) read.push(e);
-    entries = read;
-  }
+  const entries = await ledgerEntriesOf(ledgerPath, options.entries, ledgerBytes);
 
   const files = new Map<string, Buffer>();
   const json = (path: string, value: unknown): void => void files.set(path, Buffer.from(`${JSON.stringify(value, null, 2)}\n`));

@@ -66,24 +66,26 @@ export async function* readLedgerEntries(path: string): AsyncGenerator<LedgerEnt
 /**
  * Every entry of the ledger file, as readLedgerEntries gives them; `known` (a live ledger's own list, say
  * the run that just ended) is returned instead when the file holds exactly those entries (see
- * holdsEntries). The bundle and the wiki each parsed the whole ledger again at a run's end: O(entries)
+ * holdsEntries; `fileBytes`, when the caller read the file already, are checked instead of reading it
+ * again). The bundle and the wiki each parsed the whole ledger again at a run's end: O(entries)
  * of work its writer had done entry by entry.
  */
-export async function ledgerEntriesOf(path: string, known?: readonly LedgerEntry[]): Promise<readonly LedgerEntry[]> {
-  if (known !== undefined) {
-    const fd = openRegularForRead(path);
-    if (fd === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT', path });
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (holdsEntries(bytes, known)) return known;
-  }
+export async function ledgerEntriesOf(path: string, known?: readonly LedgerEntry[], fileBytes?: Buffer): Promise<readonly LedgerEntry[]> {
+  if (known !== undefined && holdsEntries(fileBytes ?? readLedgerBytes(path), known)) return known;
   const entries: LedgerEntry[] = [];
   for await (const e of readLedgerEntries(path)) entries.push(e);
   return entries;
+}
+
+/** The ledger file's bytes, never through a link. */
+function readLedgerBytes(path: string): Buffer {
+  const fd = openRegularForRead(path);
+  if (fd === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT', path });
+  try {
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
