@@ -20,6 +20,12 @@ export interface FleetWorkspaceOptions {
   remoteRefs: Map<string, string>;
   /** Settles when the fetch that fills `remoteRefs` is done: the run is opened only then. */
   fetched?: Promise<void>;
+  /**
+   * A task job's workspace: opening the run in a clone made or kept for it returns once the run head is
+   * known, the run worktree's checkout still under way (the task worktree is made beside it); merges,
+   * resets and the close wait for it.
+   */
+  runWorktreeBehind?: boolean;
   /** Set while the job's clone is as checkoutJob made it: cleared by the first open of the run. */
   fresh?: { open: boolean };
   /** The clone was kept from an earlier task job of the run: its run worktree is there, clean at `runHead`. */
@@ -35,6 +41,9 @@ export interface FleetWorkspaceOptions {
 class MovedOnRemote extends Error {}
 
 export class FleetWorkspace extends Workspace {
+  /** The run worktree's checkout or reset, when openRun left it running (runWorktreeBehind). */
+  private runReady: Promise<void> = Promise.resolve();
+
   constructor(
     private readonly g: Git,
     repo: string,
@@ -57,7 +66,9 @@ export class FleetWorkspace extends Workspace {
     return r;
   }
 
-  override merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
+  override async merge(taskId: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
+    // Outside the run lock: no other worker's merge waits on this worktree's checkout.
+    await this.runReady;
     return this.o.withRunLock(async () => {
       // When the last push of the run branch (recorded beside the lock) left it where this clone already
       // has it, fetching it again would change nothing. If the record was behind, the push below is refused
@@ -83,6 +94,7 @@ export class FleetWorkspace extends Workspace {
   }
 
   override async resetRun(commit: string): Promise<void> {
+    await this.runReady;
     await this.o.withRunLock(async () => {
       await super.resetRun(commit);
       await this.push(this.runBranch);
@@ -98,18 +110,21 @@ export class FleetWorkspace extends Workspace {
     if (!create && (fresh || kept) && remoteHead) {
       // Real directories all the way, as for any run: a link there would put the worktrees elsewhere.
       ensureRealDir(this.repo, this.root());
-      if (kept) {
-        // A task job in a clone this worker kept from the run's earlier task job: the run worktree is there,
-        // clean at the head that job left (checked when the clone was put back); the fetch just moved the
-        // run branch, so the worktree follows it, unless nothing was merged since.
-        if (kept.runHead !== remoteHead) await super.resetRun(remoteHead);
-      } else {
-        // A resumed run (or a task job) in the clone checkoutJob just made: nothing there can be stale (no
-        // worktree to prune, no merge half done), and its fetch set the run branch where the remote has it.
-        // Adding its worktree is all it takes: no prune, no reset, nothing to push.
-        await this.g.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch]);
-      }
+      // A task job in a clone this worker kept from the run's earlier task job: the run worktree is there,
+      // clean at the head that job left (checked when the clone was put back); the fetch just moved the
+      // run branch, so the worktree follows it, unless nothing was merged since.
+      // A resumed run (or a task job) in a fresh clone: nothing there can be stale (no worktree to prune, no
+      // merge half done), and its fetch set the run branch where the remote has it. Adding its worktree is
+      // all it takes: no prune, no reset, nothing to push.
+      const ready = kept
+        ? kept.runHead === remoteHead
+          ? Promise.resolve()
+          : this.g.resetHard(this.runWorktree, remoteHead)
+        : this.g.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch]).then(() => undefined);
       this.knowRunHead(remoteHead);
+      this.runReady = ready;
+      if (this.o.runWorktreeBehind) ready.catch(() => undefined);
+      else await ready;
       return;
     }
     await super.openRun(base, create);
@@ -118,8 +133,25 @@ export class FleetWorkspace extends Workspace {
   }
 
   /** The orchestrator, after a task ran elsewhere: the run worktree at the run branch the remote has. */
-  syncRunBranch(): Promise<void> {
+  async syncRunBranch(): Promise<void> {
+    await this.runReady;
     return this.o.withRunLock(() => this.pullRunBranch());
+  }
+
+  /** Resolves once the run worktree is checked out (a task job's open returns before: runWorktreeBehind). */
+  override runWorktreeReady(): Promise<void> {
+    return this.runReady;
+  }
+
+  override async changedSinceBase(base: string): Promise<string[]> {
+    await this.runReady;
+    return super.changedSinceBase(base);
+  }
+
+  override async close(): Promise<void> {
+    // Its checkout must have ended before the worktrees go, however it went.
+    await this.runReady.catch(() => undefined);
+    return super.close();
   }
 
   /** Brings the run worktree to the run branch as the remote has it (other workers' merges); under the run lock. */

@@ -99,6 +99,8 @@ export async function jobDeps(
         withRunLock: (fn) => withRunLock(fleet, runId, fn),
         remoteRefs: o.checkout.remoteRefs,
         ...(o.checkout.fetched ? { fetched: o.checkout.fetched } : {}),
+        // A task job makes its task worktree while the run worktree checks out; it is needed only to merge.
+        runWorktreeBehind: o.role.kind === 'task',
         fresh: o.checkout.fresh,
         ...(o.checkout.kept ? { kept: o.checkout.kept } : {}),
         pushedRunHead: {

@@ -14,6 +14,7 @@ import type { TaskOutcome } from './task-common.js';
 import { runDevTask } from './task-dev.js';
 import { makeContext } from './team.js';
 import { loadRunRoles } from './roles.js';
+import { lazy } from './lazy.js';
 
 export interface RemoteTaskOptions {
   /** A clone of the run's repository with its run and task branches, this job's alone while it runs: the caller removes (or keeps) it. */
@@ -41,6 +42,7 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
   const ledger = open.value;
   const state = foldRun(ledger.entries());
   const ctx = makeContext(deps, repo, o.runId, runDir, ledger, state);
+  let ahead: Promise<void> = Promise.resolve();
   try {
     const started = state.started;
     const task = state.tasks.get(o.taskId);
@@ -52,14 +54,22 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     // workspace's one `cat-file --batch`): neither needs the other.
     const opening = ctx.workspace.openRun(started.baseCommit, false);
     opening.catch(() => undefined);
+    // And the task's worktree, as soon as the run head is known (the attempt takes it): its checkout need
+    // not wait for the context either.
+    const checkpoint = task.lastCheckpoint;
+    ahead = opening.then(() => ctx.workspace.prepareAhead?.(o.taskId, checkpoint)).catch(() => undefined);
     const reader = localRepoReader(git)(repo, started.baseCommit, ctx.workspace);
     ctx.testCommand ??= await detectTestCommandInGit(reader);
     // Reads back the recorded packet's facts and test command; records nothing once planned.
     await ensureContext(ctx, reader, started.goal);
     // The roles the orchestrator recorded (read back, nothing recorded): the task runs as its role, with its model.
     await loadRunRoles(ctx);
+    // Once the run head is known: the run worktree may still be checking out (a fleet task job's), beside
+    // the task worktree; MCP servers, which serve it, and the workspace's merge wait for it.
     await opening;
-    await deps.tools.mcp.open(ctx.workspace.runWorktree);
+    const worktreeReady = ctx.workspace.runWorktreeReady?.() ?? Promise.resolve();
+    ctx.workspaceReady = lazy(() => worktreeReady);
+    await deps.tools.mcp.open(ctx.workspace.runWorktree, { worktreeReady });
     // Messages to this task (`acia say --db`) are taken here, where its agent runs: an interrupt stops its call.
     await ctx.mailbox.start(ctx);
     return await runDevTask(ctx, o.taskId);
@@ -67,6 +77,9 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     ctx.mailbox.stop();
     ctx.cancel.stop();
     await deps.tools.mcp.close();
+    // Nothing of the job's git may still run in the clone once it is given back.
+    await ctx.workspace.runWorktreeReady?.().catch(() => undefined);
+    await ahead;
     await ledger.close();
   }
 }

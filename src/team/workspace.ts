@@ -22,8 +22,18 @@ export interface RunWorkspace {
   readonly runBranch: string;
   readonly runWorktree: string;
   openRun(base: string, create: boolean): Promise<void>;
+  /**
+   * Resolves once the run worktree is checked out. A workspace may return from openRun before (a fleet task
+   * job's: its run head is known, task worktrees can be made); it then waits for it itself before a merge.
+   */
+  runWorktreeReady?(): Promise<void>;
   runHead(): Promise<string>;
   prepareTask(taskId: string, checkpoint: string | null): Promise<TaskWorktree>;
+  /**
+   * Starts the task's worktree before the attempt asks for it (a fleet task job, while the run's context is
+   * read back): the attempt's prepareTask with the same checkpoint takes it; settles when it is made.
+   */
+  prepareAhead?(taskId: string, checkpoint: string | null): Promise<void>;
   /** Commits the attempt; null commit when nothing changed. */
   checkpoint(taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }>;
   /** On a conflict, `hunks` holds the conflicted files' hunks as git left them. */
@@ -54,6 +64,8 @@ export class Workspace implements RunWorkspace {
   private readonly adding = new Set<Promise<unknown>>();
   /** Each task worktree's git dir, read when ACIA created it, checked before ACIA runs git there again. */
   private readonly gitDirs = new Map<string, string>();
+  /** Task worktrees prepareAhead started, each taken by the next prepareTask of its task. */
+  private readonly ahead = new Map<string, { checkpoint: string | null; made: Promise<TaskWorktree> }>();
   /** The run worktree's HEAD as ACIA last moved it (merge, reset); null when it must be asked. */
   private head: string | null = null;
   /** Per worktree: untracked paths the setup command made, which checkpoints do not commit. */
@@ -116,6 +128,11 @@ export class Workspace implements RunWorkspace {
     await this.git.run(this.runWorktree, ['reset', '-q', '--hard', this.runBranch]);
   }
 
+  /** openRun here returns with the run worktree checked out. */
+  runWorktreeReady(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** A subclass that brought the run worktree to `head` itself (a fleet clone it prepared): no need to ask git. */
   protected knowRunHead(head: string): void {
     this.head = head;
@@ -132,6 +149,14 @@ export class Workspace implements RunWorkspace {
    * recorded checkpoint so an interrupted attempt restarts from known state.
    */
   async prepareTask(taskId: string, checkpoint: string | null): Promise<TaskWorktree> {
+    const early = this.ahead.get(taskId);
+    if (early !== undefined) {
+      this.ahead.delete(taskId);
+      // Made from the same checkpoint, or the same run head (only a merge moves it, and none ran since).
+      const wt = await early.made.catch(() => null);
+      if (wt !== null && early.checkpoint === checkpoint) return wt;
+      // Otherwise (it failed, or another checkpoint is asked for) made again below, the old one replaced.
+    }
     const path = join(this.root(), taskId);
     const branch = this.taskBranch(taskId);
     const base = checkpoint ?? (await this.runHead());
@@ -158,6 +183,15 @@ export class Workspace implements RunWorkspace {
     // The checkout's installed dependencies, as the sandbox (or the host) shows them (core/sandbox/deps.ts).
     this.layDependencies(path);
     return { path, branch, baseCommit: base };
+  }
+
+  prepareAhead(taskId: string, checkpoint: string | null): Promise<void> {
+    const made = this.prepareTask(taskId, checkpoint);
+    this.ahead.set(taskId, { checkpoint, made });
+    return made.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   async checkpoint(_taskId: string, wt: TaskWorktree, message: string): Promise<{ commit: string | null; files: string[] }> {

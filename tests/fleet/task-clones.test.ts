@@ -30,12 +30,13 @@ interface Fleetish {
   pushed: { head: string | null };
 }
 
-function workspace(checkout: JobCheckout, f: Fleetish, run = runId, checkFence: () => Promise<void> = () => Promise.resolve()): FleetWorkspace {
+function workspace(checkout: JobCheckout, f: Fleetish, run = runId, checkFence: () => Promise<void> = () => Promise.resolve(), o: { behind?: boolean } = {}): FleetWorkspace {
   return new FleetWorkspace(git, checkout.dir, run, {
     checkFence,
     withRunLock: f.lock,
     remoteRefs: checkout.remoteRefs,
     ...(checkout.fetched ? { fetched: checkout.fetched } : {}),
+    ...(o.behind ? { runWorktreeBehind: true } : {}),
     fresh: checkout.fresh,
     ...(checkout.kept ? { kept: checkout.kept } : {}),
     pushedRunHead: {
@@ -105,13 +106,23 @@ describe("a worker's task-job clones", () => {
     await second.checkout.fetched;
     expect(second.checkout.remoteRefs.get(`acia/${runId}`)).toBe(m2.commit);
     expect(second.checkout.remoteRefs.get(`acia-tasks/${runId}/t2`)).toMatch(/^[0-9a-f]{40}$/);
-    const ws2 = workspace(second.checkout, f);
+    // As a task job opens it: the run head is known at once, the run worktree follows it in the background.
+    const ws2 = workspace(second.checkout, f, runId, undefined, { behind: true });
     await ws2.openRun(base, false);
     expect(await ws2.runHead()).toBe(m2.commit);
+    // The task's worktree made ahead is the one its attempt gets (not made again: what was left there stays).
+    await ws2.prepareAhead('t3', null);
+    fs.writeFileSync(path.join(ws2.root(), 't3', 'left.txt'), 'made ahead\n');
+    const wt3 = await ws2.prepareTask('t3', null);
+    expect(wt3.baseCommit).toBe(m2.commit);
+    expect(fs.readFileSync(path.join(wt3.path, 'left.txt'), 'utf8')).toBe('made ahead\n');
+    fs.rmSync(path.join(wt3.path, 'left.txt'));
+    await ws2.runWorktreeReady();
     expect(fs.readFileSync(path.join(ws2.runWorktree, 'two.txt'), 'utf8')).toBe('t2\n');
     // The last job's task worktree went when the clone was put back.
     expect(fs.existsSync(path.join(ws2.root(), 't1'))).toBe(false);
-    await addFile(ws2, 't3', 'three.txt');
+    fs.writeFileSync(path.join(wt3.path, 'three.txt'), 't3\n');
+    await ws2.checkpoint('t3', wt3, 'acia(t3)');
     const m3 = await ws2.merge('t3');
     expect(sh(url, 'ls-tree', '--name-only', `acia/${runId}`).split('\n').sort()).toEqual(['README.md', 'one.txt', 'three.txt', 'two.txt']);
     expect(sh(url, 'merge-base', '--is-ancestor', m2.commit!, m3.commit!)).toBe('');
