@@ -6,7 +6,9 @@
 // and goes on. A task whose worker stops answering is handed to another: its token moves on (the lost
 // worker's late writes are refused) and the attempt restarts from its last pushed checkpoint.
 import { randomUUID } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
 import { systemClock } from '../core/acm/ids.js';
+import { guardAciaState } from '../core/contain/clone-guard.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
 import { checkFence, takeLease } from '../core/ledger/pg-lease.js';
 import { dbOutageToleranceMs, retryTransient } from '../core/ledger/pg-retry.js';
@@ -192,6 +194,10 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     );
     // Awaited below; a failure meanwhile must not count as unhandled.
     depsReady.catch(() => undefined);
+    // The clone guard (a repository anyone may have pushed to) as soon as the clone is there, beside the
+    // database side and the deps: the session waits for it before it reads anything of the run.
+    const guarded = ready.then(async (clone) => guardAciaState(await realpath(clone.checkout.dir)));
+    guarded.catch(() => undefined);
     try {
       await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
       await checkFence(fleet.db, job.runId, fence, false);
@@ -201,7 +207,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     }
     const deps = await depsReady;
     const clone = await ready;
-    const outcome = await runTaskHere(deps, { dir: clone.checkout.dir, dirIsTop: true, runId: job.runId, taskId: job.taskId });
+    const outcome = await runTaskHere(deps, { dir: clone.checkout.dir, dirIsTop: true, runId: job.runId, taskId: job.taskId, guarded });
     w.log(`${job.runId}: task ${job.taskId}: ${outcome.kind}`);
     // A clone an unsandboxed command could reach (its .git, hooks, config) is never trusted for another job.
     ok = deps.config.sandbox !== 'off';

@@ -23,6 +23,8 @@ export interface RemoteTaskOptions {
   dirIsTop?: boolean;
   runId: string;
   taskId: string;
+  /** The clone guard (guardAciaState) on `dir`, started by the caller as soon as it had the clone; run here when absent. */
+  guarded?: Promise<void>;
 }
 
 export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise<TaskOutcome> {
@@ -31,7 +33,7 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
   const runDir = ensureRunDir(repo, o.runId);
   // The clone is of a repository anyone may have pushed to: the same checks as a resumed run, done while
   // the ledger is read from its store (nothing is written before both are done).
-  const guarded = guardAciaState(repo);
+  const guarded = o.guarded ?? guardAciaState(repo);
   const opened = deps.store.openLedger(runDir, o.runId, { create: false });
   const [guard, open] = await Promise.allSettled([guarded, opened]);
   if (guard.status === 'rejected') {
