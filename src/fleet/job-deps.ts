@@ -18,6 +18,7 @@ import { recordedSettings } from '../core/run/settings.js';
 import { exportRun } from './export.js';
 import { openPgLedger } from '../core/ledger/pg-ledger.js';
 import type { RunLedger } from '../core/ledger/types.js';
+import { dataOf, type LedgerEntry } from '../core/ledger/entry.js';
 import { checkFence, type LedgerFence } from '../core/ledger/pg-lease.js';
 import { createDeps, type FleetParts, type FleetPublish } from '../app/create-deps.js';
 import { noHuman, type FleetDeps, type TeamDeps } from '../team/deps.js';
@@ -25,7 +26,7 @@ import { neverCancelled } from '../team/deps-defaults.js';
 import type { Git } from '../team/git.js';
 import { openRunBudget, PgBudgetGate } from './budget-gate.js';
 import type { Fleet } from './fleet-db.js';
-import { FleetWorkspace } from './fleet-workspace.js';
+import { FleetWorkspace, type FleetWorkspaceOptions } from './fleet-workspace.js';
 import type { JobCheckout } from './repo-cache.js';
 import { applyWorkerPolicy, type WorkerPolicy } from './worker-policy.js';
 import type { FleetCancelWatch } from './cancel.js';
@@ -60,6 +61,8 @@ export async function jobDeps(
     log: (line: string) => void;
     policy: WorkerPolicy;
     role: JobRole;
+    /** A task job's worktree begun at hand-over (FleetWorkspaceOptions.early). */
+    early?: FleetWorkspaceOptions['early'];
     cancels?: FleetCancelWatch;
     /** The worker's Prometheus metrics, when it serves them. */
     metrics?: WorkerMetrics;
@@ -99,8 +102,9 @@ export async function jobDeps(
         withRunLock: (fn) => withRunLock(fleet, runId, fn),
         remoteRefs: o.checkout.remoteRefs,
         ...(o.checkout.fetched ? { fetched: o.checkout.fetched } : {}),
-        // A task job makes its task worktree while the run worktree checks out; it is needed only to merge.
-        runWorktreeBehind: o.role.kind === 'task',
+        // A task job works in its task worktree and merges from objects: it checks the run branch out only on demand.
+        runWorktreeOnDemand: o.role.kind === 'task',
+        ...(o.early ? { early: o.early } : {}),
         fresh: o.checkout.fresh,
         ...(o.checkout.kept ? { kept: o.checkout.kept } : {}),
         pushedRunHead: {
@@ -139,7 +143,7 @@ function earlyLedger(
   o: { runId: string; checkout: JobCheckout; fence: LedgerFence },
 ): { take(dir: string, runId: string, create: boolean): Promise<RunLedger> | null; settings(): Promise<RecordedSettings | null> } {
   const dir = runDirOf(realpathSync(o.checkout.dir), o.runId);
-  const opened = openPgLedger(fleet.db, o.runId, { clock: systemClock, create: false, dir, fence: o.fence });
+  const opened = openPgLedger(fleet.db, o.runId, { clock: systemClock, create: false, dir, fence: o.fence, blobsFor: taskBlobs });
   let read: Promise<RunLedger> | null = opened;
   // Awaited by the session's open; a job that ends before it must not leave it unhandled.
   read.catch(() => undefined);
@@ -151,6 +155,12 @@ function earlyLedger(
       return r !== null && d === dir && runId === o.runId && !create ? r : null;
     },
   };
+}
+
+/** What a task job reads back from blobs before its agent starts: the recorded context packet and the roles. */
+function taskBlobs(entries: readonly LedgerEntry[]): string[] {
+  const roles = dataOf(entries, 'ROLES_LOADED').flatMap((d) => [...d.roles, ...d.skills].map((r) => r.ref));
+  return [...dataOf(entries, 'CONTEXT_BUILT').map((d) => d.packetRef), ...roles];
 }
 
 /** How often a session looks for its messages in the database (a local inbox is a directory read: 200 ms). */

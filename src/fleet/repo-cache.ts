@@ -34,8 +34,9 @@ export interface JobCheckout {
   /** Whether the clone is still as made here (no worktree, no merge under way): the first open of the run trusts it. */
   fresh: { open: boolean };
   /**
-   * Set when the clone was kept from an earlier task job of the same run on this worker: its run worktree
-   * is there, clean at `runHead` (checked when the clone was put back), and its branches were just fetched.
+   * Set when the clone was kept from an earlier task job of the same run on this worker: it comes with no
+   * worktree (put back without any), `runHead` is where that job left the run branch, and its branches
+   * were just fetched.
    */
   kept?: { runHead: string };
 }
@@ -90,18 +91,20 @@ export async function mirrorWith(git: Git, o: { cacheDir: string; repoUrl: strin
 /**
  * Fetches run `runId`'s branches from the remote itself (the mirror may be seconds old) into the clone at
  * `dir`: the remote-tracking refs and the local branches both, in one fetch. Returns where each stood on
- * the remote ('' = absent). `kept`: the clone is one kept from an earlier job of the run, whose run
- * worktree has the run branch checked out (the caller brings that worktree to the new head), and whose
- * task branches the remote no longer has are dropped.
+ * the remote ('' = absent). `kept`: the clone is one kept from an earlier job of the run, whose task
+ * branches the remote no longer has are dropped (`--update-head-ok`: a run worktree there would be brought
+ * to the new head by the caller).
  */
-export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { kept?: boolean } = {}): Promise<Map<string, string>> {
+export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { kept?: boolean; trackTasksOnly?: boolean } = {}): Promise<Map<string, string>> {
   const runBranch = `acia/${runId}`;
   const tasks = `acia-tasks/${runId}`;
   // One fetch sets both the remote-tracking refs and the local branches (a git process per branch costs
-  // tens of ms under load).
+  // tens of ms under load). `trackTasksOnly`: the job checks its task's branch out itself meanwhile (an
+  // early task worktree), so the task branches are fetched as remote-tracking refs only, never onto it.
   const heads = [`refs/heads/${runBranch}`, `refs/heads/${tasks}/*`];
   const flags = o.kept ? ['--update-head-ok', '--prune'] : [];
-  await remoteGit(dir, ['fetch', '-q', ...flags, 'origin', ...heads.flatMap((h) => [`+${h}:${h.replace('refs/heads/', 'refs/remotes/origin/')}`, `+${h}:${h}`])], { allowFail: true });
+  const specs = heads.flatMap((h) => [`+${h}:${h.replace('refs/heads/', 'refs/remotes/origin/')}`, ...(o.trackTasksOnly && h !== heads[0] ? [] : [`+${h}:${h}`])]);
+  await remoteGit(dir, ['fetch', '-q', ...flags, 'origin', ...specs], { allowFail: true });
   const listed = await git.run(dir, ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${runBranch}`, `refs/remotes/origin/${tasks}/`, `refs/heads/${runBranch}`, `refs/heads/${tasks}/`]);
   const remoteRefs = new Map<string, string>();
   const local = new Map<string, string>();
@@ -112,7 +115,7 @@ export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { ke
   }
   // The fetch did that already, unless it failed (the run branch is not pushed yet) and the clone's
   // remote-tracking refs came from the mirror: then each local branch is set where they say, in one batch.
-  const behind = [...remoteRefs].filter(([branch, sha]) => local.get(branch) !== sha);
+  const behind = [...remoteRefs].filter(([branch, sha]) => local.get(branch) !== sha && (!o.trackTasksOnly || branch === runBranch));
   if (behind.length > 0) await git.run(dir, ['update-ref', '--stdin'], { input: behind.map(([branch, sha]) => `update refs/heads/${branch} ${sha}\n`).join('') });
   return remoteRefs;
 }
@@ -121,7 +124,7 @@ export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { ke
  * fetchRunRefs started now, its answer filling the returned `remoteRefs` once `fetched` settles. Nothing may
  * read them, or move the run's refs, before then (FleetWorkspace waits for it before it opens the run).
  */
-export function fetchBehind(git: Git, dir: string, runId: string, o: { kept?: boolean } = {}): { remoteRefs: Map<string, string>; fetched: Promise<void> } {
+export function fetchBehind(git: Git, dir: string, runId: string, o: { kept?: boolean; trackTasksOnly?: boolean } = {}): { remoteRefs: Map<string, string>; fetched: Promise<void> } {
   const remoteRefs = new Map<string, string>();
   const fetched = fetchRunRefs(git, dir, runId, o).then((refs) => {
     for (const [branch, sha] of refs) remoteRefs.set(branch, sha);

@@ -82,10 +82,12 @@ export class TaskClones {
    * branches still under way (`checkout.fetched`: the workspace waits for it before it opens the run), so
    * the job's database side and its reads of the base (settings, clone guard, ledger, context) overlap it.
    */
-  async take(job: { repoUrl: string; runId: string; base: string }): Promise<TakenClone> {
+  async take(job: { repoUrl: string; runId: string; base: string; runHead?: string }): Promise<TakenClone> {
+    // A job that checks its task branch out early (it names the run head) fetches the task branches as remote-tracking refs only.
+    const trackTasksOnly = job.runHead !== undefined;
     const kept = this.takeKept(job);
     if (kept) {
-      const { remoteRefs, fetched } = fetchBehind(this.git, kept.dir, job.runId, { kept: true });
+      const { remoteRefs, fetched } = fetchBehind(this.git, kept.dir, job.runId, { kept: true, trackTasksOnly });
       return this.lend({ ...kept, runId: job.runId }, { dir: kept.dir, remoteRefs, fetched, fresh: { open: false }, kept: { runHead: kept.runHead } });
     }
     const spare = await this.takeSpare(job.repoUrl);
@@ -101,7 +103,7 @@ export class TaskClones {
       this.discard(dir);
       throw e;
     }
-    const { remoteRefs, fetched } = fetchBehind(this.git, dir, job.runId);
+    const { remoteRefs, fetched } = fetchBehind(this.git, dir, job.runId, { trackTasksOnly });
     return this.lend(clone, { dir, remoteRefs, fetched, fresh: { open: true } });
   }
 
@@ -182,20 +184,19 @@ export class TaskClones {
     this.spawn(this.putBack({ ...clone, runHead }, clone.runId));
   }
 
-  /** After a job: its task worktrees go, and the clone is kept if its run worktree is clean at the run head. */
+  /**
+   * After a job: every worktree of the run goes (a task job's workspace checks the run branch out only on
+   * demand, so the next job starts with none either), and the clone is kept as sealed.
+   */
   private async putBack(clone: Clone, runId: string): Promise<void> {
     try {
       const worktrees = runWorktreesDir(clone.dir, runId);
       if (checkRealDir(clone.dir, worktrees)) {
-        for (const e of readdirSync(worktrees)) if (e !== '@run') await rm(join(worktrees, e), { recursive: true, force: true });
+        for (const e of readdirSync(worktrees)) await rm(join(worktrees, e), { recursive: true, force: true });
       }
       await this.git.run(clone.dir, ['worktree', 'prune']);
-      // One process says both where the run worktree's HEAD is and whether anything there changed.
-      const st = await this.git.run(join(worktrees, '@run'), ['status', '--porcelain=v2', '--branch', '--untracked-files=all']);
-      const lines = st.stdout.split('\n').filter((l) => l !== '');
-      const clean = lines.every((l) => l.startsWith('# ')) && lines.includes(`# branch.oid ${clone.runHead}`);
       const seal = sealOf(clone.dir);
-      if (!clean || seal === UNSEALED || this.closed) return this.discard(clone.dir);
+      if (seal === UNSEALED || this.closed) return this.discard(clone.dir);
       this.idle.push({ ...clone, seal, idleSince: Date.now() });
       this.sweep(new Set());
     } catch (e) {

@@ -7,6 +7,9 @@
 // worker's late writes are refused) and the attempt restarts from its last pushed checkpoint.
 import { randomUUID } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runWorktreesDir } from '../core/contain/acia-state.js';
+import { ensureRealDir } from '../core/contain/no-follow.js';
 import { systemClock } from '../core/acm/ids.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
@@ -16,6 +19,7 @@ import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
 import { handoutLost } from '../team/handout.js';
 import { runTaskHere } from '../team/remote-task.js';
+import { taskBranchOf } from '../team/workspace.js';
 import type { RunContext } from '../team/run-context.js';
 import type { TaskOutcome } from '../team/task-common.js';
 import { TASK_QUEUE, type Fleet } from './fleet-db.js';
@@ -40,6 +44,12 @@ export interface TaskJob {
   repoUrl: string;
   /** The run's base commit (as recorded in RUN_STARTED). */
   base: string;
+  /**
+   * The run branch's head as the orchestrator had it when it handed the task out, set for a task's first
+   * attempt from that head (no checkpoint, not a merge task): the worker begins the task worktree there
+   * at once, beside the fetch of the run's branches.
+   */
+  runHead?: string;
   settings: Record<string, unknown>;
   /** The orchestrator's lease epoch: the task's writes stand only while it holds the run. */
   epoch: number;
@@ -75,7 +85,19 @@ export function taskDispatcher(fleet: Fleet, job: RunJob, epoch: number, w: Work
     for (let handout = 1; ; handout++) {
       const token = await takeLease(fleet.db, job.runId, taskId, w.name);
       if (lost !== null) await handoutLost(ctx, taskId, lost);
-      const data: TaskJob = { runId: job.runId, taskId, repoUrl: job.repoUrl, base: ctx.state.started?.baseCommit ?? job.base, settings: job.settings, epoch, token, orchestrator: w.name };
+      const task = ctx.state.tasks.get(taskId);
+      const fresh = task !== undefined && task.lastCheckpoint === null && task.spec.capability !== 'dev.merge';
+      const data: TaskJob = {
+        runId: job.runId,
+        taskId,
+        repoUrl: job.repoUrl,
+        base: ctx.state.started?.baseCommit ?? job.base,
+        settings: job.settings,
+        epoch,
+        token,
+        orchestrator: w.name,
+        ...(fresh ? { runHead: await ctx.workspace.runHead() } : {}),
+      };
       // The job's id is chosen here, so a send retried after a database restart (its first attempt may
       // have committed, its answer lost) can never put the same hand-out on the queue twice.
       const id = randomUUID();
@@ -173,6 +195,27 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
   }
 }
 
+/**
+ * A first attempt's task worktree, begun from the run head the orchestrator named as soon as the clone is
+ * there and its guard passed (a hostile repository's `.acia` is refused before anything is checked out
+ * under it): the fetch of the run's branches, which its pushes lease on, goes on beside it. Undefined when
+ * the job names no run head; `made` is false when the checkout failed (the clone lacks that commit): the
+ * attempt then makes it after the fetch, as before.
+ */
+function earlyTaskWorktree(git: Git, job: TaskJob, clone: Promise<TakenClone>, guarded: Promise<void>): { taskId: string; base: string; made: Promise<boolean> } | undefined {
+  const head = job.runHead;
+  if (head === undefined || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head)) return undefined;
+  const made = Promise.all([clone, guarded]).then(async ([c]) => {
+    const repo = await realpath(c.checkout.dir);
+    const root = runWorktreesDir(repo, job.runId);
+    // Real directories all the way, as the workspace makes sure for every worktree of a run.
+    ensureRealDir(repo, root);
+    const r = await git.run(repo, ['worktree', 'add', '--force', '-B', taskBranchOf(job.runId, job.taskId), join(root, job.taskId), head], { allowFail: true });
+    return r.exitCode === 0;
+  });
+  return { taskId: job.taskId, base: head, made: made.catch(() => false) };
+}
+
 /** The worker's side: one task job, from checkout to outcome. Never throws: the output says how it went. */
 export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: WorkerContext & { clones: TaskClones }): Promise<TaskJobOutput> {
   const git = new Git(systemClock);
@@ -190,7 +233,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
       return clone;
     });
     const depsReady = ready.then((clone) =>
-      jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout: clone.checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task', taskId: job.taskId } }),
+      jobDeps(fleet, git, { runId: job.runId, settings: job.settings, checkout: clone.checkout, fence, worker: w.name, env: w.env, log: w.log, policy: w.policy, ...(w.cancels ? { cancels: w.cancels } : {}), ...(w.metrics ? { metrics: w.metrics } : {}), role: { kind: 'task', taskId: job.taskId }, ...(early ? { early } : {}) }),
     );
     // Awaited below; a failure meanwhile must not count as unhandled.
     depsReady.catch(() => undefined);
@@ -198,6 +241,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // database side and the deps: the session waits for it before it reads anything of the run.
     const guarded = ready.then(async (clone) => guardAciaState(await realpath(clone.checkout.dir)));
     guarded.catch(() => undefined);
+    const early = earlyTaskWorktree(git, job, ready, guarded);
     try {
       await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
       await checkFence(fleet.db, job.runId, fence, false);

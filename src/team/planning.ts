@@ -2,7 +2,7 @@
 // plans go back to the PM with the problems), admit by policy, and record the selection.
 import { canonicalJson, contentAddress } from '../core/acm/canonical-json.js';
 import { ContextPacket, type Goal, type PlanSet } from '../core/acm/contracts.js';
-import { buildContextPacket, packetReader, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
+import { buildContextPacket, instructionsOf, packetReader, renderInstructions, type RepoReader } from '../agents/pm/context-packet.js';
 import { pmAgent, type PmOutput } from '../agents/pm/pm-agent.js';
 import type { EventDataOf } from '../core/ledger/events.js';
 import type { ErrorCode } from '../core/errors.js';
@@ -55,6 +55,26 @@ export async function ensureContext(ctx: RunContext, repo: RepoReader, goal: Goa
     packetRef,
     summary: `${String(built.packet.facts.fileCount)} files, ${built.packet.sources.length} sources, test command ${ctx.testCommand ?? 'none'}`,
   });
+}
+
+/**
+ * A session that only carries a planned run on (a fleet task job): its context is the packet the run
+ * recorded, read back whole (facts, test command, the instruction files' text the agents were given)
+ * without reading the repository again. False when the packet does not carry all of that (a caller's
+ * own packet, an older one): ensureContext then does as it always did.
+ */
+export async function recordedContext(ctx: RunContext): Promise<boolean> {
+  const ref = ctx.state.packetRef;
+  if (ref === null || ctx.state.contextRef === null || ctx.state.started?.contextPacketRef !== undefined) return false;
+  const packet = JSON.parse((await ctx.rec.ledger.getBlob(ref)).toString('utf8')) as Partial<ContextPacket>;
+  if (packet.facts === undefined || packet.sources === undefined) return false;
+  const instructions = instructionsOf({ facts: packet.facts, sources: packet.sources });
+  const command = packet.facts.testCommand;
+  if (instructions === null || (typeof command !== 'string' && command !== null)) return false;
+  ctx.instructions = instructions;
+  ctx.facts = packet.facts;
+  ctx.testCommand = command;
+  return true;
 }
 
 /** `acia plan --context`: the caller's packet is the planning input, recorded as it was given. */

@@ -5,7 +5,7 @@ import { realpath } from 'node:fs/promises';
 import { AciaError } from '../core/errors.js';
 import type { TeamDeps } from './deps.js';
 import { Git, repoRoot } from './git.js';
-import { ensureContext } from './planning.js';
+import { ensureContext, recordedContext } from './planning.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { ensureRunDir } from '../core/contain/acia-state.js';
 import { detectTestCommandInGit, localRepoReader } from './repo-reader.js';
@@ -52,26 +52,28 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     if (!task || !task.spec.capability.startsWith('dev.')) throw new AciaError('PLAN_INVALID', `run ${o.runId} has no dev task ${o.taskId}`);
     // A job delivered twice, or after its task ended: the ledger already says how it went.
     if (task.status === 'completed') return { kind: 'completed' };
-    // The run worktree is made ready while the run's context is read back from objects (over the
-    // workspace's one `cat-file --batch`): neither needs the other.
+    // The run is opened while the run's context is read back: neither needs the other. (A fleet task job's
+    // open checks nothing out, and returns at once when the job began its task worktree at hand-over.)
     const opening = ctx.workspace.openRun(started.baseCommit, false);
     opening.catch(() => undefined);
     // And the task's worktree, as soon as the run head is known (the attempt takes it): its checkout need
     // not wait for the context either.
     const checkpoint = task.lastCheckpoint;
     ahead = opening.then(() => ctx.workspace.prepareAhead?.(o.taskId, checkpoint)).catch(() => undefined);
-    const reader = localRepoReader(git)(repo, started.baseCommit, ctx.workspace);
-    ctx.testCommand ??= await detectTestCommandInGit(reader);
-    // Reads back the recorded packet's facts and test command; records nothing once planned.
-    await ensureContext(ctx, reader, started.goal);
+    // The context the run recorded when it planned (its packet carries what the agents are told); an older
+    // packet that does not is built again from the base's objects, as before. Nothing is recorded either way.
+    if (!(await recordedContext(ctx))) {
+      const reader = localRepoReader(git)(repo, started.baseCommit, ctx.workspace);
+      ctx.testCommand ??= await detectTestCommandInGit(reader);
+      await ensureContext(ctx, reader, started.goal);
+    }
     // The roles the orchestrator recorded (read back, nothing recorded): the task runs as its role, with its model.
     await loadRunRoles(ctx);
-    // Once the run head is known: the run worktree may still be checking out (a fleet task job's), beside
-    // the task worktree; MCP servers, which serve it, and the workspace's merge wait for it.
+    // Once the run head is known. A fleet task job's run worktree is checked out only if something asks for
+    // it (MCP servers, which serve it; a hook with no task worktree): the task works in its own.
     await opening;
-    const worktreeReady = ctx.workspace.runWorktreeReady?.() ?? Promise.resolve();
-    ctx.workspaceReady = lazy(() => worktreeReady);
-    await deps.tools.mcp.open(ctx.workspace.runWorktree, { worktreeReady });
+    ctx.workspaceReady = lazy(() => ctx.workspace.runWorktreeReady?.() ?? Promise.resolve());
+    await deps.tools.mcp.open(ctx.workspace.runWorktree, { worktreeReady: ctx.workspaceReady });
     // Messages to this task (`acia say --db`) are taken here, where its agent runs: an interrupt stops its call.
     await ctx.mailbox.start(ctx);
     return await runDevTask(ctx, o.taskId);
@@ -80,7 +82,7 @@ export async function runTaskHere(deps: TeamDeps, o: RemoteTaskOptions): Promise
     ctx.cancel.stop();
     await deps.tools.mcp.close();
     // Nothing of the job's git may still run in the clone once it is given back.
-    await ctx.workspace.runWorktreeReady?.().catch(() => undefined);
+    await ctx.workspace.idle?.();
     await ahead;
     await ledger.close();
   }

@@ -23,10 +23,12 @@ export interface RunWorkspace {
   readonly runWorktree: string;
   openRun(base: string, create: boolean): Promise<void>;
   /**
-   * Resolves once the run worktree is checked out. A workspace may return from openRun before (a fleet task
-   * job's: its run head is known, task worktrees can be made); it then waits for it itself before a merge.
+   * Resolves once the run worktree is checked out. A workspace may open the run without it (a fleet task
+   * job's: its run head is known, task worktrees can be made, merges need none): asking checks it out.
    */
   runWorktreeReady?(): Promise<void>;
+  /** Settles once git work on the run worktree the workspace started by itself has ended (starts none). */
+  idle?(): Promise<void>;
   runHead(): Promise<string>;
   prepareTask(taskId: string, checkpoint: string | null): Promise<TaskWorktree>;
   /**
@@ -54,6 +56,11 @@ export interface RunWorkspace {
   /** Makes a task worktree's files those of `commit` (another candidate's work), uncommitted. */
   adopt(wt: TaskWorktree, commit: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A task's branch (see Workspace.taskBranch). */
+export function taskBranchOf(runId: string, taskId: string): string {
+  return `acia-tasks/${runId}/${taskId}`;
 }
 
 export class Workspace implements RunWorkspace {
@@ -102,7 +109,7 @@ export class Workspace implements RunWorkspace {
    * paths, and one cannot be both a file and a directory. They live under acia-tasks/<run>/ instead.
    */
   taskBranch(taskId: string): string {
-    return `acia-tasks/${this.runId}/${taskId}`;
+    return taskBranchOf(this.runId, taskId);
   }
 
   /** Creates the run branch at `base` (first start) and its worktree (every start). */
@@ -133,6 +140,10 @@ export class Workspace implements RunWorkspace {
     return Promise.resolve();
   }
 
+  idle(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** A subclass that brought the run worktree to `head` itself (a fleet clone it prepared): no need to ask git. */
   protected knowRunHead(head: string): void {
     this.head = head;
@@ -159,7 +170,7 @@ export class Workspace implements RunWorkspace {
     }
     const path = join(this.root(), taskId);
     const branch = this.taskBranch(taskId);
-    const base = checkpoint ?? (await this.runHead());
+    const base = checkpoint ?? (await this.startOf(taskId));
     // addWorktree removes any old worktree at `path` and checks `branch` out fresh at `base`, so a
     // restarted attempt starts from exactly that commit with nothing left over. Its `worktree prune` must
     // not run while a parallel task's `worktree add` is half done (git then fails with "failed to read
@@ -169,10 +180,10 @@ export class Workspace implements RunWorkspace {
     let added: Promise<void>;
     if (existsSync(path)) {
       const under = [...this.adding];
-      added = this.worktreeChain.then(() => Promise.allSettled(under)).then(() => this.git.addWorktree(this.repo, path, branch, base));
+      added = this.worktreeChain.then(() => Promise.allSettled(under)).then(() => this.addTaskWorktree(path, branch, base));
       this.worktreeChain = added.catch(() => undefined);
     } else {
-      added = this.worktreeChain.then(() => this.git.addWorktree(this.repo, path, branch, base));
+      added = this.worktreeChain.then(() => this.addTaskWorktree(path, branch, base));
       const settled = added.catch(() => undefined);
       this.adding.add(settled);
       void settled.then(() => this.adding.delete(settled));
@@ -211,7 +222,7 @@ export class Workspace implements RunWorkspace {
       // Already merged (a crash after the merge, before it was recorded): report it, do not merge twice.
       // A branch this session checkpointed and has not merged since cannot be; only others are asked.
       if (!this.unmerged.has(branch) && (await this.git.isAncestor(this.repo, `refs/heads/${branch}`, head))) return { commit: head, conflict: false, files: [] as string[] };
-      const merged = await this.git.merge(this.runWorktree, branch, `acia: merge ${taskId}`, head, this.reader, this.runBranch);
+      const merged = await this.mergeInto(branch, `acia: merge ${taskId}`, head);
       // A conflict is aborted, so HEAD stays where it was.
       if (merged.commit !== null) {
         this.head = merged.commit;
@@ -221,6 +232,21 @@ export class Workspace implements RunWorkspace {
     });
     this.mergeChain = next.catch(() => undefined);
     return next;
+  }
+
+  /** Where a fresh attempt of a task starts: the run head. */
+  protected startOf(_taskId: string): Promise<string> {
+    return this.runHead();
+  }
+
+  /** Checks `branch` out at `base` in a task worktree at `path` (anything there before is replaced). */
+  protected addTaskWorktree(path: string, branch: string, base: string): Promise<void> {
+    return this.git.addWorktree(this.repo, path, branch, base);
+  }
+
+  /** Merges `branch` into the run branch at `head` (serialised by merge): here, in the run worktree. */
+  protected mergeInto(branch: string, message: string, head: string): Promise<{ commit: string | null; conflict: boolean; files: string[]; hunks?: string }> {
+    return this.git.merge(this.runWorktree, branch, message, head, this.reader, this.runBranch);
   }
 
   async keepOutOfCheckpoints(wt: TaskWorktree): Promise<string[]> {

@@ -9,6 +9,7 @@ import { systemClock } from '../../src/core/acm/ids.js';
 import { Git } from '../../src/team/git.js';
 import { FleetWorkspace } from '../../src/fleet/fleet-workspace.js';
 import { checkoutJob } from '../../src/fleet/repo-cache.js';
+import { runWorktreesDir } from '../../src/core/contain/acia-state.js';
 import { bareRemote, serialLock, sh, tempDirs } from './git-remote.js';
 
 const tmp = tempDirs('acia-fleetws');
@@ -16,11 +17,26 @@ const tmp = tempDirs('acia-fleetws');
 const runId = '20261123-000000-f1ee75';
 const git = new Git(systemClock);
 
-async function worker(name: string, url: string, base: string, lock: <T>(fn: () => Promise<T>) => Promise<T>, o: { fresh?: boolean; checkFence?: () => Promise<void> } = {}): Promise<FleetWorkspace> {
+type Early = { taskId: string; base: string; made: Promise<boolean> };
+
+async function worker(
+  name: string,
+  url: string,
+  base: string,
+  lock: <T>(fn: () => Promise<T>) => Promise<T>,
+  o: { fresh?: boolean; checkFence?: () => Promise<void>; taskJob?: boolean; early?: (dir: string) => Early } = {},
+): Promise<FleetWorkspace> {
   // A worker whose policy serves the test's remote (its directory, by real path).
   const policy = { repos: [path.dirname(url)], allowSandboxOff: false, scriptedModelDirs: [] };
   const checkout = await checkoutJob(git, { cacheDir: tmp(`cache-${name}`), repoUrl: url, runId, base, dir: path.join(tmp(name), 'clone'), policy });
-  return new FleetWorkspace(git, checkout.dir, runId, { checkFence: o.checkFence ?? (() => Promise.resolve()), withRunLock: lock, remoteRefs: checkout.remoteRefs, ...(o.fresh ? { fresh: checkout.fresh } : {}) });
+  return new FleetWorkspace(git, checkout.dir, runId, {
+    checkFence: o.checkFence ?? (() => Promise.resolve()),
+    withRunLock: lock,
+    remoteRefs: checkout.remoteRefs,
+    ...(o.fresh ? { fresh: checkout.fresh } : {}),
+    ...(o.taskJob ? { runWorktreeOnDemand: true } : {}),
+    ...(o.early ? { early: o.early(checkout.dir) } : {}),
+  });
 }
 
 
@@ -90,5 +106,57 @@ describe('the fleet workspace', () => {
     await expect(b.checkpoint('t3', wt3, 'acia(t3)')).rejects.toMatchObject({ code: 'LEDGER_FENCED' });
     expect(sh(url, 'for-each-ref', `refs/heads/acia-tasks/${runId}/t3`)).toBe('');
     expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m2.commit);
+  }, 60_000);
+
+  it("a task job checks no run worktree out: it starts in the worktree begun at hand-over, merges from objects, and a conflict is met in the run worktree as before", async () => {
+    const { url, base } = bareRemote(tmp);
+    const lock = serialLock();
+    const a = await worker('a', url, base, lock);
+    await a.openRun(base, true);
+    await addFile(a, 't1', 'one.txt');
+    const m1 = (await a.merge('t1')).commit!;
+
+    // The job names the run head m1: t2's worktree is begun there before the run is opened.
+    const early = (dir: string): Early => {
+      const root = runWorktreesDir(dir, runId);
+      fs.mkdirSync(root, { recursive: true });
+      return {
+        taskId: 't2',
+        base: m1,
+        made: git.run(dir, ['worktree', 'add', '--force', '-B', `acia-tasks/${runId}/t2`, path.join(root, 't2'), m1]).then(() => {
+          // A mark a worktree made again would not have.
+          fs.writeFileSync(path.join(root, 't2', 'early.mark'), '');
+          return true;
+        }),
+      };
+    };
+    const b = await worker('b', url, base, lock, { fresh: true, taskJob: true, early });
+    await b.openRun(base, false);
+    const wt = await b.prepareTask('t2', null);
+    expect(wt.baseCommit).toBe(m1);
+    expect(fs.existsSync(path.join(wt.path, 'early.mark'))).toBe(true);
+    fs.rmSync(path.join(wt.path, 'early.mark'));
+    fs.writeFileSync(path.join(wt.path, 'two.txt'), 't2\n');
+    await b.checkpoint('t2', wt, 'acia(t2)');
+    expect(await b.runHead()).toBe(m1);
+    const m2 = await b.merge('t2');
+    expect(m2).toMatchObject({ conflict: false, files: ['two.txt'] });
+    // A merge commit of the run head and the task branch, pushed, and no run worktree made for it.
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m2.commit);
+    expect(sh(url, 'rev-list', '--parents', '-n', '1', m2.commit!)).toBe(`${m2.commit!} ${m1} ${sh(url, 'rev-parse', `acia-tasks/${runId}/t2`)}`);
+    expect(sh(url, 'log', '-1', '--format=%s', m2.commit!)).toBe('acia: merge t2');
+    expect(fs.existsSync(b.runWorktree)).toBe(false);
+
+    // t3 (here) and t4 (on a, merged first) both change one.txt: the merge from objects conflicts, and the
+    // conflict is reported from the run worktree, checked out for it, as a worktree merge reports it.
+    await addFile(b, 't3', 'one.txt');
+    await addFile(a, 't4', 'one.txt');
+    const m4 = (await a.merge('t4')).commit!;
+    const m3 = await b.merge('t3');
+    expect(m3).toMatchObject({ commit: null, conflict: true, files: ['one.txt'] });
+    expect(m3.hunks).toContain('<<<<<<<');
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m4);
+    expect(fs.existsSync(b.runWorktree)).toBe(true);
+    expect(await b.runHead()).toBe(m4);
   }, 60_000);
 });

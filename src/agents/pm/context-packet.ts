@@ -141,6 +141,24 @@ export function packetReader(packet: ContextPacket): RepoReader | null {
   };
 }
 
+/**
+ * The instruction files a recorded packet carries, in the order buildContextPacket gave them to the agents
+ * (facts.instructionFiles, each file's text in its `file:` source). Null when it does not carry them all.
+ */
+export function instructionsOf(packet: Pick<ContextPacket, 'facts' | 'sources'>): InstructionFile[] | null {
+  const paths = packet.facts.instructionFiles;
+  if (!Array.isArray(paths)) return null;
+  const texts = new Map<string, string>();
+  for (const s of packet.sources) if (s.uri.startsWith('file:') && s.excerpt !== undefined) texts.set(s.uri.slice('file:'.length), s.excerpt);
+  const out: InstructionFile[] = [];
+  for (const path of paths) {
+    const content = typeof path === 'string' ? texts.get(path) : undefined;
+    if (content === undefined) return null;
+    out.push({ path: path as string, content });
+  }
+  return out;
+}
+
 /** The memory pages a recorded packet was built from (replay feeds them back). */
 export function memoryFromPacket(packet: ContextPacket): { page: string; content: string }[] {
   return packet.sources.filter((s) => s.uri.startsWith(MEMORY_URI)).map((s) => ({ page: s.uri.slice(MEMORY_URI.length), content: s.excerpt ?? '' }));

@@ -68,6 +68,12 @@ export interface OpenPgLedgerOptions {
   dir: string;
   /** The lease this writer holds; absent, appends rely on the (run, seq) key alone. */
   fence?: LedgerFence;
+  /**
+   * Blobs the opener will read at once (a task job: the context packet, the roles), named from the entries:
+   * fetched in one query beside the fence check, then served by getBlob. Blobs are content-addressed, so a
+   * copy held here is never stale.
+   */
+  blobsFor?: (entries: readonly LedgerEntry[]) => string[];
 }
 
 export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptions): Promise<RunLedger> {
@@ -78,8 +84,14 @@ export async function openPgLedger(db: Pool, runId: string, o: OpenPgLedgerOptio
   extendChain(id, entries, rows.rows);
   // A writer whose lease is already gone (a task job taken after its orchestrator lost the run) stops
   // here, before any agent works for it.
-  if (o.fence) await checkFence(db, id, o.fence, false);
-  return new PgRunLedger(db, id, o.dir, o.clock, entries, o.fence ?? null);
+  const refs = o.blobsFor?.(entries) ?? [];
+  const [blobs] = await Promise.all([
+    refs.length === 0 ? null : retryTransient(() => db.query<{ ref: string; content: Buffer }>('SELECT ref, content FROM acia_blobs WHERE run_id = $1 AND ref = ANY($2)', [id, refs])),
+    o.fence ? checkFence(db, id, o.fence, false) : null,
+  ]);
+  const ledger = new PgRunLedger(db, id, o.dir, o.clock, entries, o.fence ?? null);
+  for (const b of blobs?.rows ?? []) ledger.held.set(b.ref, b.content);
+  return ledger;
 }
 
 /** Appends rows read from the database to `entries`, checking each links to the one before it. */
@@ -111,6 +123,8 @@ const IDLE_TXN_TIMEOUT = '10s';
 class PgRunLedger extends SealedChain implements RunLedger {
   private chain: Promise<unknown> = Promise.resolve();
   private failure: AciaError | null = null;
+  /** Blobs read with the entries (OpenPgLedgerOptions.blobsFor). */
+  readonly held = new Map<string, Buffer>();
 
   constructor(
     private readonly db: Pool,
@@ -231,6 +245,8 @@ class PgRunLedger extends SealedChain implements RunLedger {
   }
 
   async getBlob(ref: string): Promise<Buffer> {
+    const held = this.held.get(ref);
+    if (held !== undefined) return held;
     const r = await retryTransient(() => this.db.query<{ content: Buffer }>('SELECT content FROM acia_blobs WHERE run_id = $1 AND ref = $2', [this.runId, ref]));
     const row = r.rows[0];
     if (!row) throw new AciaError('BLOB_MISSING', `run ${this.runId}: no blob ${ref} in the database`);
