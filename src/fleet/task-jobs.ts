@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runWorktreesDir } from '../core/contain/acia-state.js';
+import { isRunId } from '../core/contain/run-id.js';
+import { TaskId } from '../core/acm/contracts.js';
 import { ensureRealDir } from '../core/contain/no-follow.js';
 import { systemClock } from '../core/acm/ids.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
@@ -204,7 +206,8 @@ async function waitForTaskJob(fleet: Fleet, runId: string, epoch: number, id: st
  */
 function earlyTaskWorktree(git: Git, job: TaskJob, clone: Promise<TakenClone>, guarded: Promise<void>): { taskId: string; base: string; made: Promise<boolean> } | undefined {
   const head = job.runHead;
-  if (head === undefined || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head)) return undefined;
+  // The payload names a commit and a path under the clone: only a commit id, a run id and a task id go on.
+  if (head === undefined || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head) || !isRunId(job.runId) || !TaskId.safeParse(job.taskId).success) return undefined;
   const made = Promise.all([clone, guarded]).then(async ([c]) => {
     const repo = await realpath(c.checkout.dir);
     const root = runWorktreesDir(repo, job.runId);
@@ -223,6 +226,8 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
   // Set once the clone is there (TypeScript cannot see the assignment in the callback below).
   let taken = null as TakenClone | null;
   let ok = false;
+  // The task worktree begun at hand-over, when the job names the run head: set once the clone is asked for.
+  let early: ReturnType<typeof earlyTaskWorktree> = undefined;
   try {
     // The clone made ready, and the team's parts set up in it (settings, budget, ledger store: reads only),
     // while the job's record and its fence are checked in the database. Nothing is pushed or written to
@@ -241,7 +246,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // database side and the deps: the session waits for it before it reads anything of the run.
     const guarded = ready.then(async (clone) => guardAciaState(await realpath(clone.checkout.dir)));
     guarded.catch(() => undefined);
-    const early = earlyTaskWorktree(git, job, ready, guarded);
+    early = earlyTaskWorktree(git, job, ready, guarded);
     try {
       await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
       await checkFence(fleet.db, job.runId, fence, false);
@@ -261,6 +266,8 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     if (e instanceof BudgetExceededError) return { kind: 'budget', breach: e.breach };
     return { kind: 'error', code: isAciaError(e) ? e.code : null, message: errorMessage(e) };
   } finally {
+    // No git of this job may still run in the clone when it is given back (a job fenced at once, say).
+    await early?.made;
     // Kept for the run's next task job on this worker only after an outcome of a sandboxed run; else removed.
     taken?.release(ok);
   }
