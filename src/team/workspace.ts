@@ -1,5 +1,6 @@
 // Per-task git worktrees under .acia/worktrees/<run>/, each on branch acia-tasks/<run>/<task>, and the
 // run branch acia/<run> they merge into. The user's checkout is never touched.
+import { AciaError } from '../core/errors.js';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { ensureRealDir } from '../core/contain/no-follow.js';
@@ -120,7 +121,12 @@ export class Workspace implements RunWorkspace {
     // A new run's branch and worktree path are new (its id is); a resumed run's may be gone or stale.
     if (create || !(await this.git.branchExists(this.repo, this.runBranch))) await this.git.run(this.repo, ['branch', '-f', this.runBranch, base]);
     if (!create) await this.git.run(this.repo, ['worktree', 'prune']);
-    await this.git.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch], { allowFail: true });
+    // A resumed run's worktree may still be there (git then refuses the add, and it is used as it is);
+    // any other failure is git's own, said in its words rather than as a missing directory later on.
+    const added = await this.git.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch], { allowFail: true });
+    if (added.exitCode !== 0 && !existsSync(join(this.runWorktree, '.git'))) {
+      throw new AciaError('INTERNAL', `git worktree add failed for the run worktree ${this.runWorktree}: ${added.stderr.split('\n').filter((l) => l.trim() !== '').at(-1) ?? `exit ${added.exitCode}`}`);
+    }
     if (!create) await this.recoverRunWorktree();
   }
 

@@ -7,8 +7,9 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { taskIdOf } from '../../src/core/ledger/entry.js';
 import { acia, ledgerOf, tempDir } from './helpers.js';
 import { editedScript, sampleRepo, startAcia, zeroLatencyScript } from './cli-helpers.js';
 
@@ -30,6 +31,8 @@ describe.skipIf(!existsSync(CHROMIUM))('acia ui in headless Chromium', () => {
   let browser: Browser;
   let page: Page;
   const runIds = { fixLoop: '', escalate: '', hostile: '' };
+  /** What the page threw or logged as an error; every test ends with none. */
+  const pageErrors: string[] = [];
 
   /** The run a command made: the one new directory under .acia/runs. */
   const newRun = (before: Set<string>): string => {
@@ -60,10 +63,13 @@ describe.skipIf(!existsSync(CHROMIUM))('acia ui in headless Chromium', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('pageerror', (e) => {
-      throw e;
-    });
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => void (m.type() === 'error' && pageErrors.push(`console: ${m.text()}`)));
   }, 120_000);
+
+  afterEach(() => {
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -131,8 +137,14 @@ describe.skipIf(!existsSync(CHROMIUM))('acia ui in headless Chromium', () => {
     // Live: at least one dev task is seen running, then all four completed, without a reload.
     await page.evaluate(() => ((globalThis as { __sameDocument?: boolean }).__sameDocument = true));
     await page.locator('.plan-graph g.node[data-status="running"]').first().waitFor({ timeout: 30_000 });
-    for (const id of ['t1', 't2', 't3', 't4']) await expect.poll(() => node(id).getAttribute('data-status'), { timeout: 60_000 }).toBe('completed');
-    await expect.poll(() => page.locator('article.run').getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded');
+    await explained(async () => {
+      for (const id of ['t1', 't2', 't3', 't4']) await expect.poll(() => node(id).getAttribute('data-status'), { timeout: 60_000 }).toBe('completed');
+      await expect.poll(() => page.locator('article.run').getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded');
+    }, async () => {
+      const statuses = await Promise.all(['t1', 't2', 't3', 't4', 't5'].map(async (id) => `${id}=${await node(id).getAttribute('data-status')}`));
+      const recorded = ledgerOf(repo, runId).map((e) => `${e.seq} ${e.type} ${taskIdOf(e) ?? ''}`);
+      return `page: ${statuses.join(' ')}, errors: ${pageErrors.join(' | ') || 'none'}, ${await page.locator('article.run').getAttribute('data-entries')} entries\nledger:\n${recorded.join('\n')}\nrun:\n${run.output()}\nui:\n${ui.output()}`;
+    });
     expect(await page.evaluate(() => (globalThis as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
     expect((await run.done).code).toBe(0);
     // The timeline has a lane per task, the four dev lanes overlapping in time.
@@ -197,6 +209,16 @@ describe.skipIf(!existsSync(CHROMIUM))('acia ui in headless Chromium', () => {
     expect(await serious()).toEqual([]);
   }, 60_000);
 });
+
+/** Runs `check`; when it fails, the error also says what `explain` finds (what the ledger and the page hold). */
+async function explained(check: () => Promise<void>, explain: () => Promise<string>): Promise<void> {
+  try {
+    await check();
+  } catch (e) {
+    const why = await explain().catch((err: unknown) => `(could not explain: ${String(err)})`);
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n${why}`, { cause: e });
+  }
+}
 
 function readdirRuns(repo: string): string[] {
   const dir = join(repo, '.acia', 'runs');

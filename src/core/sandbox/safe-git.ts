@@ -53,6 +53,8 @@ export interface SafeGitOptions {
   /** Extra env (still scrubbed of secrets). */
   env?: Record<string, string>;
   signal?: AbortSignal;
+  /** Called (and awaited) before a call that met a half-added worktree runs again (tests use it). */
+  beforeRetry?: (stderr: string) => void | Promise<void>;
 }
 
 export interface SafeGitResult {
@@ -88,17 +90,35 @@ export async function safeGit(cwd: string, args: readonly string[], opts: SafeGi
   const config = SAFE_GIT_CONFIG.flatMap((c) => ['-c', c]);
   const drivers = readsNoContent(args) ? [] : await driverOverrides(cwd);
   const full = ['--no-pager', ...config, ...drivers, ...hardenSubcommand(args)];
-  // git goes to the worktree with -C; the process itself starts in an empty directory (core/contain).
-  const result = await spawnCapture(['git', '-C', nodePath.resolve(cwd), ...full], {
-    cwd: launcherCwd(),
-    env: gitEnv(opts.env),
-    timeoutMs: opts.timeoutMs ?? 60_000,
-    ...(opts.encoding ? { encoding: opts.encoding } : {}),
-    ...(opts.input !== undefined ? { input: opts.input } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
-  return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stdoutBytes: result.stdoutBytes, stderr: result.stderr };
+  for (let attempt = 0; ; attempt++) {
+    // git goes to the worktree with -C; the process itself starts in an empty directory (core/contain).
+    const result = await spawnCapture(['git', '-C', nodePath.resolve(cwd), ...full], {
+      cwd: launcherCwd(),
+      env: gitEnv(opts.env),
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      ...(opts.encoding ? { encoding: opts.encoding } : {}),
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const out = { exitCode: result.exitCode ?? 1, stdout: result.stdout, stdoutBytes: result.stdoutBytes, stderr: result.stderr };
+    if (out.exitCode === 0 || attempt >= HALF_ADDED_RETRIES.length || !HALF_ADDED_WORKTREE.test(out.stderr) || opts.signal?.aborted) return out;
+    await opts.beforeRetry?.(out.stderr);
+    await sleep(HALF_ADDED_RETRIES[attempt]! * (0.5 + Math.random()));
+  }
 }
+
+/**
+ * git dies when, listing the repository's worktrees, it meets one that another `git worktree add` has
+ * half made: its `commondir` file exists and is still empty ("failed to read .git/worktrees/t3/commondir:
+ * Success"). `worktree add` lists them before it changes anything, and so does `branch -f`, so parallel
+ * tasks (or two runs in one repository) adding worktrees at once made one of them fail now and then (one
+ * add in a few hundred on this machine; a parallel run then stopped with an internal error). The sibling
+ * finishes in milliseconds: the call runs again, a few times, after a short jittered wait.
+ */
+const HALF_ADDED_WORKTREE = /failed to read .*[/\\]worktrees[/\\][^/\\\n]+[/\\]commondir/;
+const HALF_ADDED_RETRIES = [10, 25, 50, 100, 200, 400];
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /** Guards against a replaced `.git` file sending git to a directory (and config) the agent controls. */
 export function assertGitPointer(cwd: string, expectedGitDir: string): void {

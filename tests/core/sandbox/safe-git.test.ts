@@ -84,3 +84,46 @@ describe('readsNoContent (commands run without the driver query)', () => {
     expect(readsNoContent(['add', 'a.txt'])).toBe(false);
   });
 });
+
+describe('a worktree another git is still adding', () => {
+  /** What `git worktree add` leaves for a moment: the worktree's directory with an empty commondir. */
+  const halfAdded = (dir: string): string => {
+    const half = path.join(dir, '.git', 'worktrees', 'sibling');
+    fs.mkdirSync(half, { recursive: true });
+    fs.writeFileSync(path.join(half, 'gitdir'), path.join(dir, 'sibling', '.git') + '\n');
+    fs.writeFileSync(path.join(half, 'commondir'), '');
+    return half;
+  };
+
+  it('makes git fail, and safeGit runs the call again once the sibling is done', async () => {
+    const { dir, git } = repo();
+    const half = halfAdded(dir);
+    // git itself: the add dies on the half-made sibling (this is the race parallel tasks met)
+    expect(() => git('worktree', 'add', '-q', '--force', '-B', 'task', path.join(dir, 'wt1'), 'HEAD')).toThrow(/failed to read .*sibling\/commondir/);
+    const seen: string[] = [];
+    const r = await safeGit(dir, ['worktree', 'add', '-q', '--force', '-B', 'task', path.join(dir, 'wt1'), 'HEAD'], {
+      beforeRetry: (stderr) => {
+        seen.push(stderr);
+        fs.writeFileSync(path.join(half, 'commondir'), '../..\n'); // the sibling's add goes on
+      },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(/sibling\/commondir/);
+    expect(fs.existsSync(path.join(dir, 'wt1', 'a.txt'))).toBe(true);
+  });
+
+  it('gives up after a few tries when the half-made worktree stays, and does not retry other failures', async () => {
+    const { dir } = repo();
+    halfAdded(dir);
+    let retries = 0;
+    const stuck = await safeGit(dir, ['worktree', 'add', '-q', '--force', path.join(dir, 'wt2'), 'HEAD'], { beforeRetry: () => void retries++ });
+    expect(stuck.exitCode).not.toBe(0);
+    expect(stuck.stderr).toMatch(/commondir/);
+    expect(retries).toBe(6);
+    retries = 0;
+    const other = await safeGit(dir, ['rev-parse', '--verify', 'no-such-ref'], { beforeRetry: () => void retries++ });
+    expect(other.exitCode).not.toBe(0);
+    expect(retries).toBe(0);
+  });
+});
