@@ -159,4 +159,32 @@ describe('the fleet workspace', () => {
     expect(fs.existsSync(b.runWorktree)).toBe(true);
     expect(await b.runHead()).toBe(m4);
   }, 60_000);
+
+  it("a task job's merge from objects follows the .gitattributes the run head has, as a merge in the run worktree does", async () => {
+    const { url, base } = bareRemote(tmp);
+    const lock = serialLock();
+    const a = await worker('a', url, base, lock);
+    await a.openRun(base, true);
+    // The run (not its base) says data.txt is never merged line by line: two tasks changing it conflict.
+    const lines = ['1', '2', '3', '4', '5', '6', '7', '8'];
+    const w1 = await a.prepareTask('t1', null);
+    fs.writeFileSync(path.join(w1.path, 'data.txt'), lines.join('\n') + '\n');
+    fs.writeFileSync(path.join(w1.path, '.gitattributes'), 'data.txt -merge\n');
+    await a.checkpoint('t1', w1, 'acia(t1)');
+    await a.merge('t1');
+
+    const b = await worker('b', url, base, lock, { fresh: true, taskJob: true });
+    await b.openRun(base, false);
+    const w2 = await b.prepareTask('t2', null);
+    fs.writeFileSync(path.join(w2.path, 'data.txt'), ['one', ...lines.slice(1)].join('\n') + '\n');
+    await b.checkpoint('t2', w2, 'acia(t2)');
+    const w3 = await a.prepareTask('t3', null);
+    fs.writeFileSync(path.join(w3.path, 'data.txt'), [...lines.slice(0, -1), 'eight'].join('\n') + '\n');
+    await a.checkpoint('t3', w3, 'acia(t3)');
+    const m3 = (await a.merge('t3')).commit!;
+
+    const m2 = await b.merge('t2');
+    expect(m2).toMatchObject({ commit: null, conflict: true, files: ['data.txt'] });
+    expect(sh(url, 'rev-parse', `acia/${runId}`)).toBe(m3);
+  }, 60_000);
 });
