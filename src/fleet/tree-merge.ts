@@ -12,7 +12,7 @@ let writeTreeWorks: boolean | null = null;
 /**
  * Merges `branch` into `into` (at `head`) in `repo` without a worktree. Null when it cannot be done so: the
  * merge conflicts (the caller merges in a worktree, where the conflict's files and hunks are read as
- * before), or git is too old for `merge-tree --write-tree`.
+ * before), the run head's .gitattributes are not the checkout's, or git is too old for `merge-tree --write-tree`.
  */
 export async function mergeWithoutWorktree(
   git: Git,
@@ -20,6 +20,11 @@ export async function mergeWithoutWorktree(
   o: { into: string; head: string; branch: string; message: string; reader: GitBatchReader },
 ): Promise<{ commit: string; files: string[] } | null> {
   if (writeTreeWorks === false) return null;
+  // merge-tree takes .gitattributes (`-merge`, `merge=union`, `binary`) from the clone's own checkout, at
+  // the run's base; a merge in the run worktree takes them from the run head. Where the run changed them,
+  // only the worktree merge is the one the run has always made.
+  const attributes = await git.run(repo, ['diff-tree', '-r', '--quiet', 'HEAD', o.head, '--', ':(glob)**/.gitattributes'], { allowFail: true });
+  if (attributes.exitCode !== 0) return null;
   // The task branch by name: only this job moves it, and it is done with it before it merges.
   const theirs = `refs/heads/${o.branch}`;
   const merged = await git.run(repo, ['merge-tree', '--write-tree', o.head, theirs], { allowFail: true });
