@@ -30,13 +30,13 @@ interface Fleetish {
   pushed: { head: string | null };
 }
 
-function workspace(checkout: JobCheckout, f: Fleetish, run = runId, checkFence: () => Promise<void> = () => Promise.resolve(), o: { behind?: boolean } = {}): FleetWorkspace {
+function workspace(checkout: JobCheckout, f: Fleetish, run = runId, checkFence: () => Promise<void> = () => Promise.resolve(), o: { taskJob?: boolean } = {}): FleetWorkspace {
   return new FleetWorkspace(git, checkout.dir, run, {
     checkFence,
     withRunLock: f.lock,
     remoteRefs: checkout.remoteRefs,
     ...(checkout.fetched ? { fetched: checkout.fetched } : {}),
-    ...(o.behind ? { runWorktreeBehind: true } : {}),
+    ...(o.taskJob ? { runWorktreeOnDemand: true } : {}),
     fresh: checkout.fresh,
     ...(checkout.kept ? { kept: checkout.kept } : {}),
     pushedRunHead: {
@@ -106,8 +106,8 @@ describe("a worker's task-job clones", () => {
     await second.checkout.fetched;
     expect(second.checkout.remoteRefs.get(`acia/${runId}`)).toBe(m2.commit);
     expect(second.checkout.remoteRefs.get(`acia-tasks/${runId}/t2`)).toMatch(/^[0-9a-f]{40}$/);
-    // As a task job opens it: the run head is known at once, the run worktree follows it in the background.
-    const ws2 = workspace(second.checkout, f, runId, undefined, { behind: true });
+    // As a task job opens it: the run head is known from the fetch, the run worktree checked out only when asked for.
+    const ws2 = workspace(second.checkout, f, runId, undefined, { taskJob: true });
     await ws2.openRun(base, false);
     expect(await ws2.runHead()).toBe(m2.commit);
     // The task's worktree made ahead is the one its attempt gets (not made again: what was left there stays).
@@ -117,6 +117,7 @@ describe("a worker's task-job clones", () => {
     expect(wt3.baseCommit).toBe(m2.commit);
     expect(fs.readFileSync(path.join(wt3.path, 'left.txt'), 'utf8')).toBe('made ahead\n');
     fs.rmSync(path.join(wt3.path, 'left.txt'));
+    expect(fs.existsSync(ws2.runWorktree)).toBe(false);
     await ws2.runWorktreeReady();
     expect(fs.readFileSync(path.join(ws2.runWorktree, 'two.txt'), 'utf8')).toBe('t2\n');
     // The last job's task worktree went when the clone was put back.
