@@ -19,9 +19,11 @@ export async function remoteGit(cwd: string, args: readonly string[], o: { allow
   let r = await run();
   // A fetch racing other workers' pushes to the same remote has failed now and then with "did not send
   // all necessary objects" (seen once in a few runs of the PostgreSQL-outage suite; cause not found): a
-  // fetch changes nothing when it fails, so it is tried twice more before the run stops on it.
+  // fetch changes nothing when it fails, so it is tried twice more before the run stops on it. A ref the
+  // remote does not have is its answer, not a failure: asking again only waits (every new run's first
+  // fetch of its own branches waited out both delays, 2 s, before it began).
   for (const delay of args[0] === 'fetch' ? [500, 1_500] : []) {
-    if ((r.exitCode ?? 1) === 0) break;
+    if ((r.exitCode ?? 1) === 0 || !fetchWorthRetrying(r.stderr)) break;
     await new Promise((done) => setTimeout(done, delay));
     r = await run();
   }
@@ -30,6 +32,11 @@ export async function remoteGit(cwd: string, args: readonly string[], o: { allow
     throw new AciaError('INTERNAL', `git ${args[0] ?? ''} failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}`, { hint: 'the worker must be able to clone from and push to the submitted repository URL' });
   }
   return { exitCode, stderr: r.stderr };
+}
+
+/** Whether a failed fetch could go differently if tried again: not when the remote lacks a ref it was asked for. */
+export function fetchWorthRetrying(stderr: string): boolean {
+  return !/couldn't find remote ref/.test(stderr);
 }
 
 /** Waits between push attempts (ms): a remote that refuses for a while (a freeze, a restart) gets ~15 s. */
