@@ -145,5 +145,8 @@ function normalise(e: LedgerEntry, ordinals?: ReadonlyMap<number, number>): unkn
     const req = typeof e.data.request === 'object' && e.data.request !== null ? Object.fromEntries(Object.entries(e.data.request).filter(([k]) => k !== 'metrics')) : e.data.request;
     return { type: e.type, data: { ...rest, request: req } };
   }
+  // How a request is stored (whole as a blob, or as a delta of the one before: core/ledger/request-delta.ts) is
+  // not what was asked: requestHash, the whole request's content address, is, and it must match.
+  if (e.type === 'LLM_CALL') delete (rest as { request?: unknown }).request;
   return { type: e.type, data: rest };
 }

@@ -6,7 +6,9 @@ import { CONTENT_REF } from '../acm/canonical-json.js';
  * (`responseRef`, `outputRef`, `packetRef`, `beforeRef`, ...), at any depth. Two keys are content
  * addresses of values, not stored blobs, and are excluded: `contextRef` (the packet's identity; the
  * packet itself is `packetRef`). `requestHash` (LLM_CALL) names a stored blob too, the request as sent: a
- * verify that skipped it would pass a ledger whose recorded prompts were swapped.
+ * verify that skipped it would pass a ledger whose recorded prompts were swapped. Except beside `request`:
+ * an LLM_CALL whose request is stored as a delta of an earlier one (request-delta.ts) has no blob of that
+ * name, and its readers rebuild the request and check it against requestHash instead.
  */
 const REF_KEY = /(?:^refs?|Refs?|^requestHash)$/;
 const NOT_BLOB_KEYS: ReadonlySet<string> = new Set(['contextRef']);
@@ -28,8 +30,9 @@ function walk(value: unknown, underRefKey: boolean, out: Set<string>): void {
   if (value !== null && typeof value === 'object') {
     // for-in rather than Object.entries: verify walks every entry's data, and the pairs array was most of it.
     const record = value as Record<string, unknown>;
+    const deltaRequest = record.request !== undefined && typeof record.requestHash === 'string';
     for (const key in record) {
-      if (Object.hasOwn(record, key)) walk(record[key], REF_KEY.test(key) && !NOT_BLOB_KEYS.has(key), out);
+      if (Object.hasOwn(record, key)) walk(record[key], REF_KEY.test(key) && !NOT_BLOB_KEYS.has(key) && !(deltaRequest && key === 'requestHash'), out);
     }
   }
 }
