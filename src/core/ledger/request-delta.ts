@@ -20,9 +20,10 @@ export type RequestDelta = z.infer<typeof RequestDelta>;
 
 /** The whole request a delta stands for, or null when the base has no `keep` messages to keep. */
 export function applyRequestDelta(base: Readonly<Record<string, unknown>>, delta: RequestDelta): Record<string, unknown> | null {
-  const messages = base.messages;
+  const messages: unknown = base.messages;
   if (!Array.isArray(messages) || messages.length < delta.keep) return null;
-  return { ...base, messages: [...messages.slice(0, delta.keep), ...delta.messages] };
+  const kept: unknown[] = messages.slice(0, delta.keep);
+  return { ...base, messages: [...kept, ...delta.messages] };
 }
 
 /** An LLM_CALL's payload as far as its request goes (stored or parsed: the delta is checked here). */
