@@ -17,7 +17,7 @@ import { MAX_DELTA_CHARS, requestDelta } from '../../../src/team/request-delta.j
 import { fixedClock, tempDir } from '../../helpers/sample-run.js';
 
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
-const msg = (role: 'user' | 'assistant', text: string): Message => frozenJson({ role, content: text });
+const msg = (role: 'user' | 'assistant', text: string): Message => frozenJson(role === 'user' ? { role, content: text } : { role, content: [{ type: 'text', text }] });
 const visible = (r: LlmRequest) => ({ model: r.model, system: r.system, tools: r.tools, messages: r.messages, maxTokens: r.maxTokens });
 
 /** Three requests of one agent session, each the one before plus a reply and the next user message. */
