@@ -2,6 +2,7 @@
 // wrapped around each model call (budget check or reservation before, LLM_CALL record and settlement after).
 import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { RequestDelta } from '../core/ledger/request-delta.js';
+import { MAX_INLINE_RESPONSE } from '../core/ledger/inline-blobs.js';
 import { requestDelta, type SentRequest } from './request-delta.js';
 import type { PlanSet } from '../core/acm/contracts.js';
 import type { LlmRequest, LlmResponse, Usage } from '../core/llm/types.js';
@@ -159,8 +160,9 @@ interface AnsweredCall {
 export async function recordModelCall(ctx: RunContext, actor: string, reservation: BudgetReservation | null, c: AnsweredCall): Promise<string> {
   try {
     const { request, delta, response } = c.blobs();
-    // A delta is in the entry, covered by the chain: the whole request gets no file, only its content address.
-    const [requestHash, responseRef] = await Promise.all([delta ? `sha256:${sha256Hex(request)}` : ctx.rec.blob(request), ctx.rec.blob(response)]);
+    // A delta and a small response are in the entry, under the chain: no file for them, only their content addresses.
+    const inline = response.length <= MAX_INLINE_RESPONSE;
+    const [requestHash, responseRef] = await Promise.all([delta ? `sha256:${sha256Hex(request)}` : ctx.rec.blob(request), inline ? `sha256:${sha256Hex(response)}` : ctx.rec.blob(response)]);
     const data = {
       ...(c.taskId === undefined ? {} : { taskId: c.taskId }),
       caller: c.caller,
@@ -173,6 +175,7 @@ export async function recordModelCall(ctx: RunContext, actor: string, reservatio
       durationMs: ctx.rec.now() - c.started,
       ...(c.role === undefined ? {} : { role: c.role }),
       ...(delta ? { request: delta } : {}),
+      ...(inline ? { response } : {}),
     };
     await (c.durable ? ctx.rec.record(actor, 'LLM_CALL', data) : ctx.rec.note(actor, 'LLM_CALL', data));
     return requestHash;

@@ -1,5 +1,6 @@
 // Which strings in an entry's data are blob references: the rule verify and the bundle share.
 import { CONTENT_REF } from '../acm/canonical-json.js';
+import { INLINE_BESIDE } from './inline-blobs.js';
 
 /**
  * A blob reference is a `sha256:<hex>` string under a key named `ref`/`refs` or ending in `Ref`/`Refs`
@@ -8,7 +9,8 @@ import { CONTENT_REF } from '../acm/canonical-json.js';
  * packet itself is `packetRef`). `requestHash` (LLM_CALL) names a stored blob too, the request as sent: a
  * verify that skipped it would pass a ledger whose recorded prompts were swapped. Except beside `request`:
  * an LLM_CALL whose request is stored as a delta of an earlier one (request-delta.ts) has no blob of that
- * name, and its readers rebuild the request and check it against requestHash instead.
+ * name, and its readers rebuild the request and check it against requestHash instead. Nor is a reference
+ * whose blob the entry carries inline (inline-blobs.ts: an LLM_CALL's `response` beside its responseRef).
  */
 const REF_KEY = /(?:^refs?|Refs?|^requestHash)$/;
 const NOT_BLOB_KEYS: ReadonlySet<string> = new Set(['contextRef']);
@@ -32,7 +34,10 @@ function walk(value: unknown, underRefKey: boolean, out: Set<string>): void {
     const record = value as Record<string, unknown>;
     const deltaRequest = record.request !== undefined && typeof record.requestHash === 'string';
     for (const key in record) {
-      if (Object.hasOwn(record, key)) walk(record[key], REF_KEY.test(key) && !NOT_BLOB_KEYS.has(key) && !(deltaRequest && key === 'requestHash'), out);
+      if (!Object.hasOwn(record, key)) continue;
+      const inline = INLINE_BESIDE[key];
+      const carried = (deltaRequest && key === 'requestHash') || (inline !== undefined && typeof record[inline] === 'string');
+      walk(record[key], REF_KEY.test(key) && !NOT_BLOB_KEYS.has(key) && !carried, out);
     }
   }
 }

@@ -207,13 +207,15 @@ export const EventData = {
     /** The role that ran it and the sha256 of its definition (ROLES_LOADED holds the definition). */
     role: z.object({ name: z.string(), digest: z.string() }).optional(),
   }),
-  /** Version 2 (EVENT_VERSION): `request`, a request stored as a delta of the one before it. */
+  /** Version 2 (EVENT_VERSION): `request`, a request stored as a delta of the one before it, and `response` inline. */
   LLM_CALL: LlmCallV1.extend({
     /**
      * The request as the agent's previous request plus its new messages (request-delta.ts); absent when the
      * request is stored whole as the blob `requestHash` names.
      */
     request: RequestDelta.optional(),
+    /** The response's bytes (the blob responseRef addresses) when small: no blob file is written (inline-blobs.ts). */
+    response: z.string().optional(),
   }),
   TOOL_CALL: z.object({ taskId: z.string().optional(), toolUseId: z.string(), name: z.string(), input: z.unknown() }),
   TOOL_RESULT: z.object({
@@ -432,7 +434,7 @@ export interface OlderEventData {
   upgrade: (old: unknown) => unknown;
 }
 export const OLDER_EVENT_DATA: { readonly [K in LedgerEntryType]?: Readonly<Record<number, OlderEventData>> } = {
-  // Version 1 had no `request`: every request was a blob, which version 2 reads as it is.
+  // Version 1 had no `request` or `response`: both were always blobs, which version 2 reads as it is.
   LLM_CALL: { 1: { schema: LlmCallV1, upgrade: (old) => old } },
 };
 

@@ -7,6 +7,7 @@ import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
 import { readRunBlob } from '../contain/acia-state.js';
 import { RecordedRequests, type RequestRecord } from './request-delta.js';
+import { alteredInlineBlob } from './inline-blobs.js';
 import type { RunManifest } from './events.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { checkEntryShape } from './entry-shape.js';
@@ -133,6 +134,8 @@ export async function verifyRun(runDir: string, options: VerifyOptions = {}): Pr
       for (const ref of collectBlobRefs(entry.data)) if (!blobFirstSeq.has(ref)) blobFirstSeq.set(ref, entry.seq);
       const delta = entry.type === 'LLM_CALL' ? deltaRequestOf(entry.seq, entry.data) : null;
       if (delta) deltas.push(delta);
+      const altered = alteredInlineBlob(entry.data);
+      if (altered !== null) add(entry.seq, 'BLOB_ALTERED', `seq ${entry.seq}: blob ${altered} (carried in the entry) does not hash to its name`);
       if (entry.type === 'RUN_COMPLETED') completed = true;
       if (entry.seq === anchorSeq) anchorHash = entry.hash;
       if (entry.seq === outsideSeq) outsideHash = entry.hash;

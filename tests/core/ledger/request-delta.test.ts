@@ -5,7 +5,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentAddress, frozenJson } from '../../../src/core/acm/canonical-json.js';
+import { canonicalJson, contentAddress, frozenJson, sha256Hex } from '../../../src/core/acm/canonical-json.js';
 import { collectBlobRefs } from '../../../src/core/ledger/blob-refs.js';
 import { buildBundle, verifyBundle } from '../../../src/core/ledger/bundle.js';
 import { openRunLedger } from '../../../src/core/ledger/file-ledger.js';
@@ -100,6 +100,31 @@ describe('requests recorded as deltas', () => {
     expect(() => readFileSync(join(dir, 'memory-ledger', 'acia', 'blobs', calls[1]!.requestHash.slice('sha256:'.length)))).toThrow();
     const verified = await verifyBundle(dir);
     expect(verified.problems.filter((p) => p.code !== 'BUNDLE_LAYOUT')).toEqual([]);
+  });
+});
+
+describe('a response carried in its LLM_CALL', () => {
+  it('is no blob file; verify holds it to responseRef; the bundle carries it in its ledger only', async () => {
+    const repo = tempDir();
+    const runId = '20260102-030405-inline';
+    const runDir = runDirOf(repo, runId);
+    const ledger = await openRunLedger(runDir, runId, { clock: fixedClock(), create: true });
+    const said = '{"content":[{"text":"hi","type":"text"}]}';
+    const requestHash = await ledger.putBlob(canonicalJson({ messages: [] }));
+    const call = (response: string, responseRef: string) => ({ caller: 'pm', model: 'm', requestHash, responseRef, response, usage, costUsd: null, stopReason: 'end_turn', durationMs: 1 });
+    const good = call(said, `sha256:${sha256Hex(said)}`);
+    await ledger.append({ actor: 'pm', type: 'LLM_CALL', data: good });
+    expect(collectBlobRefs(good)).toEqual(new Set([requestHash]));
+    expect(ledger.blobsWritten?.().size).toBe(1);
+    expect(await verifyRun(runDir)).toMatchObject({ ok: true, problems: [] });
+    const { dir } = await buildBundle(repo, runId);
+    expect(readFileSync(join(dir, 'memory-ledger', 'acia', 'ledger.jsonl'), 'utf8')).toContain(JSON.stringify(said).slice(1, -1));
+    expect(() => readFileSync(join(dir, 'engine-trace', 'blobs', good.responseRef.slice('sha256:'.length)))).toThrow();
+    expect((await verifyBundle(dir)).problems.filter((p) => p.code !== 'BUNDLE_LAYOUT')).toEqual([]);
+    // Words the model never said, under the address of what it did say.
+    await ledger.append({ actor: 'pm', type: 'LLM_CALL', data: call('{"content":[]}', good.responseRef) });
+    await ledger.close();
+    expect((await verifyRun(runDir)).problems).toEqual([{ seq: 1, code: 'BLOB_ALTERED', message: expect.stringContaining(good.responseRef) }]);
   });
 });
 
