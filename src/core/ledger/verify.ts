@@ -187,7 +187,7 @@ function checkDeltaRequests(runDir: string, deltas: readonly (RequestRecord & { 
   if (deltas.length === 0) return;
   const requests = new RecordedRequests(deltas, (ref) => readRunBlob(runDir, ref));
   for (const d of deltas) {
-    const got = requests.get(d.requestHash);
+    const got = requests.check(d);
     if (!got.ok) add(d.seq, got.missing ? 'BLOB_MISSING' : 'BLOB_ALTERED', `seq ${d.seq}: ${got.message}`);
   }
 }
