@@ -16,11 +16,14 @@ export function inlineBlobOf(entry: LedgerEntry, ref: string): string | null {
   return entry.type === 'LLM_CALL' && entry.data.responseRef === ref && entry.data.response !== undefined ? entry.data.response : null;
 }
 
-/** The first inline copy of `ref` among `entries`, as bytes, or null. */
+/**
+ * The first inline copy of `ref` among `entries` whose bytes are what `ref` names, or null. As with a blob
+ * file, the address is checked: a forged entry cannot show other words under the address of a response.
+ */
 export function findInlineBlob(entries: Iterable<LedgerEntry>, ref: string): Buffer | null {
   for (const e of entries) {
     const text = inlineBlobOf(e, ref);
-    if (text !== null) return Buffer.from(text, 'utf8');
+    if (text !== null && ref === `sha256:${sha256Hex(text)}`) return Buffer.from(text, 'utf8');
   }
   return null;
 }

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex } from '../../../src/core/acm/canonical-json.js';
 import { openRunLedger } from '../../../src/core/ledger/file-ledger.js';
 import { runDirOf } from '../../../src/core/ledger/manifest.js';
+import type { LedgerEntry } from '../../../src/core/ledger/entry.js';
+import { findInlineBlob } from '../../../src/core/ledger/inline-blobs.js';
 import { RecordedRequests, type RequestRecord } from '../../../src/core/ledger/request-delta.js';
 import { verifyRun } from '../../../src/core/ledger/verify.js';
 import { fixedClock, tempDir } from '../../helpers/sample-run.js';
@@ -71,5 +73,15 @@ describe('verify of forged request deltas', () => {
     const got = records.map((r) => requests.get(r.requestHash));
     expect(got.slice(0, 15).every((g) => g.ok)).toBe(true);
     expect(got.at(-1)).toMatchObject({ ok: false, missing: false, message: expect.stringContaining('more than') });
+  });
+});
+
+describe('an inline response read back (acia ui)', () => {
+  it('is served only when its bytes are what its responseRef names', () => {
+    const said = '{"content":[{"text":"hi","type":"text"}]}';
+    const ref = `sha256:${sha256Hex(said)}`;
+    const entry = (response: string, seq: number) => ({ seq, ts: '2026-01-02T03:04:05.000Z', runId: 'r', actor: 'pm', type: 'LLM_CALL', v: 2, prevHash: '', hash: '', data: { caller: 'pm', model: 'm', requestHash: ref, responseRef: ref, response, usage, costUsd: null, stopReason: 'end_turn', durationMs: 1 } }) as unknown as LedgerEntry;
+    expect(findInlineBlob([entry('{"content":[]}', 0)], ref)).toBeNull();
+    expect(findInlineBlob([entry('{"content":[]}', 0), entry(said, 1)], ref)?.toString('utf8')).toBe(said);
   });
 });
