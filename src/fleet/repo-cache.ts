@@ -31,6 +31,11 @@ export interface JobCheckout {
    * while the job reads its settings and ledger. Absent when the fetch was done before the checkout was given.
    */
   fetched?: Promise<void>;
+  /**
+   * Set when the clone guard (guardAciaState) passed on this very clone at its base when the worker made it
+   * (a spare), and nothing has touched it since: the job need not run it again.
+   */
+  guarded?: boolean;
   /** Whether the clone is still as made here (no worktree, no merge under way): the first open of the run trusts it. */
   fresh: { open: boolean };
   /**
@@ -121,12 +126,14 @@ export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { ke
 }
 
 /**
- * fetchRunRefs started now, its answer filling the returned `remoteRefs` once `fetched` settles. Nothing may
- * read them, or move the run's refs, before then (FleetWorkspace waits for it before it opens the run).
+ * fetchRunRefs started now (or once `after` settles), its answer filling the returned `remoteRefs` once
+ * `fetched` settles. Nothing may read them, or move the run's refs, before then (FleetWorkspace waits for it
+ * before it opens the run, and before every push).
  */
-export function fetchBehind(git: Git, dir: string, runId: string, o: { kept?: boolean; trackTasksOnly?: boolean } = {}): { remoteRefs: Map<string, string>; fetched: Promise<void> } {
+export function fetchBehind(git: Git, dir: string, runId: string, o: { kept?: boolean; trackTasksOnly?: boolean; after?: PromiseLike<unknown> } = {}): { remoteRefs: Map<string, string>; fetched: Promise<void> } {
   const remoteRefs = new Map<string, string>();
-  const fetched = fetchRunRefs(git, dir, runId, o).then((refs) => {
+  const start = o.after ? Promise.resolve(o.after).then(() => fetchRunRefs(git, dir, runId, o)) : fetchRunRefs(git, dir, runId, o);
+  const fetched = start.then((refs) => {
     for (const [branch, sha] of refs) remoteRefs.set(branch, sha);
   });
   // Awaited by the run's open; a job that ends before it (fenced, say) must not leave it unhandled.
