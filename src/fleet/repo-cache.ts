@@ -126,14 +126,12 @@ export async function fetchRunRefs(git: Git, dir: string, runId: string, o: { ke
 }
 
 /**
- * fetchRunRefs started now (or once `after` settles), its answer filling the returned `remoteRefs` once
- * `fetched` settles. Nothing may read them, or move the run's refs, before then (FleetWorkspace waits for it
- * before it opens the run, and before every push).
+ * fetchRunRefs started now, its answer filling the returned `remoteRefs` once `fetched` settles. Nothing may
+ * read them, or move the run's refs, before then (FleetWorkspace waits for it before it opens the run).
  */
-export function fetchBehind(git: Git, dir: string, runId: string, o: { kept?: boolean; trackTasksOnly?: boolean; after?: PromiseLike<unknown> } = {}): { remoteRefs: Map<string, string>; fetched: Promise<void> } {
+export function fetchBehind(git: Git, dir: string, runId: string, o: { kept?: boolean; trackTasksOnly?: boolean } = {}): { remoteRefs: Map<string, string>; fetched: Promise<void> } {
   const remoteRefs = new Map<string, string>();
-  const start = o.after ? Promise.resolve(o.after).then(() => fetchRunRefs(git, dir, runId, o)) : fetchRunRefs(git, dir, runId, o);
-  const fetched = start.then((refs) => {
+  const fetched = fetchRunRefs(git, dir, runId, o).then((refs) => {
     for (const [branch, sha] of refs) remoteRefs.set(branch, sha);
   });
   // Awaited by the run's open; a job that ends before it (fenced, say) must not leave it unhandled.

@@ -85,13 +85,12 @@ export class TaskClones {
    * branches still under way (`checkout.fetched`: the workspace waits for it before it opens the run), so
    * the job's database side and its reads of the base (settings, clone guard, ledger, context) overlap it.
    */
-  async take(job: { repoUrl: string; runId: string; base: string; runHead?: string }, o: { fetchAfter?: PromiseLike<unknown> } = {}): Promise<TakenClone> {
+  async take(job: { repoUrl: string; runId: string; base: string; runHead?: string }): Promise<TakenClone> {
     // A job that checks its task branch out early (it names the run head) fetches the task branches as remote-tracking refs only.
     const trackTasksOnly = job.runHead !== undefined;
-    const after = o.fetchAfter ? { after: o.fetchAfter } : {};
     const kept = this.takeKept(job);
     if (kept) {
-      const { remoteRefs, fetched } = fetchBehind(this.git, kept.dir, job.runId, { kept: true, trackTasksOnly, ...after });
+      const { remoteRefs, fetched } = fetchBehind(this.git, kept.dir, job.runId, { kept: true, trackTasksOnly });
       return this.lend({ ...kept, runId: job.runId }, { dir: kept.dir, remoteRefs, fetched, fresh: { open: false }, kept: { runHead: kept.runHead } });
     }
     const spare = await this.takeSpare(job.repoUrl);
@@ -107,7 +106,7 @@ export class TaskClones {
       this.discard(dir);
       throw e;
     }
-    const { remoteRefs, fetched } = fetchBehind(this.git, dir, job.runId, { trackTasksOnly, ...after });
+    const { remoteRefs, fetched } = fetchBehind(this.git, dir, job.runId, { trackTasksOnly });
     // A spare at the job's base is as the worker made and guarded it (its seal was checked just now).
     const guarded = spare?.guarded === true && spare.base === job.base;
     return this.lend(clone, { dir, remoteRefs, fetched, fresh: { open: true }, ...(guarded ? { guarded } : {}) });

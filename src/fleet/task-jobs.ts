@@ -233,11 +233,7 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     // while the job's record and its fence are checked in the database. Nothing is pushed or written to
     // the ledger before all of it is done, and a superseded hand-out (its orchestrator lost the run, or the
     // task went elsewhere) does no work.
-    // The clone's git runs what the agent needs first: a first attempt's task worktree, begun at hand-over,
-    // then the fetch of the run's branches, which only its pushes (and the merge) wait for.
-    let worktreeBegun = (): void => undefined;
-    const fetchAfter = new Promise<void>((resolve) => (worktreeBegun = resolve));
-    const ready = w.clones.take(job, job.runHead === undefined ? {} : { fetchAfter }).then((clone) => {
+    const ready = w.clones.take(job).then((clone) => {
       taken = clone;
       return clone;
     });
@@ -252,7 +248,6 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     const guarded = ready.then(async (clone) => (clone.checkout.guarded ? undefined : guardAciaState(await realpath(clone.checkout.dir))));
     guarded.catch(() => undefined);
     early = earlyTaskWorktree(git, job, ready, guarded);
-    void (early?.made ?? Promise.resolve()).then(worktreeBegun);
     try {
       // The job's row, and the fence read by the same statement (one round trip): a superseded hand-out stops here.
       const lease = await retryTransient(() =>

@@ -146,23 +146,13 @@ describe("a worker's task-job clones", () => {
     await until("the ended run's clone to be removed", () => !fs.existsSync(second.checkout.dir));
   }, 60_000);
 
-  it('guards a spare when it makes it, and fetches only once the job says so', async () => {
+  it('guards a spare when it makes it: a job takes a clean one as guarded, and not one the guard refuses', async () => {
     const { url, base } = bareRemote(tmp);
     const clones = pool(url);
     await clones.start();
     clones.prepare(url, base);
-    // A job that begins its task worktree first: the fetch of the run's branches waits for its word.
-    let go = (): void => undefined;
-    const after = new Promise<void>((r) => (go = r));
-    const clean = await clones.take({ repoUrl: url, runId, base, runHead: base }, { fetchAfter: after });
+    const clean = await clones.take({ repoUrl: url, runId, base });
     expect(clean.checkout.guarded).toBe(true);
-    let fetched = false;
-    void clean.checkout.fetched?.then(() => (fetched = true));
-    await new Promise((r) => setTimeout(r, 50));
-    expect(fetched).toBe(false);
-    go();
-    await clean.checkout.fetched;
-    expect(fetched).toBe(true);
     clean.release(false);
 
     // A repository that tracks ACIA's own run state: its spare is not guarded, so the job runs the guard, which refuses it.
