@@ -399,8 +399,8 @@ export const MUTATIONS = [
     rows: ["R4"],
     why: "the planner's prompts are left out of planner/prompts/",
     file: "src/core/ledger/bundle.ts",
-    find: "requests('planner/prompts', planner);",
-    replace: "requests('planner/prompts', []);",
+    find: "requests('planner/prompts', planner, 'whole');",
+    replace: "requests('planner/prompts', [], 'whole');",
     tests: ["tests/team/bundle-layout.test.ts"],
   },
   {

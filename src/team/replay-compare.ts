@@ -145,5 +145,12 @@ function normalise(e: LedgerEntry, ordinals?: ReadonlyMap<number, number>): unkn
     const req = typeof e.data.request === 'object' && e.data.request !== null ? Object.fromEntries(Object.entries(e.data.request).filter(([k]) => k !== 'metrics')) : e.data.request;
     return { type: e.type, data: { ...rest, request: req } };
   }
+  // How a request and a response are stored (a blob file, a delta of the request before, the response inline:
+  // core/ledger/request-delta.ts, inline-blobs.ts) is not what was asked or answered: their content
+  // addresses, requestHash and responseRef, are, and they must match.
+  if (e.type === 'LLM_CALL') {
+    delete (rest as { request?: unknown }).request;
+    delete (rest as { response?: unknown }).response;
+  }
   return { type: e.type, data: rest };
 }

@@ -22,27 +22,34 @@ type GetBlob = (ref: string) => Promise<Buffer>;
  * Model responses by request hash, in the order this session got them (a request made again after a
  * crash may have had another answer): a session asked for more than it recorded died, or diverged.
  */
+/** A recorded response: its reference, and its text when the entry carries it. */
+interface Recorded {
+  ref: string;
+  text: string | null;
+}
+
 export class ReplayLlm implements LlmClient {
   readonly provider = 'replay';
-  private readonly byHash = new Map<string, string[]>();
-  private readonly lastOf = new Map<string, string>();
+  private readonly byHash = new Map<string, Recorded[]>();
+  private readonly lastOf = new Map<string, Recorded>();
 
   constructor(
     session: readonly LedgerEntry[],
     private readonly getBlob: GetBlob,
     private readonly gate: SessionGate,
   ) {
-    for (const c of dataOf(session, 'LLM_CALL')) push(this.byHash, c.requestHash, c.responseRef);
+    for (const c of dataOf(session, 'LLM_CALL')) push(this.byHash, c.requestHash, { ref: c.responseRef, text: c.response ?? null });
   }
 
   complete(request: LlmRequest): Promise<LlmResponse> {
     return this.gate.run(async () => {
       const hash = contentAddress(visibleRequest(request));
       // The same request again within a session (a call repeated without being recorded twice) gets the last answer.
-      const ref = this.byHash.get(hash)?.shift() ?? this.lastOf.get(hash);
-      if (ref === undefined) return this.gate.exhausted<LlmResponse>(`replay: ${request.caller} made a model request that was never recorded (${hash.slice(0, 19)}…)`);
-      this.lastOf.set(hash, ref);
-      return JSON.parse((await this.getBlob(ref)).toString('utf8')) as LlmResponse;
+      const got = this.byHash.get(hash)?.shift() ?? this.lastOf.get(hash);
+      if (got === undefined) return this.gate.exhausted<LlmResponse>(`replay: ${request.caller} made a model request that was never recorded (${hash.slice(0, 19)}…)`);
+      this.lastOf.set(hash, got);
+      // A response the entry carries (inline-blobs.ts) is the chain's; one in a blob file is read from it.
+      return JSON.parse(got.text ?? (await this.getBlob(got.ref)).toString('utf8')) as LlmResponse;
     });
   }
 }

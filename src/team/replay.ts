@@ -11,6 +11,7 @@ import { recordedLayer } from '../core/config/load.js';
 import { modelIdOf } from '../core/config/schema.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { MemoryLedger } from '../core/ledger/memory-ledger.js';
+import { RecordedRequests } from '../core/ledger/request-delta.js';
 import { McpCatalog } from '../core/tools/mcp/catalog.js';
 import { RecordedMcp } from '../core/tools/mcp/recorded.js';
 import type { Clock } from '../core/acm/ids.js';
@@ -128,7 +129,8 @@ export async function replayRun(
       }
     : null;
   const roleModelIds = new Map((rolesLoaded?.roles ?? []).flatMap((r) => (r.model ? [[r.model.spec, r.model.id] as const] : [])));
-  const shared: Shared = { base, repo, runId, recorded, getBlob, packet, catalogs, toolNames, started, hooks: new RecordedHooks(recorded), roles, roleModelIds };
+  const requests = new RecordedRequests(dataOf(recorded, 'LLM_CALL'), (ref) => readRunBlob(runDir, ref));
+  const shared: Shared = { base, repo, runId, recorded, getBlob, requests, packet, catalogs, toolNames, started, hooks: new RecordedHooks(recorded), roles, roleModelIds };
 
   let failure: string | null = null;
   let divergence: Divergence | null = null;
@@ -164,7 +166,7 @@ interface SessionFrom {
  * itself, or diverges.
  */
 async function replaySession(shared: Shared, ledger: RunLedger, session: Session, last: boolean, from: SessionFrom): Promise<{ failure: string | null; divergence: Divergence | null }> {
-  const { repo, runId, started, getBlob } = shared;
+  const { repo, runId, started, requests } = shared;
   const earlier = [...ledger.entries()];
   // A session cancelled while it ran (`acia cancel`) stopped where the request reached it, which replay cannot
   // see coming, as with an interrupt: it is cut where its decisions end and given its recorded end.
@@ -174,7 +176,11 @@ async function replaySession(shared: Shared, ledger: RunLedger, session: Session
   from.model = session.resumed?.model ?? from.model;
   // The model id the session sent, as recorded in its first request (a script names its own model).
   const firstCall = firstOf(session.entries, 'LLM_CALL')?.data;
-  if (firstCall) from.sentModel = (JSON.parse((await getBlob(firstCall.requestHash)).toString('utf8')) as { model?: string }).model ?? from.sentModel;
+  if (firstCall) {
+    const sent = requests.get(firstCall.requestHash);
+    if (!sent.ok) throw new AciaError('LEDGER_CORRUPT', `run ${runId}: ${sent.message}`);
+    if (typeof sent.request.model === 'string') from.sentModel = sent.request.model;
+  }
   const sessionLedger = cut ? cut.ledger(ledger) : ledger;
   // A fleet session's lost hand-outs are replayed as their workers ran them; the rest of the session is
   // served what is left.
@@ -237,6 +243,8 @@ interface Shared {
   runId: string;
   recorded: readonly LedgerEntry[];
   getBlob: (ref: string) => Promise<Buffer>;
+  /** The recorded requests, whole (a request may be stored as a delta of the one before it). */
+  requests: RecordedRequests;
   packet: ContextPacket | null;
   catalogs: McpCatalog[];
   toolNames: ReadonlySet<string>;

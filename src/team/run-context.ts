@@ -1,6 +1,9 @@
 // What every part of a running run shares: its deps, ledger recorder, state, workspace, and the hooks
 // wrapped around each model call (budget check or reservation before, LLM_CALL record and settlement after).
-import { canonicalJson } from '../core/acm/canonical-json.js';
+import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
+import type { RequestDelta } from '../core/ledger/request-delta.js';
+import { MAX_INLINE_RESPONSE } from '../core/ledger/inline-blobs.js';
+import { requestDelta, type SentRequest } from './request-delta.js';
 import type { PlanSet } from '../core/acm/contracts.js';
 import type { LlmRequest, LlmResponse, Usage } from '../core/llm/types.js';
 import type { InstructionFile } from '../agents/pm/context-packet.js';
@@ -59,6 +62,8 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
   let started = 0;
   // One agent session makes one call at a time: at most one reservation is held between the hooks.
   let held: BudgetReservation | null = null;
+  // The session's last recorded request: the next one is stored as a delta of it when it continues it.
+  let sent: SentRequest | null = null;
   const model = role.model;
   return {
     beforeModelCall: async (request: LlmRequest): Promise<void> => {
@@ -75,8 +80,9 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
       const costUsd = model.costUsd(model.id, response.usage);
       const reservation = held;
       held = null;
+      const previous = sent;
       // Not waited for: a crash in the next millisecond or two costs this call's record, not a wrong state.
-      await recordModelCall(ctx, actor, reservation, {
+      const requestHash = await recordModelCall(ctx, actor, reservation, {
         ...(taskId === undefined ? {} : { taskId }),
         caller: request.caller,
         model: response.model,
@@ -86,8 +92,9 @@ export function modelHooks(ctx: RunContext, actor: string, taskId: string | unde
         ...(ctx.roles.recorded ? { role: role.def.name } : {}),
         started,
         durable: false,
-        blobs: () => [canonicalJson(visibleRequest(request)), canonicalJson(response)],
+        blobs: () => ({ request: canonicalJson(visibleRequest(request)), delta: requestDelta(previous, request), response: canonicalJson(response) }),
       });
+      sent = { request, hash: requestHash };
     },
     /** The call failed (or was interrupted): nothing was charged, so its reservation is dropped. */
     modelCallFailed: async (): Promise<void> => {
@@ -136,8 +143,12 @@ interface AnsweredCall {
    * proxy answers the agent before it records, so it must not leave a paid call to land after the task ended.
    */
   durable: boolean;
-  /** The request's and the response's blob contents (computed once the write is under way). */
-  blobs: () => [request: string, response: string];
+  /**
+   * The request's canonical text and, when it continues the session's previous request, the delta it is
+   * stored as instead of a blob (core/ledger/request-delta.ts); the response's blob content. Computed once
+   * the write is under way.
+   */
+  blobs: () => { request: string; delta: RequestDelta | null; response: string };
 }
 
 /**
@@ -146,10 +157,12 @@ interface AnsweredCall {
  * the spend from the ledger in between counts the call twice (safe), never not at all. Settled even if
  * the write failed: the money is spent.
  */
-export async function recordModelCall(ctx: RunContext, actor: string, reservation: BudgetReservation | null, c: AnsweredCall): Promise<void> {
+export async function recordModelCall(ctx: RunContext, actor: string, reservation: BudgetReservation | null, c: AnsweredCall): Promise<string> {
   try {
-    const [request, response] = c.blobs();
-    const [requestHash, responseRef] = await Promise.all([ctx.rec.blob(request), ctx.rec.blob(response)]);
+    const { request, delta, response } = c.blobs();
+    // A delta and a small response are in the entry, under the chain: no file for them, only their content addresses.
+    const inline = response.length <= MAX_INLINE_RESPONSE;
+    const [requestHash, responseRef] = await Promise.all([delta ? `sha256:${sha256Hex(request)}` : ctx.rec.blob(request), inline ? `sha256:${sha256Hex(response)}` : ctx.rec.blob(response)]);
     const data = {
       ...(c.taskId === undefined ? {} : { taskId: c.taskId }),
       caller: c.caller,
@@ -161,8 +174,11 @@ export async function recordModelCall(ctx: RunContext, actor: string, reservatio
       stopReason: c.stopReason,
       durationMs: ctx.rec.now() - c.started,
       ...(c.role === undefined ? {} : { role: c.role }),
+      ...(delta ? { request: delta } : {}),
+      ...(inline ? { response } : {}),
     };
     await (c.durable ? ctx.rec.record(actor, 'LLM_CALL', data) : ctx.rec.note(actor, 'LLM_CALL', data));
+    return requestHash;
   } finally {
     // After the entry: until then the call counts by its hold, from then on by what it cost.
     if (reservation) await ctx.deps.fleet.budgetGate.settle(reservation, { usd: c.costUsd, tokens: usageTokens(c.usage) });

@@ -123,7 +123,10 @@ export class Workspace implements RunWorkspace {
     if (!create) await this.git.run(this.repo, ['worktree', 'prune']);
     // A resumed run's worktree may still be there (git then refuses the add, and it is used as it is);
     // any other failure is git's own, said in its words rather than as a missing directory later on.
-    const added = await this.git.run(this.repo, ['worktree', 'add', '--force', this.runWorktree, this.runBranch], { allowFail: true });
+    // A resume holds the run's ledger lock, so an entry of its worktree still locked "initializing" was left
+    // by a git killed while adding it (prune keeps locked entries): the second --force adds over it.
+    const force = create ? ['--force'] : ['--force', '--force'];
+    const added = await this.git.run(this.repo, ['worktree', 'add', ...force, this.runWorktree, this.runBranch], { allowFail: true });
     if (added.exitCode !== 0 && !existsSync(join(this.runWorktree, '.git'))) {
       throw new AciaError('INTERNAL', `git worktree add failed for the run worktree ${this.runWorktree}: ${added.stderr.split('\n').filter((l) => l.trim() !== '').at(-1) ?? `exit ${added.exitCode}`}`);
     }
@@ -137,6 +140,8 @@ export class Workspace implements RunWorkspace {
   private async recoverRunWorktree(): Promise<void> {
     const gitDir = await this.git.gitDirOf(this.runWorktree);
     await rm(join(gitDir, 'index.lock'), { force: true });
+    // A lock a killed add left would make the run's clean-up refuse to remove the worktree.
+    await rm(join(gitDir, 'locked'), { force: true });
     await this.git.run(this.runWorktree, ['merge', '--abort'], { allowFail: true });
     await this.git.run(this.runWorktree, ['reset', '-q', '--hard', this.runBranch]);
   }

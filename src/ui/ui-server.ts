@@ -8,6 +8,7 @@ import { isRunId } from '../core/contain/run-id.js';
 import { errorMessage } from '../core/errors.js';
 import { packagePath } from '../core/package-root.js';
 import { failureExcerpt } from '../core/tools/test-failures.js';
+import { findInlineBlob } from '../core/ledger/inline-blobs.js';
 import { renderWikiPages } from '../core/wiki/render.js';
 import { isActionName, runAction } from './actions.js';
 import { refuse, secure } from './guard.js';
@@ -135,8 +136,14 @@ export async function startUiServer(o: UiServerOptions): Promise<UiServer> {
     sse.onClose(off);
   }
 
+  /** A blob the run's ledger carries in an entry (a model response: core/ledger/inline-blobs.ts) rather than as a file. */
+  async function inlineOutput(runId: string, ref: string): Promise<{ bytes: Buffer; truncated: boolean } | null> {
+    const bytes = findInlineBlob((await o.store.read(runId, START)).entries, ref);
+    return bytes === null ? null : { bytes: bytes.subarray(0, MAX_BLOB), truncated: bytes.length > MAX_BLOB };
+  }
+
   async function output(res: ServerResponse, runId: string, ref: string): Promise<void> {
-    const blob = await o.store.blob(runId, ref, MAX_BLOB);
+    const blob = (await o.store.blob(runId, ref, MAX_BLOB)) ?? (await inlineOutput(runId, ref));
     if (blob === null) return text(res, 404, 'no such output\n');
     let body = blob.bytes.toString('utf8');
     // Tool results and test runs store {forModel, ...}: the text the agent saw.

@@ -14,6 +14,7 @@ import { client, ndJsonStream, PROTOCOL_VERSION, type ClientContext, type Initia
 import { acia, CLI, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { cliEnv, editedScript, sampleRepo, SCENARIOS, zeroLatencyScript } from './cli-helpers.js';
 import { sandboxAvailable } from '../helpers/sandbox-available.js';
+import { recordedRequest } from '../helpers/recorded-request.js';
 
 const sandbox = sandboxAvailable() ? 'auto' : 'off';
 const children: ChildProcess[] = [];
@@ -280,8 +281,7 @@ describe('acia acp', () => {
     expect(entries.find((e) => e.type === 'PLAN_SELECTED')).toMatchObject({ data: { planId: 'plan-B', method: 'human' } });
     expect(entries.find((e) => e.type === 'MESSAGE_RECEIVED')).toMatchObject({ actor: 'human', data: { to: 'b1', mode: 'steer', author: expect.stringMatching(/\(ACP\)$/) } });
     expect(entries.find((e) => e.type === 'MESSAGE_DELIVERED')).toMatchObject({ data: { taskId: 'b1', caller: 'dev:b1', turn: 1 } });
-    const blob = (ref: string) => readFileSync(join(repo, '.acia', 'runs', value.runId, 'blobs', ref.replace(/^sha256:/, '')), 'utf8');
-    const requests = (caller: string) => entries.flatMap((e) => (e.type === 'LLM_CALL' && e.data.caller === caller ? [blob(e.data.requestHash)] : []));
+    const requests = (caller: string) => entries.flatMap((e) => (e.type === 'LLM_CALL' && e.data.caller === caller ? [recordedRequest(repo, value.runId, e.data.requestHash)] : []));
     expect(requests('pm')[1]).toContain('FEEDBACK-ACP keep the helper in its own file');
     expect(requests('dev:b1')[0]).toContain('ACP-NOTE the helper belongs in src/title-case.js');
     expect(entries.at(-1)).toMatchObject({ type: 'RUN_COMPLETED', data: { reason: 'succeeded' } });

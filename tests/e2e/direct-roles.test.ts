@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acia, git, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { SCENARIOS, sampleRepo } from './cli-helpers.js';
+import { recordedRequest } from '../helpers/recorded-request.js';
 
 const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
 
@@ -122,13 +123,13 @@ describe('roles as files', () => {
     expect(loaded?.data.skills.map((k) => k.name)).toEqual(['small-changes']);
     // Offered by its description in the Dev agent's prompt, not by its body...
     const devCalls = ledger.filter((e): e is Extract<LedgerEntry, { type: 'LLM_CALL' }> => e.type === 'LLM_CALL' && e.data.caller === 'dev:t1');
-    const firstRequest = blob(devCalls[0]!.data.requestHash);
+    const firstRequest = recordedRequest(repo, runId, devCalls[0]!.data.requestHash);
     expect(firstRequest).toContain('small-changes: how to keep a change small and tested');
     expect(firstRequest).not.toContain('MARKER-7f3a');
     // ...and its body is what load_skill returns, in the agent's next request.
     const result = ledger.find((e): e is Extract<LedgerEntry, { type: 'TOOL_RESULT' }> => e.type === 'TOOL_RESULT' && e.data.name === 'load_skill');
     expect(result?.data.ok).toBe(true);
     expect(blob(result!.data.outputRef)).toContain('MARKER-7f3a');
-    expect(blob(devCalls[1]!.data.requestHash)).toContain('MARKER-7f3a');
+    expect(recordedRequest(repo, runId, devCalls[1]!.data.requestHash)).toContain('MARKER-7f3a');
   }, 120_000);
 });

@@ -3,13 +3,14 @@
 // PM plans again from, a switch to the other plan), and `acia say` messages reaching a scripted Dev agent
 // (its request carries them) in each mode; a finished run refuses a message; the replay of a run with a
 // message is identical.
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acia, ledgerOf, onlyRunId, tempDir } from './helpers.js';
 import { editedScript, expectCleanError, sampleRepo, startAcia } from './cli-helpers.js';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { hasScript, onTty } from './tty-helpers.js';
+import { recordedRequest } from '../helpers/recorded-request.js';
 
 const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
 const flags = (script: string) => ['--model', `scripted:${script}`, '--test-command', 'node run-tests.js', '--sandbox', 'off'];
@@ -18,7 +19,7 @@ const flags = (script: string) => ['--model', `scripted:${script}`, '--test-comm
 function requestsOf(repo: string, runId: string, caller: string): string[] {
   return ledgerOf(repo, runId)
     .filter((e): e is LedgerEntry & { data: { caller: string; requestHash: string } } => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === caller)
-    .map((e) => readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', e.data.requestHash.replace(/^sha256:/, '')), 'utf8'));
+    .map((e) => recordedRequest(repo, runId, e.data.requestHash));
 }
 
 const types = (repo: string, runId: string) => ledgerOf(repo, runId).map((e) => e.type);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { ROOT, sampleRepo, startAcia } from './cli-helpers.js';
 import { acia, git, ledgerOf, tempDir } from './helpers.js';
+import { recordedRequest } from '../helpers/recorded-request.js';
 
 interface Decision {
   hook: string;
@@ -134,7 +135,7 @@ const newRunId = (before: string[]) => runIds().find((id) => !before.includes(id
 function requestsOf(runId: string, entries: readonly LedgerEntry[], caller: string): string[] {
   return entries
     .filter((e) => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === caller)
-    .map((e) => readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', (e.data as { requestHash: string }).requestHash.slice('sha256:'.length)), 'utf8'));
+    .map((e) => recordedRequest(repo, runId, (e.data as { requestHash: string }).requestHash));
 }
 
 beforeAll(async () => {

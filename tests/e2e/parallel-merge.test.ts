@@ -9,6 +9,7 @@ import type { Script } from '../../src/core/llm/script.js';
 import type { LedgerEntry } from '../../src/core/ledger/entry.js';
 import { acia, git, ledgerOf, onlyRunId, testsPassOn } from './helpers.js';
 import { sampleRepo, startAcia } from './cli-helpers.js';
+import { recordedRequest } from '../helpers/recorded-request.js';
 
 const BASE = readFileSync(join(import.meta.dirname, '..', '..', 'workspace', 'scenarios', '_base', 'src', 'strings.js'), 'utf8');
 const TITLE = `\n/** "a b" -> "A B" */\nexport function titleCase(text) {\n  return text.replace(/[A-Za-z]+/g, (w) => w[0].toUpperCase() + w.slice(1));\n}\n`;
@@ -92,7 +93,7 @@ describe('parallel tasks that edit the same lines of one file', () => {
     // the PM was told which files its parallel tasks share
     const pmCalls = entries.filter((e) => e.type === 'LLM_CALL' && (e.data as { caller: string }).caller === 'pm');
     expect(pmCalls).toHaveLength(2);
-    const secondAsk = readFileSync(join(repo, '.acia', 'runs', runId, 'blobs', (pmCalls[1]!.data as { requestHash: string }).requestHash.replace(/^sha256:/, '')), 'utf8');
+    const secondAsk = recordedRequest(repo, runId, (pmCalls[1]!.data as { requestHash: string }).requestHash);
     expect(secondAsk).toContain('tasks t1 and t2 may run at the same time and both change src/strings.js');
     const merges = added(entries).filter((a) => a.reason === 'merge');
     expect(merges).toHaveLength(1);

@@ -2,7 +2,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acia, ledgerOf, onlyRunId, tempDir } from './helpers.js';
+import { canonicalJson } from '../../src/core/acm/canonical-json.js';
+import type { StoredLedgerEntry } from '../../src/core/ledger/entry-shape.js';
+import { entryHash } from '../../src/core/ledger/hash.js';
+import { acia, onlyRunId, tempDir } from './helpers.js';
 
 describe('acia replay', () => {
   it('reports a changed model response as a divergence, naming the actor and entry', () => {
@@ -11,11 +14,23 @@ describe('acia replay', () => {
     const runId = onlyRunId(repo);
     expect(acia(['replay', runId, '--repo', repo]).code).toBe(0);
 
-    // Change what the PM "said": the recorded response now chooses plan-B.
-    const call = ledgerOf(repo, runId).find((e) => e.type === 'LLM_CALL' && e.actor === 'pm')!;
-    const ref = (call.data as { responseRef: string }).responseRef.replace('sha256:', '');
-    const blob = join(repo, '.acia', 'runs', runId, 'blobs', ref);
-    writeFileSync(blob, readFileSync(blob, 'utf8').replace('"chosenPlanId":"plan-A"', '"chosenPlanId":"plan-B"'));
+    // Change what the PM "said": the recorded response (carried in its LLM_CALL) now chooses plan-B, and the
+    // chain is sealed again over the change, as a forger would: only the response's own address gives it away.
+    const path = join(repo, '.acia', 'runs', runId, 'ledger.jsonl');
+    const entries = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as StoredLedgerEntry);
+    const call = entries.find((e) => e.type === 'LLM_CALL' && e.actor === 'pm')!;
+    const data = call.data as { responseRef: string; response: string };
+    const ref = data.responseRef.replace('sha256:', '');
+    data.response = data.response.replace('"chosenPlanId":"plan-A"', '"chosenPlanId":"plan-B"');
+    expect(data.response).toContain('"chosenPlanId":"plan-B"');
+    let prevHash = entries[0]!.prevHash;
+    for (const e of entries) {
+      const { hash: _old, ...rest } = { ...e, prevHash };
+      e.prevHash = prevHash;
+      e.hash = entryHash(rest);
+      prevHash = e.hash;
+    }
+    writeFileSync(path, entries.map((e) => `${canonicalJson(e)}\n`).join(''));
 
     const r = acia(['replay', runId, '--repo', repo]);
     expect(r.code).toBe(1);

@@ -151,14 +151,15 @@ describe('a blob damaged after the run', () => {
     const r = runCli(repo, faultScript());
     expect(r.code, r.stderr).toBe(0);
     const runId = r.runIds[0]!;
+    // The first model request: stored whole as a blob file (later ones are deltas of it, and responses are inline).
     const call = ledgerOf(repo, runId).find((e) => e.type === 'LLM_CALL')!;
-    const ref = (call.data as { responseRef: string }).responseRef;
+    const ref = (call.data as { requestHash: string }).requestHash;
     return { repo, runId, seq: call.seq, ref, path: join(repo, '.acia', 'runs', runId, 'blobs', ref.slice('sha256:'.length)) };
   }
 
   it('an altered blob makes `acia verify` exit 1 naming the blob and the entry that refers to it', () => {
     const { repo, runId, seq, ref, path } = finishedRun();
-    writeFileSync(path, '{"role":"assistant","content":"something the model never said"}');
+    writeFileSync(path, '{"system":"something ACIA never asked"}');
     const v = verifyCode(repo, runId);
     expect(v.code).toBe(1);
     expect(v.stdout + v.stderr).toContain(`seq ${seq}: blob ${ref} content does not hash to its name`);

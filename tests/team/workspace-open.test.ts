@@ -35,3 +35,32 @@ it('says why git refused the run worktree when the add fails', async () => {
   expect(git('-C', ws.runWorktree, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('acia/r1');
   await ws.close();
 });
+
+it('resumes a run whose run worktree a killed git left registered, locked and half made', async () => {
+  const repo = mkdtempSync(join(tmpdir(), 'acia-wsopen-'));
+  dirs.push(repo);
+  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd: repo, encoding: 'utf8', stdio: 'pipe' }).trim();
+  git('init', '-q', '-b', 'main');
+  writeFileSync(join(repo, 'a.txt'), 'a\n');
+  git('add', '-A');
+  git('commit', '-qm', 'base');
+  const base = git('rev-parse', 'HEAD');
+  const first = new Workspace(new Git(systemClock), repo, 'r2', () => undefined);
+  await first.openRun(base, true);
+  // What `git worktree add` leaves when it is killed before its checkout: the entry still locked as
+  // "initializing" (so `worktree prune` keeps it) and the directory missing, or there without its files.
+  const admin = join(repo, '.git', 'worktrees', '@run');
+  for (const left of ['missing', 'empty', 'unchecked out'] as const) {
+    if (left === 'unchecked out') rmSync(join(first.runWorktree, 'a.txt'));
+    else rmSync(first.runWorktree, { recursive: true, force: true });
+    if (left === 'empty') mkdirSync(first.runWorktree);
+    writeFileSync(join(admin, 'locked'), 'initializing');
+    const resumed = new Workspace(new Git(systemClock), repo, 'r2', () => undefined);
+    await resumed.openRun(base, false);
+    expect(git('-C', resumed.runWorktree, 'rev-parse', '--abbrev-ref', 'HEAD'), left).toBe('acia/r2');
+    expect(git('-C', resumed.runWorktree, 'status', '--porcelain'), left).toBe('');
+    // Nothing stays locked, or the run's clean-up could not remove the worktree.
+    expect(git('worktree', 'list', '--porcelain'), left).not.toMatch(/^locked/m);
+  }
+  await first.close();
+});

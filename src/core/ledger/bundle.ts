@@ -17,6 +17,7 @@ import { AciaError, errorMessage } from '../errors.js';
 import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
 import { LEDGER_FILE } from './file-ledger.js';
+import { RecordedRequests } from './request-delta.js';
 import { errnoCode } from './ledger-fs.js';
 import { ledgerEntriesOf } from './line-reader.js';
 import { MANIFEST_FILE, runDirOf } from './manifest.js';
@@ -203,11 +204,21 @@ async function writeBundleFiles(dir: string, target: string, runDir: string, led
 
   const planner = entries.filter((e) => e.type === 'LLM_CALL' && (e.actor === 'pm' || e.actor.startsWith('pm:')));
   blobsInto('planner', planner);
-  // The planner's prompts: each call's model-visible request, stored under its requestHash.
-  const requests = (prefix: string, list: readonly LedgerEntry[]): void => {
-    for (const e of list) if (e.type === 'LLM_CALL') putBlob(`${prefix}/${hexOf(e.data.requestHash)}`, e.data.requestHash);
+  // The planner's prompts: each call's model-visible request, stored under its requestHash; one recorded as
+  // a delta of the call before it (request-delta.ts) is written out whole, rebuilt and checked against its hash.
+  const recorded = new RecordedRequests(dataOf(entries, 'LLM_CALL'), readBlob);
+  const requests = (prefix: string, list: readonly LedgerEntry[], deltas: 'whole' | 'skip'): void => {
+    for (const e of list) {
+      if (e.type !== 'LLM_CALL') continue;
+      const path = `${prefix}/${hexOf(e.data.requestHash)}`;
+      if (!recorded.isDelta(e.data.requestHash)) putBlob(path, e.data.requestHash);
+      else if (deltas === 'whole') {
+        const got = recorded.get(e.data.requestHash);
+        if (got.ok) files.set(path, Buffer.from(got.text));
+      }
+    }
   };
-  requests('planner/prompts', planner);
+  requests('planner/prompts', planner, 'whole');
 
   // memory-ledger/acia/ is ACIA's ledger laid out as a run directory, so verifyRun checks it as it checks a
   // live run and replay runs from it; memory-ledger/ledger.jsonl is the same ledger in the spec's schema.
@@ -215,8 +226,8 @@ async function writeBundleFiles(dir: string, target: string, runDir: string, led
   const runManifest = options.runManifest !== undefined ? Buffer.from(`${JSON.stringify(options.runManifest, null, 2)}\n`) : readRegularFile(repoRoot, join(runDir, MANIFEST_FILE));
   if (runManifest) files.set(`${NATIVE}/${MANIFEST_FILE}`, runManifest);
   blobsInto(NATIVE, entries);
-  // Requests too, so a replay from the bundle serves every model call (their hashes are not blob refs).
-  requests(`${NATIVE}/blobs`, ofType('LLM_CALL'));
+  // Requests stored whole too (a delta is in the ledger itself), so verify and replay of the bundle find them.
+  requests(`${NATIVE}/blobs`, ofType('LLM_CALL'), 'skip');
 
   const last = entries.at(-1);
   const manifest: BundleManifest = { kind: BUNDLE_KIND, version: BUNDLE_VERSION, acmVersion: ACM_VERSION, runId, head: last ? { seq: last.seq, hash: last.hash } : null, files: {} };

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { Edge, ErrorKind, Goal, Plan, PlanSet, TaskSpec } from '../acm/contracts.js';
 import { HOOK_EVENTS } from '../hooks/events.js';
+import { RequestDelta } from './request-delta.js';
 
 const BlobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 /** The user hook behind a POLICY_DECISION: its name, the point it was configured under, its command and where it was configured. */
@@ -13,6 +14,21 @@ const UsageData = z.object({
   outputTokens: z.number(),
   cacheReadTokens: z.number(),
   cacheWriteTokens: z.number(),
+});
+/** LLM_CALL, version 1: the request always stored whole, as the blob its requestHash names. */
+const LlmCallV1 = z.object({
+  taskId: z.string().optional(),
+  caller: z.string(),
+  model: z.string(),
+  /** Content address of the model-visible request: the blob it names, or rebuilt from `request` (version 2). */
+  requestHash: BlobRef,
+  responseRef: BlobRef,
+  usage: UsageData,
+  costUsd: z.number().nullable(),
+  stopReason: z.string(),
+  durationMs: z.number(),
+  /** The role whose agent made the call (absent in runs made before roles were files). */
+  role: z.string().optional(),
 });
 
 export const TERMINAL_REASONS = [
@@ -191,19 +207,15 @@ export const EventData = {
     /** The role that ran it and the sha256 of its definition (ROLES_LOADED holds the definition). */
     role: z.object({ name: z.string(), digest: z.string() }).optional(),
   }),
-  LLM_CALL: z.object({
-    taskId: z.string().optional(),
-    caller: z.string(),
-    model: z.string(),
-    /** Content address of the model-visible request; the request itself is stored as that blob. */
-    requestHash: BlobRef,
-    responseRef: BlobRef,
-    usage: UsageData,
-    costUsd: z.number().nullable(),
-    stopReason: z.string(),
-    durationMs: z.number(),
-    /** The role whose agent made the call (absent in runs made before roles were files). */
-    role: z.string().optional(),
+  /** Version 2 (EVENT_VERSION): `request`, a request stored as a delta of the one before it, and `response` inline. */
+  LLM_CALL: LlmCallV1.extend({
+    /**
+     * The request as the agent's previous request plus its new messages (request-delta.ts); absent when the
+     * request is stored whole as the blob `requestHash` names.
+     */
+    request: RequestDelta.optional(),
+    /** The response's bytes (the blob responseRef addresses) when small: no blob file is written (inline-blobs.ts). */
+    response: z.string().optional(),
   }),
   TOOL_CALL: z.object({ taskId: z.string().optional(), toolUseId: z.string(), name: z.string(), input: z.unknown() }),
   TOOL_RESULT: z.object({
@@ -414,14 +426,17 @@ export type EventInputOf<T extends LedgerEntryType> = z.input<(typeof EventData)
  * type; an entry whose version is newer than this build knows is refused with a clear message.
  * A field that may simply be absent in older runs needs no new version: make it optional.
  */
-export const EVENT_VERSION: { readonly [K in LedgerEntryType]?: number } = {};
+export const EVENT_VERSION: { readonly [K in LedgerEntryType]?: number } = { LLM_CALL: 2 };
 
 export interface OlderEventData {
   schema: z.ZodType;
   /** The payload as the next version's input. */
   upgrade: (old: unknown) => unknown;
 }
-export const OLDER_EVENT_DATA: { readonly [K in LedgerEntryType]?: Readonly<Record<number, OlderEventData>> } = {};
+export const OLDER_EVENT_DATA: { readonly [K in LedgerEntryType]?: Readonly<Record<number, OlderEventData>> } = {
+  // Version 1 had no `request` or `response`: both were always blobs, which version 2 reads as it is.
+  LLM_CALL: { 1: { schema: LlmCallV1, upgrade: (old) => old } },
+};
 
 /** The run's manifest: written when a run stops, it anchors the ledger head outside the ledger file. */
 export const RunManifest = z.object({

@@ -5,6 +5,9 @@ import { GENESIS_HASH } from '../acm/contracts.js';
 import { AciaError, errorMessage } from '../errors.js';
 import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';
+import { readRunBlob } from '../contain/acia-state.js';
+import { RecordedRequests, type RequestRecord } from './request-delta.js';
+import { alteredInlineBlob } from './inline-blobs.js';
 import type { RunManifest } from './events.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { checkEntryShape } from './entry-shape.js';
@@ -90,6 +93,8 @@ export async function verifyRun(runDir: string, options: VerifyOptions = {}): Pr
   let outsideHash: string | null = null;
 
   const blobFirstSeq = new Map<string, number>();
+  /** LLM_CALLs whose request is a delta: rebuilt once every blob is checked, and held to their requestHash. */
+  const deltas: (RequestRecord & { seq: number })[] = [];
   let count = 0;
   let expected = 0;
   let prevHash: string | null = GENESIS_HASH;
@@ -127,6 +132,10 @@ export async function verifyRun(runDir: string, options: VerifyOptions = {}): Pr
       if (entry.ts < prevTs && Date.parse(entry.ts) < Date.parse(prevTs)) add(entry.seq, 'TS_NOT_MONOTONIC', `seq ${entry.seq}: ts ${entry.ts} is before ${prevTs}`);
       if (entry.runId !== runId) add(entry.seq, 'RUN_ID', `seq ${entry.seq}: runId ${entry.runId}, expected ${runId}`);
       for (const ref of collectBlobRefs(entry.data)) if (!blobFirstSeq.has(ref)) blobFirstSeq.set(ref, entry.seq);
+      const delta = entry.type === 'LLM_CALL' ? deltaRequestOf(entry.seq, entry.data) : null;
+      if (delta) deltas.push(delta);
+      const altered = alteredInlineBlob(entry.data);
+      if (altered !== null) add(entry.seq, 'BLOB_ALTERED', `seq ${entry.seq}: blob ${altered} (carried in the entry) does not hash to its name`);
       if (entry.type === 'RUN_COMPLETED') completed = true;
       if (entry.seq === anchorSeq) anchorHash = entry.hash;
       if (entry.seq === outsideSeq) outsideHash = entry.hash;
@@ -141,6 +150,7 @@ export async function verifyRun(runDir: string, options: VerifyOptions = {}): Pr
   }
 
   await checkBlobs(runDir, blobFirstSeq, add);
+  checkDeltaRequests(runDir, deltas, add);
   checkAnchor(manifest, runId, last, anchorHash, completed, add);
   if (outside !== undefined) checkOutsideAnchor(outside, runId, last, outsideHash, add);
   problems.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
@@ -164,6 +174,21 @@ async function checkBlobs(
       continue;
     }
     if (sha256Hex(content) !== hex) add(seq, 'BLOB_ALTERED', `seq ${seq}: blob ${ref} content does not hash to its name`);
+  }
+}
+
+function deltaRequestOf(seq: number, data: unknown): (RequestRecord & { seq: number }) | null {
+  if (typeof data !== 'object' || data === null || !('request' in data) || data.request === undefined) return null;
+  return 'requestHash' in data && typeof data.requestHash === 'string' ? { seq, requestHash: data.requestHash, request: data.request } : null;
+}
+
+/** Each request stored as a delta, rebuilt on its base (a blob, or a request rebuilt before it), must hash to its requestHash. */
+function checkDeltaRequests(runDir: string, deltas: readonly (RequestRecord & { seq: number })[], add: (seq: number | null, code: VerifyCode, message: string) => void): void {
+  if (deltas.length === 0) return;
+  const requests = new RecordedRequests(deltas, (ref) => readRunBlob(runDir, ref));
+  for (const d of deltas) {
+    const got = requests.get(d.requestHash);
+    if (!got.ok) add(d.seq, got.missing ? 'BLOB_MISSING' : 'BLOB_ALTERED', `seq ${d.seq}: ${got.message}`);
   }
 }
 

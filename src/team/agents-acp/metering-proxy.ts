@@ -131,7 +131,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
         stopReason: m.stopReason,
         started,
         durable: true,
-        blobs: () => [canonicalJson(vetted.body), text],
+        blobs: () => ({ request: canonicalJson(vetted.body), delta: null, response: text }),
       });
     }).catch((e: unknown) => {
       if (!res.headersSent) reply(res, 500, `ACIA metering proxy: ${(e as Error).message}`);
