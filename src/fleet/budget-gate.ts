@@ -28,6 +28,58 @@ CREATE TABLE IF NOT EXISTS acia_budget_reservations (
   expires_at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS acia_budget_reservations_run ON acia_budget_reservations (run_id);
+-- A reservation in one statement (one round trip, its own transaction): the run's row locked (made, with no
+-- limits, for a gate driven directly), expired reservations dropped, and the estimate held only when the
+-- limits allow it (p_enforce) with every call in flight counted. A reservation already there (a retry
+-- whose first call committed, its answer lost) is kept as it is. out_breach names the limit it would pass.
+CREATE OR REPLACE FUNCTION acia_budget_reserve(p_run text, p_id text, p_worker text, p_usd double precision, p_tokens bigint, p_ttl double precision, p_enforce boolean)
+RETURNS TABLE (out_breach text, out_max_cost_usd double precision, out_max_tokens bigint, out_spent_usd double precision, out_spent_tokens bigint, out_held_usd double precision, out_held_tokens numeric)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  b acia_budgets%ROWTYPE;
+  h_usd double precision;
+  h_tokens numeric;
+BEGIN
+  SELECT * INTO b FROM acia_budgets WHERE run_id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO acia_budgets (run_id) VALUES (p_run) ON CONFLICT DO NOTHING;
+    SELECT * INTO b FROM acia_budgets WHERE run_id = p_run FOR UPDATE;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM acia_budget_reservations r WHERE r.id = p_id) THEN
+    DELETE FROM acia_budget_reservations r WHERE r.run_id = p_run AND r.expires_at < now();
+    SELECT coalesce(sum(r.usd), 0), coalesce(sum(r.tokens), 0) INTO h_usd, h_tokens FROM acia_budget_reservations r WHERE r.run_id = p_run;
+    IF p_enforce AND b.max_tokens IS NOT NULL AND b.spent_tokens + h_tokens + p_tokens > b.max_tokens THEN
+      out_breach := 'tokens';
+    ELSIF p_enforce AND b.max_cost_usd IS NOT NULL AND p_usd IS NOT NULL AND b.spent_usd + h_usd + p_usd > b.max_cost_usd THEN
+      out_breach := 'cost';
+    ELSE
+      INSERT INTO acia_budget_reservations (id, run_id, worker, usd, tokens, expires_at) VALUES (p_id, p_run, p_worker, coalesce(p_usd, 0), p_tokens, now() + make_interval(secs => p_ttl));
+    END IF;
+  END IF;
+  RETURN QUERY SELECT out_breach, b.max_cost_usd, b.max_tokens, b.spent_usd, b.spent_tokens, h_usd, h_tokens;
+END
+$fn$;
+-- A settlement in one statement, in reserve's lock order (the run's row, then its reservations): the
+-- reservation replaced by what the call cost. A retry (p_retry) that finds its reservation gone counts
+-- nothing: its first call committed, only the answer was lost.
+CREATE OR REPLACE FUNCTION acia_budget_settle(p_run text, p_id text, p_usd double precision, p_tokens bigint, p_known boolean, p_retry boolean)
+RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  n integer;
+BEGIN
+  PERFORM 1 FROM acia_budgets WHERE run_id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO acia_budgets (run_id) VALUES (p_run) ON CONFLICT DO NOTHING;
+    PERFORM 1 FROM acia_budgets WHERE run_id = p_run FOR UPDATE;
+  END IF;
+  DELETE FROM acia_budget_reservations WHERE id = p_id;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  IF p_retry AND n = 0 THEN
+    RETURN;
+  END IF;
+  UPDATE acia_budgets SET spent_usd = spent_usd + p_usd, spent_tokens = spent_tokens + p_tokens, cost_known = cost_known AND p_known, updated_at = now() WHERE run_id = p_run;
+END
+$fn$;
 `;
 
 /**
@@ -125,6 +177,16 @@ interface BudgetRow {
   spent_tokens: string;
   cost_known: boolean;
 }
+/** What acia_budget_reserve answers: the run's row and what is held, and the limit the estimate would pass (null: reserved). */
+interface ReserveRow {
+  out_breach: 'tokens' | 'cost' | null;
+  out_max_cost_usd: number | null;
+  out_max_tokens: string | null;
+  out_spent_usd: number;
+  out_spent_tokens: string;
+  out_held_usd: number | null;
+  out_held_tokens: string | null;
+}
 interface HeldRow {
   usd: string | number;
   tokens: string | number;
@@ -152,33 +214,20 @@ export class PgBudgetGate implements BudgetGate {
   async reserve(runId: string, estimate: BudgetAmount, o: { enforce: boolean }): Promise<ReserveOutcome> {
     // The id is chosen once: a retry after a commit whose answer was lost finds its own row, not a rival.
     const reservation: BudgetReservation = { id: randomUUID(), runId, amount: { usd: estimate.usd, tokens: estimate.tokens } };
-    return this.run((attempt) =>
-      transaction(this.db, async (c): Promise<ReserveOutcome> => {
-        // The lock every reservation and settlement of this run queues on.
-        const row = await lockBudget(c, runId);
-        if (attempt > 0 && (await c.query('SELECT 1 FROM acia_budget_reservations WHERE id = $1', [reservation.id])).rowCount !== 0) return { reservation };
-        // A dead worker's reservations go once their deadline passed; they held budget back, nothing more.
-        await c.query('DELETE FROM acia_budget_reservations WHERE run_id = $1 AND expires_at < now()', [runId]);
-        const held = (await c.query<HeldRow>('SELECT coalesce(sum(usd), 0) AS usd, coalesce(sum(tokens), 0) AS tokens, count(*) AS n FROM acia_budget_reservations WHERE run_id = $1', [runId])).rows[0]!;
-        if (o.enforce) {
-          const tokens = Number(row.spent_tokens) + Number(held.tokens) + estimate.tokens;
-          const inFlight = (n: number) => (n > 0 ? { inFlight: n } : {});
-          if (row.max_tokens !== null && tokens > Number(row.max_tokens)) return { breach: { limit: 'tokens', spent: tokens, max: Number(row.max_tokens), ...inFlight(Number(held.tokens)) } };
-          // An unknown price cannot be checked (as locally); the pricing table warns about such models.
-          const usd = row.spent_usd + Number(held.usd) + (estimate.usd ?? 0);
-          if (row.max_cost_usd !== null && estimate.usd !== null && usd > row.max_cost_usd) return { breach: { limit: 'cost', spent: usd, max: row.max_cost_usd, ...inFlight(Number(held.usd)) } };
-        }
-        await c.query(`INSERT INTO acia_budget_reservations (id, run_id, worker, usd, tokens, expires_at) VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, [
-          reservation.id,
-          runId,
-          this.worker,
-          estimate.usd ?? 0,
-          estimate.tokens,
-          this.ttl,
-        ]);
-        return { reservation };
-      }),
+    // One statement (acia_budget_reserve, created with the schema): the run's row is locked while the
+    // reservations in flight are counted and this one inserted, so reservations at once are serialised.
+    const r = await this.run(() =>
+      this.db.query<ReserveRow>('SELECT * FROM acia_budget_reserve($1, $2, $3, $4, $5, $6, $7)', [runId, reservation.id, this.worker, estimate.usd, estimate.tokens, this.ttl, o.enforce]),
     );
+    const row = r.rows[0]!;
+    if (row.out_breach === null) return { reservation };
+    const held = { usd: Number(row.out_held_usd), tokens: Number(row.out_held_tokens) };
+    const inFlight = (n: number) => (n > 0 ? { inFlight: n } : {});
+    if (row.out_breach === 'tokens') {
+      return { breach: { limit: 'tokens', spent: Number(row.out_spent_tokens) + held.tokens + estimate.tokens, max: Number(row.out_max_tokens), ...inFlight(held.tokens) } };
+    }
+    // An unknown price cannot be checked (as locally); the pricing table warns about such models.
+    return { breach: { limit: 'cost', spent: row.out_spent_usd + held.usd + (estimate.usd ?? 0), max: row.out_max_cost_usd!, ...inFlight(held.usd) } };
   }
 
   /** Replaces the reservation by what the call cost; counted even if the reservation had expired meanwhile. */
@@ -188,21 +237,8 @@ export class PgBudgetGate implements BudgetGate {
     const sane = (n: number | null, held: number | null) => (n === null || (Number.isFinite(n) && n >= 0) ? n : (held ?? 0));
     const usd = sane(actual.usd, reservation.amount.usd);
     const tokens = Math.ceil(sane(actual.tokens, reservation.amount.tokens) ?? 0);
-    await this.run((attempt) =>
-      transaction(this.db, async (c) => {
-        // Same lock order as reserve (the run's row, then its reservations): the two cannot deadlock.
-        await lockBudget(c, reservation.runId);
-        const deleted = (await c.query('DELETE FROM acia_budget_reservations WHERE id = $1', [reservation.id])).rowCount ?? 0;
-        // A retry that finds its reservation gone: the first attempt committed (only its answer was lost).
-        if (attempt > 0 && deleted === 0) return;
-        await c.query('UPDATE acia_budgets SET spent_usd = spent_usd + $2, spent_tokens = spent_tokens + $3, cost_known = cost_known AND $4, updated_at = now() WHERE run_id = $1', [
-          reservation.runId,
-          usd ?? 0,
-          tokens,
-          usd !== null,
-        ]);
-      }),
-    );
+    // One statement (acia_budget_settle): the run's row locked, the reservation deleted, the cost added.
+    await this.run((attempt) => this.db.query('SELECT acia_budget_settle($1, $2, $3, $4, $5, $6)', [reservation.runId, reservation.id, usd ?? 0, tokens, usd !== null, attempt > 0]));
   }
 
   async release(reservation: BudgetReservation): Promise<void> {
@@ -216,15 +252,6 @@ export class PgBudgetGate implements BudgetGate {
       throw e instanceof AciaError ? e : new AciaError('LEDGER_IO', `the fleet's budget in the database: ${errorMessage(e)}`, { cause: e });
     }
   }
-}
-
-/** Locks the run's budget row, creating it (no limits: a gate driven directly) when no worker opened it. */
-async function lockBudget(c: PoolClient, runId: string): Promise<BudgetRow> {
-  const select = 'SELECT max_cost_usd, max_tokens, spent_usd, spent_tokens, cost_known FROM acia_budgets WHERE run_id = $1 FOR UPDATE';
-  const row = (await c.query<BudgetRow>(select, [runId])).rows[0];
-  if (row) return row;
-  await c.query('INSERT INTO acia_budgets (run_id) VALUES ($1) ON CONFLICT DO NOTHING', [runId]);
-  return (await c.query<BudgetRow>(select, [runId])).rows[0]!;
 }
 
 async function transaction<T>(db: Pool, body: (c: PoolClient) => Promise<T>): Promise<T> {

@@ -31,6 +31,11 @@ export interface JobCheckout {
    * while the job reads its settings and ledger. Absent when the fetch was done before the checkout was given.
    */
   fetched?: Promise<void>;
+  /**
+   * Set when the clone guard (guardAciaState) passed on this very clone at its base when the worker made it
+   * (a spare), and nothing has touched it since: the job need not run it again.
+   */
+  guarded?: boolean;
   /** Whether the clone is still as made here (no worktree, no merge under way): the first open of the run trusts it. */
   fresh: { open: boolean };
   /**

@@ -11,10 +11,11 @@
 // clone: the job's fence is checked before every push, and each push leases on what this job fetched.
 import { randomUUID } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runWorktreesDir } from '../core/contain/acia-state.js';
 import { checkRealDir } from '../core/contain/no-follow.js';
+import { guardAciaState } from '../core/contain/clone-guard.js';
 import { errorMessage } from '../core/errors.js';
 import type { Git } from '../team/git.js';
 import { cloneAt, detachAt, fetchBehind, mirrorWith, type JobCheckout } from './repo-cache.js';
@@ -41,6 +42,8 @@ interface Clone {
   seal: string;
   /** Where the run worktree stood, clean, when the clone was put back. */
   runHead: string;
+  /** A spare on which the clone guard passed when it was made (at `base`, before any job touched it). */
+  guarded?: boolean;
   idleSince: number;
 }
 
@@ -104,7 +107,9 @@ export class TaskClones {
       throw e;
     }
     const { remoteRefs, fetched } = fetchBehind(this.git, dir, job.runId, { trackTasksOnly });
-    return this.lend(clone, { dir, remoteRefs, fetched, fresh: { open: true } });
+    // A spare at the job's base is as the worker made and guarded it (its seal was checked just now).
+    const guarded = spare?.guarded === true && spare.base === job.base;
+    return this.lend(clone, { dir, remoteRefs, fetched, fresh: { open: true }, ...(guarded ? { guarded } : {}) });
   }
 
   /** Removes every clone; later jobs get none kept. */
@@ -221,12 +226,18 @@ export class TaskClones {
         await cloneAt(this.git, { ...this.o, repoUrl, base, dir });
         // The checkout also asks git once for the clone's drivers, which the job's git calls then reuse.
         await detachAt(this.git, dir, base);
+        // The clone guard now, off any job's path: a job that takes this spare at this base need not run it.
+        // A repository it refuses still makes a spare; the job that takes it runs the guard and is refused.
+        const guarded = await guardAciaState(await realpath(dir)).then(
+          () => true,
+          () => false,
+        );
         const seal = sealOf(dir);
         if (this.closed || seal === UNSEALED) throw new Error('not kept');
         // A run names its base as submitted (a branch, say), its task jobs by the commit it resolved to: the
         // spare is known by the commit (a detached HEAD's file holds it).
         const head = readFileSync(join(dir, '.git', 'HEAD'), 'utf8').trim();
-        return { dir, repoUrl, base: /^[0-9a-f]{40}$/.test(head) ? head : base, runId: null, seal, runHead: '', idleSince: Date.now() };
+        return { dir, repoUrl, base: /^[0-9a-f]{40}$/.test(head) ? head : base, runId: null, seal, runHead: '', idleSince: Date.now(), guarded };
       } catch {
         this.discard(dir);
         return null;

@@ -15,7 +15,7 @@ import { ensureRealDir } from '../core/contain/no-follow.js';
 import { systemClock } from '../core/acm/ids.js';
 import { guardAciaState } from '../core/contain/clone-guard.js';
 import { AciaError, errorMessage, isAciaError, type ErrorCode } from '../core/errors.js';
-import { checkFence, takeLease } from '../core/ledger/pg-lease.js';
+import { assertFence, checkFence, takeLease } from '../core/ledger/pg-lease.js';
 import { dbOutageToleranceMs, retryTransient } from '../core/ledger/pg-retry.js';
 import { BudgetExceededError, type BudgetBreach } from '../team/budget.js';
 import { Git } from '../team/git.js';
@@ -244,12 +244,20 @@ export async function runTaskJob(fleet: Fleet, id: string, job: TaskJob, w: Work
     depsReady.catch(() => undefined);
     // The clone guard (a repository anyone may have pushed to) as soon as the clone is there, beside the
     // database side and the deps: the session waits for it before it reads anything of the run.
-    const guarded = ready.then(async (clone) => guardAciaState(await realpath(clone.checkout.dir)));
+    // A spare the worker guarded when it made it, untouched since, is not guarded again.
+    const guarded = ready.then(async (clone) => (clone.checkout.guarded ? undefined : guardAciaState(await realpath(clone.checkout.dir))));
     guarded.catch(() => undefined);
     early = earlyTaskWorktree(git, job, ready, guarded);
     try {
-      await retryTransient(() => fleet.db.query('INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()', [id, job.runId, job.taskId, w.name]));
-      await checkFence(fleet.db, job.runId, fence, false);
+      // The job's row, and the fence read by the same statement (one round trip): a superseded hand-out stops here.
+      const lease = await retryTransient(() =>
+        fleet.db.query<{ epoch: string | null; token: string | null }>(
+          `INSERT INTO acia_task_jobs (job_id, run_id, task_id, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO UPDATE SET worker = $4, started_at = now()
+           RETURNING (SELECT epoch FROM acia_leases WHERE run_id = $2 AND scope = '') AS epoch, (SELECT epoch FROM acia_leases WHERE run_id = $2 AND scope = $3) AS token`,
+          [id, job.runId, job.taskId, w.name],
+        ),
+      );
+      assertFence(job.runId, fence, lease.rows[0]?.epoch ?? null, lease.rows[0]?.token ?? null);
     } finally {
       // The clone is given back (below) only once it is known, whichever way this went.
       await ready.catch(() => undefined);

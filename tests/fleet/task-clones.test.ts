@@ -11,6 +11,7 @@ import { Git } from '../../src/team/git.js';
 import { FleetWorkspace } from '../../src/fleet/fleet-workspace.js';
 import { checkoutJob, type JobCheckout } from '../../src/fleet/repo-cache.js';
 import { TaskClones } from '../../src/fleet/task-clones.js';
+import { guardAciaState } from '../../src/core/contain/clone-guard.js';
 import { bareRemote, serialLock, sh, tempDirs } from './git-remote.js';
 
 const pools: TaskClones[] = [];
@@ -143,6 +144,35 @@ describe("a worker's task-job clones", () => {
     clones.sweep(new Set([runId]));
     expect(clones.idleRuns()).toEqual([]);
     await until("the ended run's clone to be removed", () => !fs.existsSync(second.checkout.dir));
+  }, 60_000);
+
+  it('guards a spare when it makes it: a job takes a clean one as guarded, and not one the guard refuses', async () => {
+    const { url, base } = bareRemote(tmp);
+    const clones = pool(url);
+    await clones.start();
+    clones.prepare(url, base);
+    const clean = await clones.take({ repoUrl: url, runId, base });
+    expect(clean.checkout.guarded).toBe(true);
+    clean.release(false);
+
+    // A repository that tracks ACIA's own run state: its spare is not guarded, so the job runs the guard, which refuses it.
+    const src = tmp('hostile-src');
+    sh(src, 'init', '-q', '-b', 'main');
+    fs.mkdirSync(path.join(src, '.acia', 'runs', 'planted'), { recursive: true });
+    fs.writeFileSync(path.join(src, '.acia', 'runs', 'planted', 'ledger.jsonl'), '{}\n');
+    sh(src, 'add', '-A');
+    sh(src, 'commit', '-qm', 'planted');
+    const hostileUrl = path.join(tmp('hostile-remote'), 'app.git');
+    sh(src, 'clone', '-q', '--bare', src, hostileUrl);
+    const hostileBase = sh(src, 'rev-parse', 'HEAD');
+    const hostile = new TaskClones(git, { cacheDir: tmp('cache-hostile'), policy: { repos: [path.dirname(hostileUrl)], allowSandboxOff: false, scriptedModelDirs: [] }, log: () => undefined });
+    pools.push(hostile);
+    await hostile.start();
+    hostile.prepare(hostileUrl, hostileBase);
+    const taken = await hostile.take({ repoUrl: hostileUrl, runId: otherRun, base: hostileBase });
+    expect(taken.checkout.guarded).toBeUndefined();
+    await expect(guardAciaState(taken.checkout.dir)).rejects.toMatchObject({ code: 'UNSAFE_REPO' });
+    taken.release(false);
   }, 60_000);
 
   it('does not reuse a clone changed behind its back, nor one whose job failed', async () => {

@@ -14,7 +14,8 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-it('says why git refused the run worktree when the add fails', async () => {
+/** A repository with one commit, and git run in it. */
+function committedRepo(): { repo: string; git: (...a: string[]) => string } {
   const repo = mkdtempSync(join(tmpdir(), 'acia-wsopen-'));
   dirs.push(repo);
   const git = (...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd: repo, encoding: 'utf8', stdio: 'pipe' }).trim();
@@ -22,6 +23,11 @@ it('says why git refused the run worktree when the add fails', async () => {
   writeFileSync(join(repo, 'a.txt'), 'a\n');
   git('add', '-A');
   git('commit', '-qm', 'base');
+  return { repo, git };
+}
+
+it('says why git refused the run worktree when the add fails', async () => {
+  const { repo, git } = committedRepo();
   // A registered worktree git cannot read (left half made by a git that was killed while adding it).
   const broken = join(repo, '.git', 'worktrees', 'broken');
   mkdirSync(broken, { recursive: true });
@@ -37,13 +43,7 @@ it('says why git refused the run worktree when the add fails', async () => {
 });
 
 it('resumes a run whose run worktree a killed git left registered, locked and half made', async () => {
-  const repo = mkdtempSync(join(tmpdir(), 'acia-wsopen-'));
-  dirs.push(repo);
-  const git = (...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd: repo, encoding: 'utf8', stdio: 'pipe' }).trim();
-  git('init', '-q', '-b', 'main');
-  writeFileSync(join(repo, 'a.txt'), 'a\n');
-  git('add', '-A');
-  git('commit', '-qm', 'base');
+  const { repo, git } = committedRepo();
   const base = git('rev-parse', 'HEAD');
   const first = new Workspace(new Git(systemClock), repo, 'r2', () => undefined);
   await first.openRun(base, true);

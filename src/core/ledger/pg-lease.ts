@@ -66,10 +66,18 @@ export function fencedError(runId: string, what: string): AciaError {
  */
 export async function checkFence(db: Pool | PoolClient, runId: string, fence: LedgerFence, lock: boolean): Promise<void> {
   const run = await leaseQuery<{ epoch: string }>(db, `SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = '' ${lock ? 'FOR UPDATE' : ''}`, [runId]);
-  const epoch = run.rows[0] ? Number(run.rows[0].epoch) : null;
-  if (epoch !== fence.epoch) throw fencedError(runId, `its lease epoch ${fence.epoch} is no longer current (now ${epoch ?? 'none'})`);
+  const task = fence.task ? await leaseQuery<{ epoch: string }>(db, 'SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = $2', [runId, fence.task.taskId]) : null;
+  assertFence(runId, fence, run.rows[0]?.epoch ?? null, task?.rows[0]?.epoch ?? null);
+}
+
+/**
+ * Throws LEDGER_FENCED unless the run's lease epoch and the task's token, as the database holds them now
+ * (null or absent: no such lease), are `fence`'s. For a statement that read them beside its own work.
+ */
+export function assertFence(runId: string, fence: LedgerFence, epoch: string | number | null, token: string | number | null): void {
+  const now = epoch === null ? null : Number(epoch);
+  if (now !== fence.epoch) throw fencedError(runId, `its lease epoch ${fence.epoch} is no longer current (now ${now ?? 'none'})`);
   if (!fence.task) return;
-  const task = await leaseQuery<{ epoch: string }>(db, 'SELECT epoch FROM acia_leases WHERE run_id = $1 AND scope = $2', [runId, fence.task.taskId]);
-  const token = task.rows[0] ? Number(task.rows[0].epoch) : null;
-  if (token !== fence.task.token) throw fencedError(runId, `task ${fence.task.taskId} was handed to another worker (token ${fence.task.token}, now ${token ?? 'none'})`);
+  const held = token === null ? null : Number(token);
+  if (held !== fence.task.token) throw fencedError(runId, `task ${fence.task.taskId} was handed to another worker (token ${fence.task.token}, now ${held ?? 'none'})`);
 }

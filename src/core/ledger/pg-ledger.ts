@@ -2,10 +2,11 @@
 // ledger, one row each keyed by (run, seq), so two writers can never fork a chain: the second insert
 // of a seq fails, and that writer stops. Blobs live in a table beside them, keyed by content hash.
 //
-// Fleet writers are fenced (pg-lease.ts): each append is one transaction that locks the run's lease
-// row, checks the writer's epoch is still the current one, reads what other writers of the same epoch
-// (a run's task workers) appended since this writer's tail, seals on the true tail and inserts. A
-// worker whose lease was taken over is refused there, before its entry can join the chain.
+// Fleet writers are fenced (pg-lease.ts): each append is one statement, run by the server as one
+// transaction, that locks the run's lease row, checks the writer's epoch is still the current one and
+// inserts the entry only if it was sealed on the true tail; a writer behind the others of the same epoch
+// (a run's task workers) gets their rows back and seals again on them. A worker whose lease was taken
+// over is refused there, before its entry can join the chain.
 import type { Pool, PoolClient } from 'pg';
 import { sha256Hex } from '../acm/canonical-json.js';
 import { asRunId, type Clock, type RunId } from '../acm/ids.js';
@@ -14,10 +15,10 @@ import { parseLedgerEntry, type LedgerEntry } from './entry.js';
 import { checkEntryShape } from './entry-shape.js';
 import { lineHashMatches } from './hash.js';
 import { parseLineJson } from './line-reader.js';
-import { connectGuarded, retryTransient } from './pg-retry.js';
+import { retryTransient } from './pg-retry.js';
 import { SealedChain } from './seal.js';
 import type { AppendInput, RunLedger } from './types.js';
-import { checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
+import { assertFence, checkFence, LEASE_SCHEMA, type LedgerFence } from './pg-lease.js';
 
 /**
  * The channel every committed ledger row is announced on. The notification names no run: any role may
@@ -53,6 +54,34 @@ END
 $fn$;
 CREATE OR REPLACE TRIGGER acia_ledger_notify AFTER INSERT ON acia_ledger FOR EACH ROW EXECUTE FUNCTION acia_ledger_notify();
 ${LEASE_SCHEMA}
+-- A fenced append in one statement (one round trip, its own transaction): the run's lease row locked,
+-- the writer's epoch and task token checked, and the entry inserted only when it was sealed on the true
+-- tail; a writer that is behind gets the rows it has not seen instead, and seals again on them.
+CREATE OR REPLACE FUNCTION acia_append_fenced(p_run text, p_epoch bigint, p_task text, p_token bigint, p_after integer, p_seq integer, p_hash text, p_line text)
+RETURNS TABLE (out_outcome text, out_current bigint, out_seq integer, out_hash text, out_line text) LANGUAGE plpgsql AS $fn$
+DECLARE
+  cur bigint;
+BEGIN
+  SELECT l.epoch INTO cur FROM acia_leases l WHERE l.run_id = p_run AND l.scope = '' FOR UPDATE;
+  IF cur IS DISTINCT FROM p_epoch THEN
+    RETURN QUERY SELECT 'epoch'::text, cur, NULL::integer, NULL::text, NULL::text;
+    RETURN;
+  END IF;
+  IF p_task IS NOT NULL THEN
+    SELECT l.epoch INTO cur FROM acia_leases l WHERE l.run_id = p_run AND l.scope = p_task;
+    IF cur IS DISTINCT FROM p_token THEN
+      RETURN QUERY SELECT 'task'::text, cur, NULL::integer, NULL::text, NULL::text;
+      RETURN;
+    END IF;
+  END IF;
+  RETURN QUERY SELECT 'behind'::text, NULL::bigint, g.seq, g.hash, g.line FROM acia_ledger g WHERE g.run_id = p_run AND g.seq > p_after ORDER BY g.seq;
+  IF FOUND THEN
+    RETURN;
+  END IF;
+  INSERT INTO acia_ledger (run_id, seq, hash, line, epoch) VALUES (p_run, p_seq, p_hash, p_line, p_epoch);
+  RETURN QUERY SELECT 'ok'::text, NULL::bigint, NULL::integer, NULL::text, NULL::text;
+END
+$fn$;
 `;
 
 /** Creates the ledger tables when missing (idempotent; safe to run from every worker). */
@@ -117,9 +146,6 @@ export async function readPgRun(db: Pool, runId: string): Promise<{ lines: strin
   return { lines: rows.rows.map((r) => r.line), blobs: new Map(blobs.rows.map((b) => [b.ref, b.content])) };
 }
 
-/** An append is a few statements apart; a transaction idle longer than this belongs to a cut-off writer. */
-const IDLE_TXN_TIMEOUT = '10s';
-
 class PgRunLedger extends SealedChain implements RunLedger {
   private chain: Promise<unknown> = Promise.resolve();
   private failure: AciaError | null = null;
@@ -150,14 +176,14 @@ class PgRunLedger extends SealedChain implements RunLedger {
   refresh(): Promise<void> {
     const next = this.chain.then(async () => {
       if (this.failure) throw this.failure;
-      await retryTransient(() => this.catchUp(this.db));
+      await retryTransient(() => this.catchUp());
     });
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  private async catchUp(q: Pool | PoolClient): Promise<void> {
-    const rows = await q.query<{ line: string; hash: string }>('SELECT line, hash FROM acia_ledger WHERE run_id = $1 AND seq > $2 ORDER BY seq', [this.runId, this.list.at(-1)?.seq ?? -1]);
+  private async catchUp(): Promise<void> {
+    const rows = await this.db.query<{ line: string; hash: string }>('SELECT line, hash FROM acia_ledger WHERE run_id = $1 AND seq > $2 ORDER BY seq', [this.runId, this.list.at(-1)?.seq ?? -1]);
     extendChain(this.runId, this.list, rows.rows);
   }
 
@@ -192,43 +218,38 @@ class PgRunLedger extends SealedChain implements RunLedger {
   }
 
   /**
-   * One transaction: lock the lease row, check the epoch, catch up with the other writers, seal on the
-   * true tail, insert. A server restart is waited out by running the whole transaction again; when the
-   * previous attempt's COMMIT reached the server but its answer was lost, the catch-up finds that very
-   * entry (same hash) at the tail and adopts it instead of appending it twice. Fencing is never retried.
+   * One statement (acia_append_fenced, created with the schema): it locks the lease row, checks the epoch
+   * and the task token, and inserts the entry sealed on this writer's tail, or hands back what other
+   * writers of the same epoch appended since, on which the entry is sealed again. A server restart is
+   * waited out by calling again; when an earlier call's insert committed but its answer was lost, the
+   * rows handed back hold that very entry (same hash), which is adopted instead of appended twice.
+   * Fencing is never retried.
    */
   private async appendFenced(fence: LedgerFence, input: AppendInput): Promise<LedgerEntry> {
-    let sealed: LedgerEntry | undefined;
+    // Every entry this append has sent: any of them may have committed.
+    const sent = new Set<string>();
     try {
       return await retryTransient(async () => {
-        let client: PoolClient | undefined;
-        try {
-          client = await connectGuarded(this.db);
-          await client.query('BEGIN');
-          // A writer cut off while it holds the lease row must not hold it for ever: the server ends a
-          // transaction left idle this long, which releases the row for the worker that took over.
-          await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TXN_TIMEOUT}'`);
-          await checkFence(client, this.runId, fence, true);
-          const before = this.list.length;
-          await this.catchUp(client);
-          const mine = sealed && this.list.slice(before).find((e) => e.hash === sealed!.hash);
-          if (mine) {
-            await client.query('COMMIT');
-            return mine;
-          }
+        for (;;) {
           const { entry, line } = this.seal(input);
-          sealed = entry;
-          await client.query('INSERT INTO acia_ledger (run_id, seq, hash, line, epoch) VALUES ($1, $2, $3, $4, $5)', [this.runId, entry.seq, entry.hash, line.trimEnd(), fence.epoch]);
-          await client.query('COMMIT');
-          this.list.push(entry);
-          return entry;
-        } catch (e) {
-          if (client) await client.query('ROLLBACK').catch(() => undefined);
-          client?.release(true);
-          client = undefined;
-          throw e;
-        } finally {
-          client?.release();
+          sent.add(entry.hash);
+          const r = await this.db.query<{ out_outcome: string; out_current: string | null; out_seq: number; out_hash: string; out_line: string }>(
+            'SELECT out_outcome, out_current, out_seq, out_hash, out_line FROM acia_append_fenced($1, $2, $3, $4, $5, $6, $7, $8)',
+            [this.runId, fence.epoch, fence.task?.taskId ?? null, fence.task?.token ?? null, this.list.at(-1)?.seq ?? -1, entry.seq, entry.hash, line.trimEnd()],
+          );
+          const first = r.rows[0];
+          if (first?.out_outcome === 'ok') {
+            this.list.push(entry);
+            return entry;
+          }
+          if (first?.out_outcome === 'epoch') assertFence(this.runId, fence, first.out_current, null);
+          if (first?.out_outcome === 'task') assertFence(this.runId, fence, fence.epoch, first.out_current);
+          if (first?.out_outcome !== 'behind') throw new AciaError('LEDGER_IO', `run ${this.runId}: the database's fenced append answered ${JSON.stringify(first?.out_outcome ?? null)}`);
+          // Behind: what the others appended joins the chain, and the entry is sealed again on it.
+          const before = this.list.length;
+          extendChain(this.runId, this.list, r.rows.map((row) => ({ line: row.out_line, hash: row.out_hash })));
+          const mine = this.list.slice(before).find((e) => sent.has(e.hash));
+          if (mine) return mine;
         }
       });
     } catch (e) {

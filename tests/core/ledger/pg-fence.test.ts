@@ -84,4 +84,33 @@ describe.skipIf(postgresBin() === null)('the fenced PostgreSQL ledger', () => {
     await orchestrator.append(note(5));
     expect((await db.query('SELECT 1 FROM acia_ledger WHERE run_id = $1', [runId])).rowCount).toBe(4);
   });
+
+  it('an append whose answer was lost after it committed is adopted when it is sent again, not appended twice', async () => {
+    const runId = newRun();
+    const epoch = await takeLease(db, runId, '', 'w1');
+    // The first fenced append reaches the server and commits; its answer is lost as if the connection dropped.
+    let lose = true;
+    const lossy = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+        return async (...args: unknown[]) => {
+          const r = await (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (lose && typeof args[0] === 'string' && args[0].includes('acia_append_fenced')) {
+            lose = false;
+            throw new Error('Connection terminated unexpectedly');
+          }
+          return r;
+        };
+      },
+    });
+    const ledger = await openPgLedger(lossy, runId, { clock, create: true, dir: dir(), fence: { epoch } });
+    const first = await ledger.append(note(1));
+    expect(lose).toBe(false);
+    await ledger.append(note(2));
+    const rows = await db.query<{ line: string }>('SELECT line FROM acia_ledger WHERE run_id = $1 ORDER BY seq', [runId]);
+    expect(rows.rows.map((r) => (JSON.parse(r.line) as { seq: number; hash: string }).hash)).toEqual(ledger.entries().map((e) => e.hash));
+    expect(ledger.entries().map((e) => e.seq)).toEqual([0, 1]);
+    expect(ledger.entries()[0]!.hash).toBe(first.hash);
+    expect(checkLedgerChain(rows.rows.map((r) => JSON.parse(r.line) as unknown))).toEqual([]);
+  });
 });
