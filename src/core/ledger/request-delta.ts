@@ -41,8 +41,9 @@ export type RequestLookup = { ok: true; request: Readonly<Record<string, unknown
  * records: a 200-turn run's requests come to tens of megabytes.
  */
 export const MAX_REBUILT_CHARS = 2 * 1024 ** 3;
-/** What each message slot of a rebuilt request counts against that budget: the array entry it costs. */
-const SLOT_CHARS = 16;
+/** What each message slot of a rebuilt request counts against that budget: the array entry it keeps (8 bytes), so
+ * that a chain of tiny messages holds at most a few hundred megabytes of arrays, not gigabytes. */
+const SLOT_CHARS = 64;
 
 /**
  * The whole requests of a run's LLM_CALLs, by requestHash: a request stored as a blob is read with
