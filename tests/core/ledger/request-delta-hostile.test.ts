@@ -2,6 +2,7 @@
 // stays bounded in time and memory, whatever the deltas claim (cycles, chains, counts, fan-outs).
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex } from '../../../src/core/acm/canonical-json.js';
+import { buildBundle, verifyBundle } from '../../../src/core/ledger/bundle.js';
 import { openRunLedger } from '../../../src/core/ledger/file-ledger.js';
 import { runDirOf } from '../../../src/core/ledger/manifest.js';
 import type { LedgerEntry } from '../../../src/core/ledger/entry.js';
@@ -27,13 +28,13 @@ async function runWith(calls: (baseHash: string) => { requestHash: string; reque
   await ledger.append({ actor: 'pm', type: 'LLM_CALL', data: { ...common, requestHash: baseHash } });
   for (const c of calls(baseHash)) await ledger.append({ actor: 'pm', type: 'LLM_CALL', data: { ...common, ...c } });
   await ledger.close();
-  return { runDir, base, baseHash };
+  return { repo, runId, runDir, base, baseHash };
 }
 
 describe('verify of forged request deltas', () => {
   it('names a cycle, an impossible keep and a second delta under a hash already rebuilt', async () => {
     const next = { role: 'user', content: 'more' };
-    const { runDir } = await runWith((baseHash) => {
+    const { repo, runId, runDir } = await runWith((baseHash) => {
       const good = { model: 'm', messages: [{ role: 'user', content: 'task' }, next] };
       return [
         { requestHash: fake(1), request: { after: fake(2), keep: 0, messages: [] } },
@@ -48,6 +49,11 @@ describe('verify of forged request deltas', () => {
     expect(report.ok).toBe(false);
     const altered = report.problems.filter((p) => p.code === 'BLOB_ALTERED').map((p) => p.seq);
     expect(altered).toEqual([1, 2, 3, 5]);
+    // The same of the bundle a third party would ship: its ledger copy is verified as the run is.
+    const { dir } = await buildBundle(repo, runId);
+    const bundled = await verifyBundle(dir);
+    expect(bundled.ok).toBe(false);
+    expect(bundled.problems.filter((p) => p.code === 'BLOB_ALTERED').map((p) => p.seq)).toEqual([1, 2, 3, 5]);
   });
 
   it('walks a long chain once, however the ledger orders it', () => {
