@@ -163,6 +163,9 @@ describe('a real proxy on the Gemini API with a budget gate', () => {
       expect(upstream.requests.map((q) => [q.path, q.headers['x-goog-api-key']])).toEqual([['/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse', 'AIza-users-key']]);
       expect((await post('AIza-guess')).status).toBe(401);
       expect(proxy.tokenRefusals()).toBe(1);
+      // A keyless probe is refused but is not an agent that failed to present its key.
+      expect((await fetch(`${proxy.url ?? ''}/`, { method: 'HEAD' })).status).toBe(401);
+      expect(proxy.tokenRefusals()).toBe(1);
       gate.refusal = { limit: 'tokens', spent: 60_000, max: 50_000 };
       const refused = await post(proxy.token);
       expect(refused.status).toBe(400);

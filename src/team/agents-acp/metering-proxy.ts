@@ -34,7 +34,12 @@ export interface MeteringProxy {
   breach(): BudgetBreach | null;
   /** The status the upstream answered a model call with when it refused the user's key (401/403), else null. */
   keyRefused(): number | null;
-  /** Calls refused because they did not carry the task's token. */
+  /**
+   * Model calls (POSTs) refused because they did not carry the task's token. A probe without a key
+   * (Claude Code's native build sends `HEAD /` at start) is refused too, but not counted: it does not
+   * mean the agent failed to find its key, and counting it would name a later, unrelated failure an
+   * authentication problem.
+   */
   tokenRefusals(): number;
   calls(): number;
   close(): Promise<void>;
@@ -79,7 +84,7 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
     const call = collect(req).then(async (raw) => {
       const vetted = api.vet(req.method ?? 'GET', req.url ?? '', req.headers, raw, policy, ctx.deps.config.maxTokensPerCall);
       if (isRefusal(vetted)) {
-        if (vetted.status === 401) tokenRefusals++;
+        if (vetted.status === 401 && req.method === 'POST') tokenRefusals++;
         res.writeHead(vetted.status, { 'content-type': 'application/json' });
         return void res.end(api.errorBody(vetted.status, vetted.type, vetted.message));
       }
