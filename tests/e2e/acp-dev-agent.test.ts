@@ -1,5 +1,6 @@
-// A Dev task done by a real third-party agent: Claude Code through @zed-industries/claude-code-acp,
-// driven by our fake Anthropic server through ACIA's metering proxy. Its edits are checkpointed,
+// A Dev task done by a real third-party agent: Claude Code through its ACP adapter (both of them:
+// @zed-industries/claude-code-acp, which runs Claude Code's node build, and its successor
+// @agentclientprotocol/claude-agent-acp, which runs the native build), driven by our fake Anthropic server through ACIA's metering proxy. Its edits are checkpointed,
 // merged and verified by QA; its model calls are in the ledger and count against the budget; inside
 // the sandbox it sees neither the user's key nor their home.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,11 @@ import { startRecordingUpstream, type RecordingUpstream, type UpstreamRequest } 
 import { listeningPorts } from '../helpers/listening-ports.js';
 
 const ADAPTER = join(ROOT, 'node_modules', '.bin', 'claude-code-acp');
+/** Each adapter, with the model its Claude Code asks for by default (the scripted turns match on it). */
+const ADAPTERS = [
+  { bin: 'claude-code-acp', model: 'claude-sonnet' },
+  { bin: 'claude-agent-acp', model: 'claude-opus' },
+];
 const REAL_KEY = 'sk-ant-REAL-USER-KEY-never-in-the-sandbox';
 const GOAL = 'Add a titleCase(text) helper that capitalises every word, with a test';
 
@@ -35,16 +41,16 @@ interface Turn {
 }
 
 /** The happy scenario's PM and QA turns, with Claude Code (its own tool names) doing the Dev task. */
-function script(): string {
+function script(model = 'claude-sonnet'): string {
   const happy = JSON.parse(readFileSync(join(SCENARIOS, 'happy', 'script.json'), 'utf8')) as { model?: string; turns: Turn[] };
   const writes = happy.turns.flatMap((t) => (t.caller === 'dev:t1' ? (t.toolCalls ?? []).filter((c) => c.name === 'write_file') : []));
   const cc = 'acp:claude-code:';
   const turns: Turn[] = [
     ...happy.turns.filter((t) => t.caller === 'pm'),
-    ...writes.map((w) => ({ caller: `${cc}claude-sonnet*`, text: '', toolCalls: [{ name: 'Write', input: { file_path: w.input.path, content: w.input.content } }] })),
+    ...writes.map((w) => ({ caller: `${cc}${model}*`, text: '', toolCalls: [{ name: 'Write', input: { file_path: w.input.path, content: w.input.content } }] })),
     // What a prompt-injected agent would try: the user's key and their ssh key.
-    { caller: `${cc}claude-sonnet*`, text: '', toolCalls: [{ name: 'Bash', input: { command: 'echo "key=$ANTHROPIC_API_KEY"; cat "$HOME/.ssh/id_rsa" /root/.ssh/id_rsa 2>&1; true', description: 'look around' } }] },
-    { caller: `${cc}claude-sonnet*`, text: 'Added titleCase in src/title-case.js with a test.' },
+    { caller: `${cc}${model}*`, text: '', toolCalls: [{ name: 'Bash', input: { command: 'echo "key=$ANTHROPIC_API_KEY"; cat "$HOME/.ssh/id_rsa" /root/.ssh/id_rsa 2>&1; true', description: 'look around' } }] },
+    { caller: `${cc}${model}*`, text: 'Added titleCase in src/title-case.js with a test.' },
     // Claude Code's own side calls (titles, summaries) on its small model.
     ...Array.from({ length: 8 }, () => ({ caller: `${cc}claude-haiku*`, text: 'ok' })),
     ...happy.turns.filter((t) => t.caller.startsWith('qa:')),
@@ -55,10 +61,10 @@ function script(): string {
   return file;
 }
 
-function userConfig(extra: Record<string, unknown>): string {
+function userConfig(extra: Record<string, unknown>, adapter = ADAPTER): string {
   const xdg = tempDir('cc-xdg');
   mkdirSync(join(xdg, 'acia'));
-  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ devAgents: { 'claude-code': ADAPTER, good: ADAPTER, bad: ADAPTER, slow: ADAPTER }, testCommand: 'node run-tests.js', ...extra }));
+  writeFileSync(join(xdg, 'acia', 'config.json'), JSON.stringify({ devAgents: { 'claude-code': adapter, good: ADAPTER, bad: ADAPTER, slow: ADAPTER }, testCommand: 'node run-tests.js', ...extra }));
   return xdg;
 }
 
@@ -92,15 +98,15 @@ function blobText(repo: string, runId: string, ref: string): string {
 }
 
 describe.skipIf(!sandboxAvailable())('Claude Code as a Dev agent (ACP)', () => {
-  it('edits the worktree in the sandbox; ACIA checkpoints, merges, verifies and meters it', async () => {
-    server = await startFakeAnthropicServer({ script: await loadScript(script()) });
+  it.each(ADAPTERS)('through $bin: edits the worktree in the sandbox; ACIA checkpoints, merges, verifies and meters it', async ({ bin, model }) => {
+    server = await startFakeAnthropicServer({ script: await loadScript(script(model)) });
     const repo = sampleRepo('cc-dev');
     const home = tempDir('cc-home');
     mkdirSync(join(home, '.ssh'));
     writeFileSync(join(home, '.ssh', 'id_rsa'), 'SECRET-SSH-KEY-MATERIAL');
     // Asynchronously: the fake server lives in this process.
     const r = await startAcia(['run', GOAL, '--repo', repo, '--dev-agent', 'claude-code', '--model', 'anthropic:claude-sonnet-5-5'], {
-      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: REAL_KEY, HOME: home, XDG_CONFIG_HOME: userConfig({}) },
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: REAL_KEY, HOME: home, XDG_CONFIG_HOME: userConfig({}, join(ROOT, 'node_modules', '.bin', bin)) },
     }).done;
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const runId = onlyRunId(repo);

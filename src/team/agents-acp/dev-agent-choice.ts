@@ -21,9 +21,18 @@ export interface DevAgentChoice {
   agent: AcpDevAgent | null;
 }
 
-/** Agents known by name without any config: their npm packages' commands, on the PATH. */
+/**
+ * Agents known by name without any config: their npm packages' commands, on the PATH. Claude Code's
+ * adapter was renamed upstream (`@zed-industries/claude-code-acp`, then `@agentclientprotocol/claude-agent-acp`,
+ * whose agent SDK runs Claude Code's native build and boots in about half the time): `claude` runs the
+ * current one when it is installed, else the earlier one.
+ */
 export const BUILTIN_AGENTS: Readonly<Record<string, { command: string; api: AgentApi; pkg: string }>> = {
-  claude: { command: 'claude-code-acp', api: 'anthropic', pkg: '@zed-industries/claude-code-acp' },
+  claude: {
+    command: 'command -v claude-agent-acp >/dev/null 2>&1 && exec claude-agent-acp; exec claude-code-acp',
+    api: 'anthropic',
+    pkg: '@agentclientprotocol/claude-agent-acp (or @zed-industries/claude-code-acp)',
+  },
   codex: { command: 'codex-acp', api: 'openai', pkg: '@zed-industries/codex-acp' },
   gemini: { command: 'gemini --acp', api: 'gemini', pkg: '@google/gemini-cli' },
 };
