@@ -10,7 +10,8 @@ export type { AssistantBlock, JsonSchema, LlmCallOptions, LlmClient, LlmRequest,
 export type { CommandOutcome, CommandRunner, RunCommandOptions, Tool, ToolContext, ToolResult } from './core/tools/types.js';
 export type { AppendInput, LedgerHead, RunLedger } from './core/ledger/types.js';
 export { entryHash, type UnhashedEntry } from './core/ledger/hash.js';
-export { ESCALATION_REASONS, EscalationReason, EVENT_VERSION, EventData, type EventDataOf, type EventInputOf, HumanAction, LEDGER_ENTRY_TYPES, LedgerEntryType, RunManifest, TERMINAL_REASONS, TerminalReason } from './core/ledger/events.js';
+export { EVENT_VERSION, EventData, type EventDataOf, type EventInputOf, LEDGER_ENTRY_TYPES, LedgerEntryType } from './core/ledger/events.js';
+export { ESCALATION_REASONS, EscalationReason, HumanAction, RunManifest, TERMINAL_REASONS, TerminalReason } from './core/ledger/run-vocabulary.js';
 export { dataOf, type EntryOf, firstOf, isEntryOf, lastOf, type LedgerEntry, parseLedgerEntry, parseLedgerValue, taskIdOf } from './core/ledger/entry.js';
 export { StoredLedgerEntry } from './core/ledger/entry-shape.js';
 export { LEDGER_FILE, openRunLedger, type OpenRunLedgerOptions } from './core/ledger/file-ledger.js';

@@ -10,7 +10,7 @@ import { clearCancelRequest, readCancelRequest, writeCancelRequest } from '../co
 import { AciaError, isAciaError } from '../core/errors.js';
 import { writeAnchor } from '../core/ledger/anchor.js';
 import { buildBundle } from '../core/ledger/bundle.js';
-import type { TerminalReason } from '../core/ledger/events.js';
+import type { TerminalReason } from '../core/ledger/run-vocabulary.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
 import type { RunLedger } from '../core/ledger/types.js';

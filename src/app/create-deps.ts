@@ -17,7 +17,7 @@ import { writeManifest } from '../core/ledger/manifest.js';
 import { buildBundle } from '../core/ledger/bundle.js';
 import { writeAnchor } from '../core/ledger/anchor.js';
 import type { LedgerHead } from '../core/ledger/types.js';
-import type { RunManifest } from '../core/ledger/events.js';
+import type { RunManifest } from '../core/ledger/run-vocabulary.js';
 import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy, MAX_TASKS_PER_PLAN } from '../core/policy/policy.js';

@@ -10,7 +10,7 @@ import { RunId, systemClock } from '../core/acm/ids.js';
 import { Git } from '../team/git.js';
 import { AciaError, isAciaError } from '../core/errors.js';
 import type { RunAnchor } from '../core/ledger/anchor.js';
-import type { RunManifest } from '../core/ledger/events.js';
+import type { RunManifest } from '../core/ledger/run-vocabulary.js';
 import { connectFleetDb, databaseUrl, type DbFlag } from '../fleet/fleet-db.js';
 import { exportRun } from '../fleet/export.js';
 import { checkRegularOrMissing, ensureRealDir } from '../core/contain/no-follow.js';

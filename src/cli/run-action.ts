@@ -9,7 +9,7 @@ import type { CliEventLine } from './progress.js';
 import { AciaError } from '../core/errors.js';
 import { describeIgnored } from '../core/config/load.js';
 import type { Config } from '../core/config/schema.js';
-import type { TerminalReason } from '../core/ledger/events.js';
+import type { TerminalReason } from '../core/ledger/run-vocabulary.js';
 import { foldRun } from '../core/run/reducer.js';
 import { roleCostLine } from '../core/run/state.js';
 import { probeSandbox } from '../core/sandbox/detect.js';

@@ -3,7 +3,7 @@
 import { createInterface } from 'node:readline/promises';
 import chalk from 'chalk';
 import type { Escalator, EscalationQuestion, HumanAnswer } from '../team/deps.js';
-import type { HumanAction } from '../core/ledger/events.js';
+import type { HumanAction } from '../core/ledger/run-vocabulary.js';
 import { forTerminal } from '../core/text/terminal.js';
 import { parseApprovalAnswer } from '../team/plan-approval.js';
 import { editInEditor } from './plan-editor.js';

@@ -5,7 +5,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
 import { errorMessage } from '../core/errors.js';
-import type { TerminalReason } from '../core/ledger/events.js';
+import type { TerminalReason } from '../core/ledger/run-vocabulary.js';
 import { ChaosClient, type ChaosKind, type Injection } from '../core/llm/chaos-client.js';
 import { loadScript } from '../core/llm/script.js';
 import { ScriptedClient } from '../core/llm/scripted-client.js';

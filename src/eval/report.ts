@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { AciaError } from '../core/errors.js';
-import { TERMINAL_REASONS } from '../core/ledger/events.js';
+import { TERMINAL_REASONS } from '../core/ledger/run-vocabulary.js';
 import type { EvalInstance } from './instances.js';
 import { readResults, writeFileAtomic, type InstanceResult } from './results.js';
 

@@ -3,7 +3,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { TerminalReason } from '../core/ledger/events.js';
+import { TerminalReason } from '../core/ledger/run-vocabulary.js';
 
 const Status = z.enum(['passed', 'failed', 'missing']);
 

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { systemClock } from '../core/acm/ids.js';
 import { AciaError } from '../core/errors.js';
 import { retryTransient } from '../core/ledger/pg-retry.js';
-import { TerminalReason } from '../core/ledger/events.js';
+import { TerminalReason } from '../core/ledger/run-vocabulary.js';
 import { foldRun } from '../core/run/reducer.js';
 import { roleCosts } from '../core/run/state.js';
 import { readLedgerEntries } from '../core/ledger/line-reader.js';

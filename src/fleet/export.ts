@@ -8,7 +8,7 @@ import { parseLedgerLine } from '../core/ledger/line-reader.js';
 import { foldRun } from '../core/run/reducer.js';
 import { readPgRun } from '../core/ledger/pg-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
-import type { RunManifest } from '../core/ledger/events.js';
+import type { RunManifest } from '../core/ledger/run-vocabulary.js';
 import { LEDGER_FILE } from '../core/ledger/file-ledger.js';
 import { writeAnchor } from '../core/ledger/anchor.js';
 import { AciaError } from '../core/errors.js';

@@ -5,7 +5,8 @@
 // closed by whoever holds its ledger: the request and the end are recorded, nothing else happens.
 import { clearCancelRequest, readCancelRequest } from '../core/contain/cancel-request.js';
 import type { Clock } from '../core/acm/ids.js';
-import type { EventDataOf, RunManifest } from '../core/ledger/events.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import type { RunManifest } from '../core/ledger/run-vocabulary.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { RunState } from '../core/run/state.js';
 import { Recorder } from './recorder.js';

@@ -16,7 +16,7 @@ import type { PolicyEngine } from '../core/policy/policy.js';
 import type { HookSource } from '../core/hooks/source.js';
 import type { CommandRunner, Tool } from '../core/tools/types.js';
 import type { McpToolSource } from '../core/tools/mcp/catalog.js';
-import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/events.js';
+import type { EscalationReason, HumanAction, RunManifest } from '../core/ledger/run-vocabulary.js';
 import type { BudgetGate } from './budget.js';
 import type { GuardEvaluator } from './scheduler.js';
 import type { RepoReader } from '../agents/pm/context-packet.js';

@@ -2,7 +2,7 @@
 // skips, fix tasks, re-plans, escalations), starts ready tasks up to --parallel, and stops when
 // nothing is left to run or a human must answer.
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
-import type { EscalationReason, HumanAction } from '../core/ledger/events.js';
+import type { EscalationReason, HumanAction } from '../core/ledger/run-vocabulary.js';
 import { AciaError, errorMessage } from '../core/errors.js';
 import { failureExcerpt } from '../core/tools/test-failures.js';
 import { BudgetExceededError } from './budget.js';

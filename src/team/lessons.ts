@@ -7,7 +7,7 @@ import { hexOf } from '../core/ledger/blob-store.js';
 import { memoryTemplate } from '../core/wiki/memory.js';
 import { inertLinks } from '../core/wiki/markdown.js';
 import { MAX_LESSON_CHARS } from '../agents/lessons.js';
-import type { TerminalReason } from '../core/ledger/events.js';
+import type { TerminalReason } from '../core/ledger/run-vocabulary.js';
 import type { RunContext } from './run-context.js';
 
 const PAGE = 'lessons';

@@ -6,7 +6,7 @@
 import { Plan, type PlanSet } from '../core/acm/contracts.js';
 import { AciaError } from '../core/errors.js';
 import { planMermaid } from '../core/wiki/mermaid.js';
-import type { HumanAction } from '../core/ledger/events.js';
+import type { HumanAction } from '../core/ledger/run-vocabulary.js';
 import type { PendingEscalation } from '../core/run/state.js';
 import type { HumanAnswer } from './deps.js';
 import type { RunContext } from './run-context.js';

@@ -1,7 +1,7 @@
 // What an `acia resume` brings to a run that waits: an `--answer` checked against the open escalation's
 // options, and a budget stop that the limits given now no longer break (which answers it by itself).
 import { AciaError } from '../core/errors.js';
-import type { HumanAction } from '../core/ledger/events.js';
+import type { HumanAction } from '../core/ledger/run-vocabulary.js';
 import { lastOf } from '../core/ledger/entry.js';
 import type { RunContext } from './run-context.js';
 import type { PendingEscalation } from './run-state.js';

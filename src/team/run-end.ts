@@ -1,7 +1,8 @@
 // How a session ends: the terminal reason (judged once, by outcome.ts's rule), the lessons for the wiki,
 // the bundle, the manifest and its anchor, and the result the CLI prints with its resume hints.
 import { errorMessage, type ErrorCode } from '../core/errors.js';
-import type { EventDataOf, HumanAction, RunManifest, TerminalReason } from '../core/ledger/events.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import type { HumanAction, RunManifest, TerminalReason } from '../core/ledger/run-vocabulary.js';
 import { lastOf } from '../core/ledger/entry.js';
 import type { ExecOutcome } from './executor.js';
 import { applyLessons } from './lessons.js';

@@ -4,7 +4,7 @@ import { lazy } from './lazy.js';
 import { relative } from 'node:path';
 import { canonicalJson, sha256Hex } from '../core/acm/canonical-json.js';
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
-import type { EscalationReason } from '../core/ledger/events.js';
+import type { EscalationReason } from '../core/ledger/run-vocabulary.js';
 import type { Tool, ToolContext, ToolResult } from '../core/tools/types.js';
 import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
 import { runAgent, type AgentOutcome, type ToolCall } from '../agents/agent-loop.js';

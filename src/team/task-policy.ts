@@ -4,7 +4,7 @@
 import type { ErrorKind, TaskSpec } from '../core/acm/contracts.js';
 import { IdemKeyError, resolveIdemKey } from '../core/acm/idem-key.js';
 import { AciaError } from '../core/errors.js';
-import type { EscalationReason } from '../core/ledger/events.js';
+import type { EscalationReason } from '../core/ledger/run-vocabulary.js';
 import type { PolicyDecision, PolicyHook, PolicyRequest } from '../core/policy/policy.js';
 import type { RunContext } from './run-context.js';
 import { routesError } from './scheduler.js';

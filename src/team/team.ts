@@ -6,7 +6,8 @@ import { PlanSet, type ContextPacket, type Goal } from '../core/acm/contracts.js
 import { canonicalJson } from '../core/acm/canonical-json.js';
 import { ACM_VERSION } from '../core/acm/acm-version.js';
 import { AciaError, errorMessage, isAciaError } from '../core/errors.js';
-import type { EventDataOf, RunManifest } from '../core/ledger/events.js';
+import type { EventDataOf } from '../core/ledger/events.js';
+import type { RunManifest } from '../core/ledger/run-vocabulary.js';
 import type { RunLedger } from '../core/ledger/types.js';
 import type { TeamDeps } from './deps.js';
 import type { McpCatalog } from '../core/tools/mcp/catalog.js';

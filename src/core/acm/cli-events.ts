@@ -1,7 +1,7 @@
 // The `--json` NDJSON stream of run, resume, plan, exec and demo: one CliEvent per stdout line.
 // RunResult mirrors team/team.ts's interface (core cannot import team); the e2e tests check real output against it.
 import { z } from 'zod';
-import { HumanAction, TerminalReason } from '../ledger/events.js';
+import { HumanAction, TerminalReason } from '../ledger/run-vocabulary.js';
 import { StreamChunk } from './contracts.js';
 import { StoredLedgerEntry } from '../ledger/entry-shape.js';
 import { RunId } from './ids.js';

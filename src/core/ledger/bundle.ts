@@ -12,7 +12,7 @@ import { safeName, specFiles } from './bundle-spec.js';
 import { inspectSpecBundle, layoutProblems } from './spec-bundle.js';
 import { foldRun } from '../run/reducer.js';
 import { SPEC_API_VERSION } from '../acm/spec-names.js';
-import type { RunManifest } from './events.js';
+import type { RunManifest } from './run-vocabulary.js';
 import { AciaError, errorMessage } from '../errors.js';
 import { hexOf } from './blob-store.js';
 import { collectBlobRefs } from './blob-refs.js';

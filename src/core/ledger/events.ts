@@ -4,67 +4,11 @@
 import { z } from 'zod';
 import { Edge, ErrorKind, Goal, Plan, PlanSet, TaskSpec } from '../acm/contracts.js';
 import { HOOK_EVENTS } from '../hooks/events.js';
-import { RequestDelta } from './request-delta.js';
+import { BlobRef, LlmCallV1, LlmCallV2 } from './llm-call-data.js';
+import { EscalationReason, HumanAction, TerminalReason } from './run-vocabulary.js';
 
-const BlobRef = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 /** The user hook behind a POLICY_DECISION: its name, the point it was configured under, its command and where it was configured. */
 const HookIdentity = z.object({ name: z.string(), on: z.string(), command: z.string(), sandbox: z.boolean(), source: z.string().nullable() });
-const UsageData = z.object({
-  inputTokens: z.number(),
-  outputTokens: z.number(),
-  cacheReadTokens: z.number(),
-  cacheWriteTokens: z.number(),
-});
-/** LLM_CALL, version 1: the request always stored whole, as the blob its requestHash names. */
-const LlmCallV1 = z.object({
-  taskId: z.string().optional(),
-  caller: z.string(),
-  model: z.string(),
-  /** Content address of the model-visible request: the blob it names, or rebuilt from `request` (version 2). */
-  requestHash: BlobRef,
-  responseRef: BlobRef,
-  usage: UsageData,
-  costUsd: z.number().nullable(),
-  stopReason: z.string(),
-  durationMs: z.number(),
-  /** The role whose agent made the call (absent in runs made before roles were files). */
-  role: z.string().optional(),
-});
-
-export const TERMINAL_REASONS = [
-  'succeeded',
-  /** The outcome rule does not hold (a needed task failed or was skipped, or nothing verified the final head). */
-  'failed',
-  'verification_failed',
-  'awaiting_human',
-  'budget_exhausted',
-  'aborted',
-  'error',
-  /** Someone asked for the run to stop (`acia cancel`); it stopped at its next safe point and does not go on. */
-  'cancelled',
-] as const;
-export const TerminalReason = z.enum(TERMINAL_REASONS);
-export type TerminalReason = z.infer<typeof TerminalReason>;
-
-export const ESCALATION_REASONS = [
-  'fixes_exhausted',
-  'policy_denied',
-  'budget_exceeded',
-  'loop_detected',
-  'human_approve',
-  'merge_conflict',
-  'task_failed',
-  /** The test command could not start (exit 127, a missing runner): the environment, not the code. */
-  'environment_broken',
-  /** `acia run --approve-plan`: the PM's plans wait for a human before anything runs. */
-  'plan_approval',
-] as const;
-export const EscalationReason = z.enum(ESCALATION_REASONS);
-export type EscalationReason = z.infer<typeof EscalationReason>;
-
-/** `switch` and `edit` answer a plan approval: run the other plan, or the plan as the human edited it. */
-export const HumanAction = z.enum(['guidance', 'retry', 'skip', 'approve', 'abort', 'switch', 'edit']);
-export type HumanAction = z.infer<typeof HumanAction>;
 
 /** The settings a session of a run ran with (RUN_STARTED, and each RUN_RESUMED since they were recorded). */
 const RunSettings = z.object({
@@ -208,15 +152,7 @@ export const EventData = {
     role: z.object({ name: z.string(), digest: z.string() }).optional(),
   }),
   /** Version 2 (EVENT_VERSION): `request`, a request stored as a delta of the one before it, and `response` inline. */
-  LLM_CALL: LlmCallV1.extend({
-    /**
-     * The request as the agent's previous request plus its new messages (request-delta.ts); absent when the
-     * request is stored whole as the blob `requestHash` names.
-     */
-    request: RequestDelta.optional(),
-    /** The response's bytes (the blob responseRef addresses) when small: no blob file is written (inline-blobs.ts). */
-    response: z.string().optional(),
-  }),
+  LLM_CALL: LlmCallV2,
   TOOL_CALL: z.object({ taskId: z.string().optional(), toolUseId: z.string(), name: z.string(), input: z.unknown() }),
   TOOL_RESULT: z.object({
     taskId: z.string().optional(),
@@ -437,16 +373,3 @@ export const OLDER_EVENT_DATA: { readonly [K in LedgerEntryType]?: Readonly<Reco
   // Version 1 had no `request` or `response`: both were always blobs, which version 2 reads as it is.
   LLM_CALL: { 1: { schema: LlmCallV1, upgrade: (old) => old } },
 };
-
-/** The run's manifest: written when a run stops, it anchors the ledger head outside the ledger file. */
-export const RunManifest = z.object({
-  runId: z.string(),
-  status: z.union([TerminalReason, z.literal('running')]),
-  goal: z.string(),
-  head: z.object({ seq: z.number(), hash: z.string() }).nullable(),
-  startedAt: z.string(),
-  updatedAt: z.string(),
-  costUsd: z.number().nullable(),
-  runBranch: z.string(),
-});
-export type RunManifest = z.infer<typeof RunManifest>;

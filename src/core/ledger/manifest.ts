@@ -4,7 +4,7 @@ import { AciaError, errorMessage } from '../errors.js';
 import { runDirOf, runsDir } from '../contain/acia-state.js';
 import { checkRealDir } from '../contain/no-follow.js';
 import { isRunId } from '../contain/run-id.js';
-import { RunManifest } from './events.js';
+import { RunManifest } from './run-vocabulary.js';
 import { errnoCode, nodeLedgerFs, readFileNoFollow, syncDir, type LedgerFs } from './ledger-fs.js';
 
 export const MANIFEST_FILE = 'manifest.json';

@@ -8,7 +8,7 @@ import { collectBlobRefs } from './blob-refs.js';
 import { readRunBlob } from '../contain/acia-state.js';
 import { RecordedRequests, type RequestRecord } from './request-delta.js';
 import { alteredInlineBlob } from './inline-blobs.js';
-import type { RunManifest } from './events.js';
+import type { RunManifest } from './run-vocabulary.js';
 import { LEDGER_FILE } from './file-ledger.js';
 import { checkEntryShape } from './entry-shape.js';
 import { lineHashMatches } from './hash.js';

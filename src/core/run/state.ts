@@ -3,7 +3,8 @@
 // the bundle, ACP, MCP, progress and `acia runs` fold the same entries with the same table, so they
 // cannot disagree. This file is the state's shape and the questions asked of it.
 import type { Plan, PlanSet, TaskSpec } from '../acm/contracts.js';
-import type { EscalationReason, EventDataOf, HumanAction } from '../ledger/events.js';
+import type { EventDataOf } from '../ledger/events.js';
+import type { EscalationReason, HumanAction } from '../ledger/run-vocabulary.js';
 import type { PolicyLimits } from '../policy/policy.js';
 
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';

@@ -2,7 +2,7 @@
 // their status. ACP's plan view, the live progress view, MCP's status and the web view all use it, so
 // an editor, a terminal and a browser show the same plan after a re-plan.
 import type { TaskSpec } from '../acm/contracts.js';
-import type { TerminalReason } from '../ledger/events.js';
+import type { TerminalReason } from '../ledger/run-vocabulary.js';
 import type { RunState, TaskStatus } from './state.js';
 
 export interface TaskView {

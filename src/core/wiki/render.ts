@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { readRegularFile, writeRegularFile } from '../contain/no-follow.js';
 import type { LedgerEntry } from '../ledger/entry.js';
 import { errorMessage } from '../errors.js';
-import type { RunManifest } from '../ledger/events.js';
+import type { RunManifest } from '../ledger/run-vocabulary.js';
 import { ledgerEntriesOf } from '../ledger/line-reader.js';
 import { listRunIds, readManifest, runDirOf } from '../ledger/manifest.js';
 import { ensureMemoryPages, readMemory, wikiDir } from './memory.js';

@@ -2,7 +2,7 @@
 // run state the one reducer folds (core/run), so the wiki says what resume, ACP and `acia runs` say.
 import type { Plan, PlanSet } from '../acm/contracts.js';
 import type { LedgerEntry } from '../ledger/entry.js';
-import type { RunManifest } from '../ledger/events.js';
+import type { RunManifest } from '../ledger/run-vocabulary.js';
 import { foldRun } from '../run/reducer.js';
 import { roleCosts, type PendingEscalation, type RoleCost, type TaskState, type TaskStatus } from '../run/state.js';
 

@@ -24,7 +24,7 @@ import { foldRun } from '../../core/run/reducer.js';
 import { describeIgnored, loadConfig } from '../../core/config/load.js';
 import { systemClock } from '../../core/acm/ids.js';
 import type { LedgerEntry } from '../../core/ledger/entry.js';
-import type { HumanAction } from '../../core/ledger/events.js';
+import type { HumanAction } from '../../core/ledger/run-vocabulary.js';
 import { readManifest } from '../../core/ledger/manifest.js';
 import { readLedgerEntries } from '../../core/ledger/line-reader.js';
 import { checkRunAnchored, preflightModel } from '../../app/build-deps.js';
