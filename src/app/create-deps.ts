@@ -10,7 +10,7 @@
 // this layer does not import, and passed in.
 import * as nodeFs from 'node:fs';
 import { AciaError } from '../core/errors.js';
-import { modelIdOf, type Config } from '../core/config/schema.js';
+import type { Config } from '../core/config/schema.js';
 import { asRunId, randomIds, systemClock, type IdSource } from '../core/acm/ids.js';
 import { openRunLedger } from '../core/ledger/file-ledger.js';
 import { writeManifest } from '../core/ledger/manifest.js';
@@ -21,7 +21,6 @@ import type { RunManifest } from '../core/ledger/run-vocabulary.js';
 import { memoryTemplate, readMemory, readMemoryPage, writeMemoryPage } from '../core/wiki/memory.js';
 import { renderWiki } from '../core/wiki/render.js';
 import { DefaultPolicy, MAX_TASKS_PER_PLAN } from '../core/policy/policy.js';
-import { createLlmClient } from '../core/llm/model-spec.js';
 import { realSleep } from '../core/llm/retry.js';
 import { costUsd, estimateRequestTokens } from '../core/llm/pricing.js';
 import { builtinTools } from '../core/tools/tool-sets.js';
@@ -40,7 +39,7 @@ import { resolveHooks } from '../core/hooks/config.js';
 import { sandboxRunner } from './sandbox-runner.js';
 import { McpHub } from '../core/tools/mcp/hub.js';
 import type { BudgetGate } from '../team/budget.js';
-import type { Escalator, FleetDeps, ModelDeps, StoreDeps, TeamDeps, TeamEvent } from '../team/deps.js';
+import type { Escalator, FleetDeps, StoreDeps, TeamDeps, TeamEvent } from '../team/deps.js';
 import { localFleet, neverAborted, neverCancelled, noAnchor, noBundle, noHooks, noMcp } from '../team/deps-defaults.js';
 import { fileCancelWatch, type CancelWatcher } from '../team/cancel.js';
 import type { Mailbox } from '../team/mailbox.js';
@@ -54,6 +53,7 @@ import { readVersion } from './version.js';
 import { describeIgnoredRoles, findRoles } from './role-catalog.js';
 import { roleModelSource } from './role-models.js';
 import { commitBundle } from './bundle-commit.js';
+import { agentEndpoints, modelClient } from './model-client.js';
 
 /** What a front end gives for a run in a checkout on this machine. */
 export interface LocalOptions {
@@ -300,53 +300,6 @@ function staticParts(config: Config, warn: (m: string) => void) {
       },
     },
   };
-}
-
-/** Where external agents' model calls go, per API, with the user's key for it (the demo: its fake server alone). */
-function agentEndpoints(o: LocalOptions): ModelDeps['endpoints'] {
-  if (o.anthropic) return { anthropic: { baseURL: o.anthropic.baseURL, apiKey: o.anthropic.apiKey, keyVar: 'ANTHROPIC_API_KEY' } };
-  return {
-    anthropic: { baseURL: o.config.anthropicBaseUrl ?? o.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com', apiKey: o.env.ANTHROPIC_API_KEY, keyVar: 'ANTHROPIC_API_KEY' },
-    openai: { baseURL: o.config.openaiBaseUrl ?? o.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: o.env.OPENAI_API_KEY, keyVar: 'OPENAI_API_KEY' },
-    gemini: { baseURL: o.env.GOOGLE_GEMINI_BASE_URL ?? 'https://generativelanguage.googleapis.com', apiKey: o.env.GEMINI_API_KEY ?? o.env.GOOGLE_API_KEY, keyVar: 'GEMINI_API_KEY' },
-  };
-}
-
-/** The configured model: a script is read now (the model it names is what the run is priced as); an SDK on first use. */
-async function modelClient(o: LocalOptions): Promise<{ client: LlmClient; id: string }> {
-  let id = modelIdOf(o.config.model);
-  const clientEnv = o.anthropic ? { ...o.env, ANTHROPIC_API_KEY: o.anthropic.apiKey } : o.env;
-  // Built on first use: a resume that only records the human's "abort" needs no model or key.
-  let made: Promise<LlmClient> | null = null;
-  if (o.config.model.startsWith('scripted:') || o.config.model.startsWith('chaos:')) {
-    const created = await createLlmClient(o.config.model, clientEnv, { cwd: o.repo });
-    made = Promise.resolve(created.client);
-    id = created.model;
-  }
-  const make = (): Promise<LlmClient> =>
-    createLlmClient(o.config.model, clientEnv, {
-      cwd: o.repo,
-      ...(o.anthropic ? { anthropicBaseUrl: o.anthropic.baseURL } : o.config.anthropicBaseUrl ? { anthropicBaseUrl: o.config.anthropicBaseUrl } : {}),
-      ...(o.config.openaiBaseUrl ? { openaiBaseUrl: o.config.openaiBaseUrl } : {}),
-    }).then((c) => c.client);
-  if (made === null && o.prefetchModelClient === true) {
-    // Start loading the SDK now, while the run's git work waits on child processes; a failure (no key)
-    // still surfaces only at the first model call, as without the prefetch.
-    made = make();
-    made.catch(() => undefined);
-    // The SDKs' first request builds a Headers object, which loads node's fetch (undici: about 20 ms of
-    // compiling): it loads at the next turn of the event loop, while the run's start waits on git and the
-    // disk, instead of on the way to that request.
-    setImmediate(() => void globalThis.Headers);
-  }
-  const client: LlmClient = {
-    provider: o.config.model.split(':')[0] ?? 'unknown',
-    complete: async (request, options) => {
-      made ??= make();
-      return (await made).complete(request, options);
-    },
-  };
-  return { client, id };
 }
 
 /**
