@@ -155,8 +155,10 @@ export async function collectHostProcess(o: HostProcessOptions, run: Omit<SpawnC
  * dropped (a variable left empty is removed), option strings naming such a path are removed whole.
  */
 export function hostEnv(env: Readonly<Record<string, string | undefined>>, writable: readonly string[]): Record<string, string> {
-  const roots = writable.map((w) => resolve(w));
-  const bad = (p: string) => p === '' || !isAbsolute(p) || roots.some((w) => inside(w, resolve(p)));
+  // By real path too, as checkHostCommand does: a directory reached through a link (~/code -> /data/code)
+  // is still the repository's, whichever side of the comparison the link is on.
+  const roots = writable.flatMap((w) => [resolve(w), realOrNull(w) ?? resolve(w)]);
+  const bad = (p: string) => p === '' || !isAbsolute(p) || [resolve(p), realOrNull(p)].some((q) => q !== null && roots.some((w) => inside(w, q)));
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   for (const name of PATH_LISTS) {

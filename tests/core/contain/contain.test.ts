@@ -134,6 +134,17 @@ describe('host processes', () => {
     expect(hostEnv({ PATH: 'bin' }, []).PATH).toBe('/usr/local/bin:/usr/bin:/bin');
   });
 
+  it('drop a search path that reaches a writable place through a symbolic link, either way round', () => {
+    const repo = temp();
+    const elsewhere = temp();
+    mkdirSync(join(repo, 'node_modules', '.bin'), { recursive: true });
+    // A project directory the user reaches through a link (~/code -> /data/code), on PATH by direnv or npm.
+    symlinkSync(repo, join(elsewhere, 'proj'));
+    const viaLink = join(elsewhere, 'proj', 'node_modules', '.bin');
+    expect(hostEnv({ PATH: `${viaLink}:/usr/bin` }, [repo]).PATH).toBe('/usr/bin');
+    expect(hostEnv({ PATH: `${join(repo, 'node_modules', '.bin')}:/usr/bin` }, [join(elsewhere, 'proj')]).PATH).toBe('/usr/bin');
+  });
+
   it('run git as git -C <dir> from an empty directory, a relative dir still being the caller\'s', async () => {
     const repo = temp();
     execFileSync('git', ['init', '-q', repo]);
