@@ -61,11 +61,28 @@ async function once(adapter, names, latencyMs) {
     const runs = join(repo, '.acia', 'runs');
     const runId = execFileSync('ls', [runs], { encoding: 'utf8' }).trim();
     const entries = readFileSync(join(runs, runId, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    checkMeasured(entries, adapter, names);
     const at = (type) => Date.parse(entries.find((e) => e.type === type && e.data.taskId === 't1').ts);
     return { taskMs: at('TASK_COMPLETED') - at('TASK_STARTED'), runMs: r.ms };
   } finally {
     await server.close();
   }
+}
+
+/**
+ * Throws unless every candidate did the Dev task through this adapter: its model calls on the model the
+ * adapter's Claude Code asks for, and (best of N) its work passing the tests. A run still exits 0 when one
+ * candidate of three did the task and the others died at boot, and timing that would report best of 3
+ * for what was one candidate's work.
+ */
+function checkMeasured(entries, adapter, names) {
+  const actors = names.length === 1 ? ['dev:t1'] : names.map((n) => `dev:t1-${n}`);
+  const idle = actors.filter((actor) => !entries.some((e) => e.type === 'LLM_CALL' && e.actor === actor && String(e.data.model).startsWith(adapter.model)));
+  if (idle.length > 0) throw new Error(`best-of bench: ${idle.join(', ')} made no ${adapter.model} call through ${adapter.bin}; not a measurement of ${names.length} candidate(s)`);
+  if (names.length === 1) return;
+  const judged = entries.find((e) => e.type === 'CANDIDATES_JUDGED')?.data.candidates ?? [];
+  const failed = names.filter((n) => !judged.some((c) => c.agent === n && c.testsPassed));
+  if (failed.length > 0) throw new Error(`best-of bench: candidate(s) ${failed.join(', ')} did not pass the tests; not a measurement of ${names.length} candidates`);
 }
 
 /** Interleaved pairs (one candidate, then three) on one adapter, medians of each. */
