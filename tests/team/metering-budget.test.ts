@@ -98,3 +98,21 @@ describe('the metering proxy on a local run', () => {
     }
   });
 });
+
+describe('the metering proxy on a run with a USD budget', () => {
+  it('refuses a call on a model it cannot price: an agent or a repository’s settings would pick one to spend past it', async () => {
+    const priced: Record<string, number> = { 'claude-sonnet-5-5': 1 };
+    const ctx = budgetContext({ runId: 'run-usd', config: { budget: { maxCostUsd: 0.01 }, maxTokensPerCall: 1000 }, model: { costUsd: (m: string, u: Usage) => (priced[m] === undefined ? null : ((u.inputTokens + u.outputTokens) * priced[m]) / 1_000_000) } });
+    const proxy = await startMeteringProxy(ctx, { ...options, upstream: server.url });
+    try {
+      const forwarded = server.requests.length;
+      const unpriced = await fetch(`${proxy.url ?? ''}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': proxy.token }, body: body.replace('claude-sonnet-5-5', 'claude-opus-4-1') });
+      expect(unpriced.status).toBe(400);
+      expect(await unpriced.text()).toMatch(/no price for claude-opus-4-1.*prices/);
+      expect(server.requests.length).toBe(forwarded);
+      expect(proxy.breach()).toBeNull();
+    } finally {
+      await proxy.close();
+    }
+  });
+});

@@ -90,6 +90,9 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       }
       const { metered, model } = vetted;
       const body = JSON.stringify(vetted.body);
+      if (metered && unpricedUnderUsdBudget(ctx, model)) {
+        return reply(res, 400, `ACIA metering proxy: no price for ${model}, and this run's budget is in USD: add the model to "prices" in your ACIA config, or use a priced one`);
+      }
       if (metered) {
         const checked = await reserveWorstCase(ctx, model, body, vetted.maxOutputTokens);
         if ('breach' in checked) {
@@ -180,6 +183,15 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       rmSync(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A USD budget bounds only calls ACIA can price: the agent picks its model (and a repository's settings can
+ * pick it for Claude Code), so one without a price would spend past the budget unseen.
+ */
+function unpricedUnderUsdBudget(ctx: RunContext, model: string): boolean {
+  if (ctx.deps.config.budget.maxCostUsd === undefined || ctx.state.budgetWaived) return false;
+  return ctx.deps.model.costUsd(model, { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }) === null;
 }
 
 /**
