@@ -100,7 +100,7 @@ describe('the metering proxy on a local run', () => {
 });
 
 describe('the metering proxy on a run with a USD budget', () => {
-  it('refuses a call on a model it cannot price: an agent or a repository’s settings would pick one to spend past it', async () => {
+  it('refuses a call on a model it cannot price: an agent would name one to spend past it', async () => {
     const priced: Record<string, number> = { 'claude-sonnet-5-5': 1 };
     const ctx = budgetContext({ runId: 'run-usd', config: { budget: { maxCostUsd: 0.01 }, maxTokensPerCall: 1000 }, model: { costUsd: (m: string, u: Usage) => (priced[m] === undefined ? null : ((u.inputTokens + u.outputTokens) * priced[m]) / 1_000_000) } });
     const proxy = await startMeteringProxy(ctx, { ...options, upstream: server.url });

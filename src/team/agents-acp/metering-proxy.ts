@@ -186,8 +186,8 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
 }
 
 /**
- * A USD budget bounds only calls ACIA can price: the agent picks its model (and a repository's settings can
- * pick it for Claude Code), so one without a price would spend past the budget unseen.
+ * A USD budget bounds only calls ACIA can price: the agent names the model (a prompt-injected one can call
+ * the proxy itself with its token), so one without a price would spend past the budget unseen.
  */
 function unpricedUnderUsdBudget(ctx: RunContext, model: string): boolean {
   if (ctx.deps.config.budget.maxCostUsd === undefined || ctx.state.budgetWaived) return false;
