@@ -90,11 +90,12 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
       }
       const { metered, model } = vetted;
       const body = JSON.stringify(vetted.body);
-      if (metered && unpricedUnderUsdBudget(ctx, model)) {
-        return reply(res, 400, `ACIA metering proxy: no price for ${model}, and this run's budget is in USD: add the model to "prices" in your ACIA config, or use a priced one`);
-      }
       if (metered) {
-        const checked = await reserveWorstCase(ctx, model, body, vetted.maxOutputTokens);
+        const reserved = reserveWorstCase(ctx, model, body, vetted.maxOutputTokens);
+        if (reserved === null) {
+          return reply(res, 400, `ACIA metering proxy: no price for ${model}, and this run's budget is in USD: add the model to "prices" in your ACIA config, or use a priced one`);
+        }
+        const checked = await reserved;
         if ('breach' in checked) {
           if (breach === null) queueMicrotask(() => o.onBreach?.());
           breach = checked.breach;
@@ -186,23 +187,19 @@ export async function startMeteringProxy(ctx: RunContext, o: MeteringOptions): P
 }
 
 /**
- * A USD budget bounds only calls ACIA can price: the agent names the model (a prompt-injected one can call
- * the proxy itself with its token), so one without a price would spend past the budget unseen.
- */
-function unpricedUnderUsdBudget(ctx: RunContext, model: string): boolean {
-  if (ctx.deps.config.budget.maxCostUsd === undefined || ctx.state.budgetWaived) return false;
-  return ctx.deps.model.costUsd(model, { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }) === null;
-}
-
-/**
  * The budget check ACIA's own calls get, before the call is sent: the request as sent plus a full
  * `max_tokens` reply, held against the budget until the call settles, so calls the agent makes at
  * once are each checked against the others' worst case (minutes stay this process's; with the fleet's
- * shared gate, cost and tokens are reserved there).
+ * shared gate, cost and tokens are reserved there). Null: the call has no price and the run's budget is
+ * in USD, so it is refused rather than reserved.
  */
-function reserveWorstCase(ctx: RunContext, model: string, body: string, maxTokens: number): ReturnType<typeof reserveBudget> {
+function reserveWorstCase(ctx: RunContext, model: string, body: string, maxTokens: number): ReturnType<typeof reserveBudget> | null {
   const inputTokens = estimateTokens(body);
-  return reserveBudget(ctx, { usd: ctx.deps.model.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }), tokens: inputTokens + maxTokens });
+  const usd = ctx.deps.model.costUsd(model, { inputTokens, outputTokens: maxTokens, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  // A USD budget bounds only calls ACIA can price: the agent names the model (a prompt-injected one can call
+  // the proxy itself with its token), so one without a price would spend past the budget unseen.
+  if (usd === null && ctx.deps.config.budget.maxCostUsd !== undefined && !ctx.state.budgetWaived) return null;
+  return reserveBudget(ctx, { usd, tokens: inputTokens + maxTokens });
 }
 
 function collect(req: http.IncomingMessage): Promise<Buffer> {
